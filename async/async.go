@@ -1,0 +1,835 @@
+// Package async implements the asyncbus data bus: a fixed-size, lock-free,
+// multi-producer single-consumer byte ring and the one adaptive drainer
+// goroutine that moves committed records to an io.Writer in large batches.
+//
+// # Ring layout
+//
+// The ring is a plain byte region of Capacity bytes (a power of two) with no Go
+// pointers in it, so it may live in a memory-mapped file. Every entry starts on
+// an 8-byte boundary with an 8-byte little-endian header word:
+//
+//	bit 63       committed: the entry is complete and may be read
+//	bit 62       padding: the entry only fills the end of the region (wrap)
+//	bit 61       oversize reference: the payload lives in the heap side table
+//	bits 0..31   payload length (padding: the whole span including the header)
+//
+// followed by the payload, padded to a multiple of 8. Header words are read and
+// written with sync/atomic through an unsafe pointer into the region; that is
+// the only use of package unsafe (see hdr), and New refuses a region whose base
+// is not 8-byte aligned (64-bit atomics require it on 32-bit platforms, and a
+// header must never straddle a cache line). Space the drainer has consumed is
+// zeroed before it is handed back to producers, so a zero word always means
+// "not committed yet" and stale payload bytes can never look like a header.
+//
+// # Producer path (Enqueue)
+//
+// A producer reserves space with one CAS on the tail cursor (the only contended
+// write per record), copies the payload, then publishes it with one atomic store
+// of the header. It allocates nothing, takes no lock and touches no channel,
+// except on the slow paths: ring full, oversize record, or waking a parked
+// drainer (at most once per park).
+//
+// # Oversize records
+//
+// A record longer than MaxRecord is copied to the heap, stored in a side table
+// keyed by its ring position, and an 8-byte oversize-reference entry is
+// committed in the ring in its place. Ordering is therefore exactly the ring
+// order, the same as for ordinary records. Oversize records cost one heap
+// allocation each, their outstanding bytes are limited to Capacity (beyond that
+// they are treated like a full ring), and they will not be crash-durable when
+// the ring memory is a mapped file.
+//
+// # Accounting
+//
+// Stats.Enqueued is not counted on the producer path (that would be a second
+// contended atomic per record). It is derived as
+// Written + Failed + Dropped + (records still in the ring), where the last term
+// is zero when the ring is empty and otherwise estimated from the queue depth
+// and the average entry size the drainer has seen. It is therefore exact
+// whenever the ring is empty, in particular after Flush or Close returns with no
+// Enqueue running concurrently, where Enqueued == Written + Dropped + Failed.
+package async
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Overflow says what Enqueue does when the ring is full.
+type Overflow int
+
+const (
+	// Block waits for space; with Config.BlockTimeout > 0 it waits at most
+	// that long, then drops the record and counts it.
+	Block Overflow = iota
+	// Drop returns ErrDropped at once and counts the drop.
+	Drop
+)
+
+// String returns "Block" or "Drop".
+func (o Overflow) String() string {
+	switch o {
+	case Block:
+		return "Block"
+	case Drop:
+		return "Drop"
+	}
+	return "Overflow(" + strconv.Itoa(int(o)) + ")"
+}
+
+var (
+	// ErrClosed is returned by Enqueue after Close (counted as dropped, and in
+	// Stats.DroppedClosed).
+	ErrClosed = errors.New("async: bus closed")
+	// ErrDropped is returned in Drop mode when the ring is full, or in Block
+	// mode when Config.BlockTimeout expired; the record is counted as dropped.
+	ErrDropped = errors.New("async: ring full, record dropped")
+)
+
+// BatchWriter is implemented by sinks that accept a whole batch of records at
+// once (e.g. filesink, with writev). records are whole records (each ends with
+// the producer's bytes, typically '\n'); the slices alias the ring and are
+// valid only during the call. It returns how many leading records were written
+// completely; on a short/partial write the sink must either complete the record
+// or cut back to the last whole record, and report err.
+type BatchWriter interface {
+	WriteBatch(records [][]byte) (written int, err error)
+}
+
+// Syncer is implemented by sinks that can flush to stable storage (*os.File
+// does). Flush and Close call it.
+type Syncer interface{ Sync() error }
+
+// DefaultCapacity is the default ring size: 8 MiB. At a typical 200-300 byte
+// log line that is ~30k records, i.e. several hundred milliseconds of backlog at
+// 100k lines/s or ~10-20 ms at the bus's peak rate, enough to ride out a slow
+// fsync or a short disk stall without blocking producers, while staying small
+// enough to be allocated once per process (and to mmap for the durable ring)
+// and to keep the hot part of the ring in the last-level cache.
+const DefaultCapacity = 8 << 20
+
+// MinCapacity is the smallest accepted ring size in bytes.
+const MinCapacity = 64
+
+// MaxCapacity is the largest accepted ring size in bytes.
+const MaxCapacity = 1 << 40
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultMaxLatency    = 20 * time.Millisecond
+	DefaultHighWatermark = 0.75
+	DefaultMinBatch      = 64
+	DefaultMaxBatch      = 4096
+)
+
+// Config configures a Bus. The zero value is valid: every zero field takes its
+// documented default.
+type Config struct {
+	// Capacity is the ring size in bytes, rounded up to a power of two.
+	// Default DefaultCapacity (8 MiB; see there for why), or, when Memory is
+	// set, the largest power of two that fits in Memory.
+	Capacity int
+	// Memory is optional ring memory supplied by the caller (e.g. a mmap'd
+	// file region for the durable ring); if nil, it is allocated once. Its base
+	// must be 8-byte aligned and it must hold at least Capacity bytes; New
+	// zeroes the part it uses. The layout is a plain byte region with inline
+	// headers and no Go pointers (see the package documentation).
+	Memory []byte
+	// MaxRecord is the largest record stored inline in the ring; longer ones
+	// take the oversize side path. Default Capacity/8, so one record can never
+	// occupy more than an eighth of the ring and a burst of large records
+	// cannot starve small ones. It must be at most Capacity/2-8, so that a
+	// record plus the padding of a wrap always fits in an empty ring.
+	MaxRecord int
+	// Overflow is what Enqueue does when the ring is full (default Block).
+	Overflow Overflow
+	// BlockTimeout applies with Block: 0 waits until space frees; > 0 waits at
+	// most that long, then drops and counts the record.
+	BlockTimeout time.Duration
+	// MaxLatency bounds how long a committed record waits before its write
+	// starts (default 20 ms): idle sleeps are capped at MaxLatency/2 and batch
+	// accumulation at low load waits at most MaxLatency/2.
+	MaxLatency time.Duration
+	// HighWatermark is a fraction of capacity in (0, 1]; default 0.75.
+	// Crossing it wakes a sleeping drainer at once and switches it to
+	// MaxBatch-sized rounds.
+	HighWatermark float64
+	// MinBatch is the records per drain round at low load (default 64): after
+	// an idle sleep the drainer waits up to MaxLatency/2 for this many records
+	// before writing, so light traffic still makes few, larger writes.
+	MinBatch int
+	// MaxBatch is the records per drain round at high load (default 4096).
+	MaxBatch int
+	// OnError is called from the drainer with a *SinkError when the sink
+	// fails, rate-limited to about once per second per distinct situation
+	// (operation and error text), with the number of suppressed repeats.
+	OnError func(error)
+	// DropMarker formats the one in-band line written at a gap after drops.
+	// Default: a plain text line "asyncbus: dropped N records\n".
+	DropMarker func(dst []byte, dropped uint64) []byte
+}
+
+// Stats is a snapshot of the bus counters. See the package documentation for
+// how Enqueued is derived.
+type Stats struct {
+	Enqueued       uint64 // records offered to Enqueue (accepted + dropped); == Written + Dropped + Failed once the ring is empty (after Flush/Close)
+	Written        uint64 // records handed to the sink successfully
+	WrittenBytes   uint64 // payload bytes of Written
+	Dropped        uint64 // records refused: ring full (Drop / timeout) and after Close
+	DroppedClosed  uint64 // the part of Dropped refused because the bus was closed
+	Failed         uint64 // records accepted but not written because the sink kept failing
+	Oversize       uint64 // records that took the oversize side path
+	Batches        uint64 // drain rounds that wrote something
+	WriteCalls     uint64 // calls into the sink (Write/WriteBatch/writev syscalls)
+	DropMarkers    uint64 // in-band gap markers written
+	QueueDepth     uint64 // bytes in the ring now (headers and padding included)
+	QueueHighWater uint64 // highest QueueDepth seen (sampled by the drainer and by Stats)
+	Capacity       uint64 // ring size in bytes
+	BatchTarget    uint64 // current adaptive batch size (records)
+	Parks          uint64 // times the drainer parked
+	Wakeups        uint64 // times a producer woke a parked/sleeping drainer
+}
+
+// SinkError reports a failure of the sink. It is passed to Config.OnError and
+// returned by Flush and Close.
+type SinkError struct {
+	Op         string // "write" or "sync"
+	Err        error  // the sink's error
+	Failed     uint64 // records given up on (counted in Stats.Failed) because of this situation, for Flush/Close
+	Suppressed uint64 // OnError only: similar errors not reported since the last report
+}
+
+// Error implements error.
+func (e *SinkError) Error() string {
+	s := "async: sink " + e.Op + ": " + e.Err.Error()
+	if e.Failed > 0 {
+		s += fmt.Sprintf(" (%d records failed)", e.Failed)
+	}
+	if e.Suppressed > 0 {
+		s += fmt.Sprintf(" (%d similar errors suppressed)", e.Suppressed)
+	}
+	return s
+}
+
+// Unwrap returns the sink's error.
+func (e *SinkError) Unwrap() error { return e.Err }
+
+// Header word layout (see the package documentation).
+const (
+	hdrSize      = 8
+	flagCommit   = uint64(1) << 63
+	flagPadding  = uint64(1) << 62
+	flagOversize = uint64(1) << 61
+	lenMask      = uint64(1)<<32 - 1
+	maxInline    = 1 << 30 // MaxRecord upper bound, keeps lengths well inside 32 bits
+
+	// closedBit is set in the tail cursor by Close: a reservation is a CAS on
+	// tail, so once the bit is set no reservation can succeed, and every
+	// reservation that did succeed is below the final tail the drainer drains to.
+	closedBit = uint64(1) << 63
+)
+
+// Drainer states, in Bus.state.
+const (
+	stRunning  = 0
+	stSleeping = 1 // bounded sleep (<= MaxLatency/2); producers wake it only past the high watermark
+	stParked   = 2 // unbounded wait; the first producer that commits wakes it
+)
+
+// cacheLine is the padding unit between groups of fields written by different
+// goroutines. 128 rather than 64: x86's adjacent-line prefetcher pulls lines in
+// 128-byte pairs, and Apple/ARM big cores use 128-byte lines.
+const cacheLine = 128
+
+type pad [cacheLine]byte
+
+// Bus is the asynchronous record bus: many goroutines call Enqueue, one
+// drainer goroutine writes to the sink. All methods are safe for concurrent
+// use.
+type Bus struct {
+	// Read-only after New; shared by all goroutines without synchronisation.
+	w            io.Writer
+	mem          []byte
+	base         unsafe.Pointer // &mem[0], 8-byte aligned (checked in New)
+	capacity     uint64
+	mask         uint64
+	maxRecord    int
+	hwBytes      uint64
+	overflow     Overflow
+	blockTimeout time.Duration
+	maxLatency   time.Duration
+	minBatch     int
+	maxBatch     int
+	onError      func(error)
+	dropMarker   func([]byte, uint64) []byte
+	wakeCh       chan struct{} // capacity 1: a wake-up token is never lost and never blocks the sender
+	done         chan struct{} // closed when the drainer goroutine has returned
+	abort        chan struct{} // closed when a Close ctx expired: give up on the remaining records
+	retryBase    time.Duration
+	retryMax     time.Duration
+	retries      int // attempts per batch before its remaining records count as failed
+	sink         sinkKind
+
+	_ pad
+	// tail is the producers' reservation cursor (byte position, never wraps;
+	// bit 63 = closed). It is the one contended write of the producer path and
+	// has its cache line to itself.
+	tail atomic.Uint64
+	_    pad
+	// head and state are written by the drainer (head once per round, state on
+	// idle transitions) and read by every producer; they share a read-mostly line.
+	head  atomic.Uint64 // everything below head is consumed and zeroed
+	state atomic.Uint32 // stRunning / stSleeping / stParked
+	_     pad
+	// Slow-path shared counters: written only on drops, oversize records,
+	// blocking and wake-ups, never on the fast path.
+	dropped       atomic.Uint64
+	droppedClosed atomic.Uint64
+	gapPos        atomic.Uint64 // lowest pending gap position (see drop); MaxUint64 = none
+	oversize      atomic.Uint64
+	oversizeBytes atomic.Int64 // heap bytes of oversize records not yet written
+	waiters       atomic.Int32 // producers parked in Block mode
+	wakeups       atomic.Uint64
+	flushPending  atomic.Bool
+	_             pad
+	// Drainer-written statistics (single writer, read by Stats).
+	written      atomic.Uint64
+	writtenBytes atomic.Uint64
+	failed       atomic.Uint64
+	batches      atomic.Uint64
+	writeCalls   atomic.Uint64
+	markers      atomic.Uint64
+	highWater    atomic.Uint64
+	batchTarget  atomic.Uint64
+	parks        atomic.Uint64
+	entries      atomic.Uint64 // ring entries consumed (records, refs, padding)
+	entryBytes   atomic.Uint64 // ring bytes consumed
+	_            pad
+
+	dropMu sync.Mutex // guards gaps
+	gaps   []gap      // pending drop gaps by ring position, ascending
+
+	mu        sync.Mutex    // guards spaceCh, flushReqs, side
+	spaceCh   chan struct{} // closed (and replaced) by the drainer to wake parked Block producers
+	flushReqs []flushReq
+	side      map[uint64][]byte // oversize records by ring position
+
+	closeOnce sync.Once
+	abortOnce sync.Once
+	closeErr  error // set by the drainer before done is closed
+
+	d drainer // drainer-private state
+}
+
+type flushReq struct {
+	target uint64
+	ch     chan error // buffered 1
+}
+
+// New validates cfg, allocates the ring (unless cfg.Memory is given) and
+// starts the drainer goroutine. It fails only for invalid configuration.
+func New(w io.Writer, cfg Config) (*Bus, error) {
+	return newBus(w, cfg, nil)
+}
+
+// newBus is New with a hook that adjusts internal settings (tests) before the
+// drainer starts.
+func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
+	if w == nil {
+		return nil, errors.New("async: nil writer")
+	}
+	capacity, err := ringCapacity(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var mem []byte
+	if cfg.Memory != nil {
+		mem = cfg.Memory[:capacity:capacity]
+		if uintptr(unsafe.Pointer(&mem[0]))%8 != 0 {
+			return nil, errors.New("async: Config.Memory is not 8-byte aligned")
+		}
+		clear(mem)
+	} else {
+		// Allocate as []uint64 so the base is guaranteed 8-byte aligned, then view
+		// it as bytes; the backing array contains no pointers.
+		words := make([]uint64, capacity/8)
+		mem = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), capacity)
+	}
+	b := &Bus{
+		w:            w,
+		mem:          mem,
+		base:         unsafe.Pointer(&mem[0]),
+		capacity:     capacity,
+		mask:         capacity - 1,
+		overflow:     cfg.Overflow,
+		blockTimeout: cfg.BlockTimeout,
+		maxLatency:   cfg.MaxLatency,
+		minBatch:     cfg.MinBatch,
+		maxBatch:     cfg.MaxBatch,
+		onError:      cfg.OnError,
+		dropMarker:   cfg.DropMarker,
+		wakeCh:       make(chan struct{}, 1),
+		done:         make(chan struct{}),
+		abort:        make(chan struct{}),
+		retryBase:    time.Millisecond,
+		retryMax:     time.Second,
+		retries:      4,
+		spaceCh:      make(chan struct{}),
+		side:         make(map[uint64][]byte),
+	}
+	if err := b.applyDefaults(cfg); err != nil {
+		return nil, err
+	}
+	b.gapPos.Store(math.MaxUint64)
+	b.sink = detectSink(w)
+	b.d.init(b)
+	if adjust != nil {
+		adjust(b)
+	}
+	go b.run()
+	return b, nil
+}
+
+func ringCapacity(cfg Config) (uint64, error) {
+	c := cfg.Capacity
+	switch {
+	case c < 0:
+		return 0, fmt.Errorf("async: negative Capacity %d", c)
+	case c == 0 && cfg.Memory != nil:
+		if len(cfg.Memory) < MinCapacity {
+			return 0, fmt.Errorf("async: Config.Memory holds %d bytes, need at least %d", len(cfg.Memory), MinCapacity)
+		}
+		c = 1 << (bits.Len64(uint64(len(cfg.Memory))) - 1)
+		if c > MaxCapacity {
+			c = MaxCapacity
+		}
+	case c == 0:
+		c = DefaultCapacity
+	}
+	if c < MinCapacity {
+		c = MinCapacity
+	}
+	if c > MaxCapacity {
+		return 0, fmt.Errorf("async: Capacity %d exceeds MaxCapacity %d", c, MaxCapacity)
+	}
+	capacity := uint64(1) << bits.Len64(uint64(c)-1) // round up to a power of two
+	if cfg.Memory != nil && uint64(len(cfg.Memory)) < capacity {
+		return 0, fmt.Errorf("async: Config.Memory holds %d bytes, Capacity needs %d", len(cfg.Memory), capacity)
+	}
+	return capacity, nil
+}
+
+func (b *Bus) applyDefaults(cfg Config) error {
+	limit := int(b.capacity/2) - hdrSize
+	if limit > maxInline {
+		limit = maxInline
+	}
+	switch {
+	case cfg.MaxRecord < 0:
+		return fmt.Errorf("async: negative MaxRecord %d", cfg.MaxRecord)
+	case cfg.MaxRecord == 0:
+		b.maxRecord = int(b.capacity / 8)
+		if b.maxRecord > limit {
+			b.maxRecord = limit
+		}
+	case cfg.MaxRecord > limit:
+		return fmt.Errorf("async: MaxRecord %d exceeds Capacity/2-8 = %d", cfg.MaxRecord, limit)
+	default:
+		b.maxRecord = cfg.MaxRecord
+	}
+	if cfg.Overflow != Block && cfg.Overflow != Drop {
+		return fmt.Errorf("async: invalid Overflow %d", int(cfg.Overflow))
+	}
+	if cfg.BlockTimeout < 0 {
+		return fmt.Errorf("async: negative BlockTimeout %v", cfg.BlockTimeout)
+	}
+	switch {
+	case cfg.MaxLatency < 0:
+		return fmt.Errorf("async: negative MaxLatency %v", cfg.MaxLatency)
+	case cfg.MaxLatency == 0:
+		b.maxLatency = DefaultMaxLatency
+	}
+	hw := cfg.HighWatermark
+	if hw == 0 {
+		hw = DefaultHighWatermark
+	}
+	if !(hw > 0 && hw <= 1) { // also rejects NaN
+		return fmt.Errorf("async: HighWatermark %v not in (0, 1]", cfg.HighWatermark)
+	}
+	b.hwBytes = uint64(hw * float64(b.capacity))
+	if cfg.MinBatch < 0 || cfg.MaxBatch < 0 {
+		return fmt.Errorf("async: negative MinBatch/MaxBatch %d/%d", cfg.MinBatch, cfg.MaxBatch)
+	}
+	if b.minBatch == 0 {
+		b.minBatch = DefaultMinBatch
+	}
+	if b.maxBatch == 0 {
+		b.maxBatch = DefaultMaxBatch
+	}
+	if b.minBatch > b.maxBatch {
+		return fmt.Errorf("async: MinBatch %d > MaxBatch %d", b.minBatch, b.maxBatch)
+	}
+	if b.dropMarker == nil {
+		b.dropMarker = DefaultDropMarker
+	}
+	return nil
+}
+
+// DefaultDropMarker appends "asyncbus: dropped N records\n" to dst.
+func DefaultDropMarker(dst []byte, dropped uint64) []byte {
+	dst = append(dst, "asyncbus: dropped "...)
+	dst = strconv.AppendUint(dst, dropped, 10)
+	return append(dst, " records\n"...)
+}
+
+// hdr returns the header word at ring offset off (a multiple of 8, < capacity).
+// unsafe: base is 8-byte aligned (New checks it) and off is a multiple of 8
+// below capacity, so the pointer is aligned and inside the region, which b.mem
+// keeps alive.
+func (b *Bus) hdr(off uint64) *uint64 {
+	return (*uint64)(unsafe.Add(b.base, off))
+}
+
+func align8(n uint64) uint64 { return (n + 7) &^ 7 }
+
+// Enqueue copies p into the ring (it never retains p) and returns nil, or
+// ErrDropped (ring full in Drop mode, or Block timeout expired) or ErrClosed.
+// In Block mode without timeout it waits for space.
+func (b *Bus) Enqueue(p []byte) error {
+	if len(p) > b.maxRecord {
+		return b.enqueueOversize(p)
+	}
+	n := uint64(len(p))
+	need := align8(hdrSize + n)
+	var w waitState
+	for {
+		t := b.tail.Load() // atomic: may observe closedBit set by Close
+		if t&closedBit != 0 {
+			return b.dropClosed()
+		}
+		h := b.head.Load() // atomic acquire: the space below h is consumed and zeroed
+		off := t & b.mask
+		total := need
+		if room := b.capacity - off; need > room {
+			total = room + need // padding to the end of the region, record at offset 0
+		}
+		if t+total-h > b.capacity {
+			if err := b.full(&w, t, h, -1); err != nil {
+				return err
+			}
+			continue
+		}
+		// The one contended write: a CAS, because the padding decision depends on t.
+		if !b.tail.CompareAndSwap(t, t+total) {
+			continue
+		}
+		if total != need {
+			// Commit the padding at once (release): the drainer skips it; our own
+			// record then starts at offset 0.
+			atomic.StoreUint64(b.hdr(off), flagCommit|flagPadding|(b.capacity-off))
+			off = 0
+		}
+		copy(b.mem[off+hdrSize:off+hdrSize+n], p)
+		// Release store: the payload written above happens-before the drainer's
+		// atomic load that observes flagCommit.
+		atomic.StoreUint64(b.hdr(off), flagCommit|n)
+		// One atomic load per record; it is on the drainer's read-mostly line.
+		// Sequentially consistent with the header store above, see park.
+		if s := b.state.Load(); s != stRunning {
+			b.wake(s, t+total-h)
+		}
+		return nil
+	}
+}
+
+// enqueueOversize puts p in the heap side table and commits an 8-byte
+// reference entry in the ring, so oversize records keep their ring order.
+func (b *Bus) enqueueOversize(p []byte) error {
+	sz := int64(len(p))
+	var w waitState
+	for {
+		t := b.tail.Load()
+		if t&closedBit != 0 {
+			return b.dropClosed()
+		}
+		h := b.head.Load()
+		// Outstanding oversize bytes are bounded by capacity; one record is
+		// always admitted when none is outstanding, so any size makes progress.
+		ob := b.oversizeBytes.Load()
+		if t+hdrSize-h > b.capacity || (ob > 0 && ob+sz > int64(b.capacity)) {
+			if err := b.full(&w, t, h, ob); err != nil {
+				return err
+			}
+			continue
+		}
+		// An 8-byte entry never needs padding: offsets are multiples of 8.
+		if !b.tail.CompareAndSwap(t, t+hdrSize) {
+			continue
+		}
+		b.oversizeBytes.Add(sz)
+		b.oversize.Add(1)
+		cp := append([]byte(nil), p...)
+		b.mu.Lock()
+		b.side[t] = cp
+		b.mu.Unlock()
+		off := t & b.mask
+		// Release store after the map insert (mutex) so the drainer finds the entry.
+		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize)
+		if s := b.state.Load(); s != stRunning {
+			b.wake(s, t+hdrSize-h)
+		}
+		return nil
+	}
+}
+
+func (b *Bus) dropClosed() error {
+	b.dropped.Add(1)
+	b.droppedClosed.Add(1)
+	return ErrClosed
+}
+
+// drop counts a record refused at tail position t and registers the gap at t.
+// Each distinct gap position gets its own marker, so a reader sees the gap
+// exactly where it is: every record a producer had accepted before the drop
+// lies below t, every record it accepts afterwards at or above t. This runs
+// only when the ring is full, so a short critical section is acceptable here.
+func (b *Bus) drop(t uint64) error {
+	b.dropped.Add(1)
+	b.dropMu.Lock()
+	i := len(b.gaps)
+	for i > 0 && b.gaps[i-1].pos > t { // nearly always appends or hits the last gap
+		i--
+	}
+	if i > 0 && b.gaps[i-1].pos == t {
+		b.gaps[i-1].n++
+	} else {
+		b.gaps = slices.Insert(b.gaps, i, gap{pos: t, n: 1})
+	}
+	// Atomic store under the lock: the drainer checks the lowest gap with one
+	// load per entry and takes the lock only when it has reached it.
+	b.gapPos.Store(b.gaps[0].pos)
+	b.dropMu.Unlock()
+	return ErrDropped
+}
+
+// takeGaps removes the gaps at or below pos and returns their drop count.
+func (b *Bus) takeGaps(pos uint64) uint64 {
+	b.dropMu.Lock()
+	defer b.dropMu.Unlock()
+	var n uint64
+	i := 0
+	for ; i < len(b.gaps) && b.gaps[i].pos <= pos; i++ {
+		n += b.gaps[i].n
+	}
+	b.gaps = slices.Delete(b.gaps, 0, i)
+	next := uint64(math.MaxUint64)
+	if len(b.gaps) > 0 {
+		next = b.gaps[0].pos
+	}
+	b.gapPos.Store(next)
+	return n
+}
+
+type gap struct{ pos, n uint64 }
+
+// wake wakes the drainer if it is parked, or if it is sleeping and the queue
+// depth has crossed the high watermark. The CAS makes exactly one producer
+// send the token; the channel has room for it, so the send never blocks.
+func (b *Bus) wake(s uint32, depth uint64) {
+	if s == stSleeping && depth < b.hwBytes {
+		return // a bounded sleep ends within MaxLatency/2 anyway
+	}
+	if b.state.CompareAndSwap(s, stRunning) {
+		b.wakeups.Add(1)
+		select {
+		case b.wakeCh <- struct{}{}:
+		default: // a token is already pending
+		}
+	}
+}
+
+// kick wakes the drainer whether it is parked or sleeping (Flush, Close, full
+// ring). A running drainer needs no token: the caller has published its reason
+// (flushPending, closedBit, a committed record) before loading state, and the
+// drainer re-checks those after storing stParked (see park).
+func (b *Bus) kick() {
+	if s := b.state.Load(); s != stRunning && b.state.CompareAndSwap(s, stRunning) {
+		b.wakeups.Add(1)
+		select {
+		case b.wakeCh <- struct{}{}:
+		default:
+		}
+	}
+}
+
+type waitState struct {
+	spins    int
+	deadline time.Time
+}
+
+const (
+	spinLimit  = 32 // re-checks before yielding
+	yieldLimit = 64 // then runtime.Gosched until this many, then park
+)
+
+// full handles a ring that had no room at tail t and head h (or, with ob >= 0,
+// an oversize budget that held ob bytes): it drops (Drop mode, or Block after
+// its timeout) or waits for the drainer to free space. A nil return means
+// "try again".
+func (b *Bus) full(w *waitState, t, h uint64, ob int64) error {
+	if b.overflow == Drop {
+		b.kick()
+		return b.drop(t)
+	}
+	if w.spins == 0 {
+		b.kick() // a full ring is past any watermark: make sure the drainer runs
+		if b.blockTimeout > 0 {
+			w.deadline = time.Now().Add(b.blockTimeout)
+		}
+	}
+	w.spins++
+	switch {
+	case w.spins < spinLimit:
+		return nil
+	case w.spins < yieldLimit:
+		runtime.Gosched()
+		return nil
+	}
+	if b.blockTimeout > 0 && !time.Now().Before(w.deadline) {
+		return b.drop(t)
+	}
+	// Park. Lost-wake-up argument (all operations sequentially consistent):
+	// we increment waiters, then re-check tail/head; the drainer stores head,
+	// then loads waiters. Either our re-check sees the new head, or the
+	// drainer's load sees waiters > 0 and closes the channel we took before
+	// the re-check.
+	b.waiters.Add(1)
+	defer b.waiters.Add(-1)
+	b.mu.Lock()
+	ch := b.spaceCh
+	b.mu.Unlock()
+	if b.tail.Load() != t || b.head.Load() != h || (ob >= 0 && b.oversizeBytes.Load() != ob) {
+		return nil // something moved: retry at once (the caller recomputes)
+	}
+	var timeout <-chan time.Time
+	if b.blockTimeout > 0 {
+		tm := time.NewTimer(time.Until(w.deadline))
+		defer tm.Stop()
+		timeout = tm.C
+	}
+	select {
+	case <-ch:
+	case <-timeout:
+	}
+	return nil
+}
+
+// broadcastSpace wakes every parked Block producer (called by the drainer
+// after freeing space when waiters > 0, and by Close).
+func (b *Bus) broadcastSpace() {
+	b.mu.Lock()
+	close(b.spaceCh)
+	b.spaceCh = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// Flush returns once every record committed before the call has been handed
+// to the sink (or counted as failed), and the sink has been Sync()ed if it is
+// a Syncer. It returns ctx.Err() if ctx ends first, a *SinkError if the sync
+// failed or records in its range failed, and nil after Close has drained.
+func (b *Bus) Flush(ctx context.Context) error {
+	target := b.tail.Load() &^ closedBit // every record committed before now lies below
+	req := flushReq{target: target, ch: make(chan error, 1)}
+	b.mu.Lock()
+	b.flushReqs = append(b.flushReqs, req)
+	b.mu.Unlock()
+	b.flushPending.Store(true) // seq-cst after the append: the drainer takes the list when it sees the flag
+	b.kick()
+	select {
+	case err := <-req.ch:
+		return err
+	case <-b.done:
+		// The drainer has drained everything up to the final tail, which is
+		// at least target.
+		return b.closeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting records (later Enqueue calls return ErrClosed and are
+// counted), drains the ring, syncs the sink and stops the drainer. It is
+// idempotent and safe from several goroutines; every call waits for the same
+// drain. If ctx ends first, Close tells the drainer to give up: records not
+// yet written are counted as failed, the drainer exits as soon as the sink's
+// current call returns, and Close returns ctx.Err().
+func (b *Bus) Close(ctx context.Context) error {
+	b.closeOnce.Do(func() {
+		b.tail.Or(closedBit) // atomic: from now on every reservation CAS fails
+		b.broadcastSpace()   // parked Block producers re-check and see closed
+		b.kick()
+	})
+	select {
+	case <-b.done:
+		return b.closeErr
+	case <-ctx.Done():
+		b.abortOnce.Do(func() { close(b.abort) })
+		return ctx.Err()
+	}
+}
+
+// Stats returns a snapshot of the counters. It is cheap (a few atomic loads)
+// and callable at any time; see the package documentation for Enqueued.
+func (b *Bus) Stats() Stats {
+	// Load the drainer-side counts before tail/head so that records written
+	// between the loads are not counted twice in the in-ring estimate.
+	s := Stats{
+		Written:       b.written.Load(),
+		WrittenBytes:  b.writtenBytes.Load(),
+		Failed:        b.failed.Load(),
+		Dropped:       b.dropped.Load(),
+		DroppedClosed: b.droppedClosed.Load(),
+		Oversize:      b.oversize.Load(),
+		Batches:       b.batches.Load(),
+		WriteCalls:    b.writeCalls.Load(),
+		DropMarkers:   b.markers.Load(),
+		Capacity:      b.capacity,
+		BatchTarget:   b.batchTarget.Load(),
+		Parks:         b.parks.Load(),
+		Wakeups:       b.wakeups.Load(),
+	}
+	entries, entryBytes := b.entries.Load(), b.entryBytes.Load()
+	h := b.head.Load()
+	t := b.tail.Load() &^ closedBit
+	if t > h {
+		s.QueueDepth = t - h
+	}
+	for { // atomic max, so a reader never lowers the high-water mark
+		hw := b.highWater.Load()
+		if s.QueueDepth <= hw || b.highWater.CompareAndSwap(hw, s.QueueDepth) {
+			s.QueueHighWater = max(hw, s.QueueDepth)
+			break
+		}
+	}
+	var inRing uint64
+	if s.QueueDepth > 0 {
+		avg := uint64(hdrSize + 200) // before the drainer has seen anything
+		if entries > 0 {
+			avg = max(entryBytes/entries, hdrSize)
+		}
+		inRing = max(s.QueueDepth/avg, 1)
+	}
+	s.Enqueued = s.Written + s.Failed + s.Dropped + inRing
+	return s
+}

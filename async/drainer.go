@@ -1,0 +1,587 @@
+package async
+
+import (
+	"io"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// sinkKind is how the drainer hands a batch to the sink.
+type sinkKind int
+
+const (
+	sinkCopy   sinkKind = iota // copy into one staging buffer, one Write
+	sinkBatch                  // BatchWriter.WriteBatch(views)
+	sinkWritev                 // writev(2) through syscall.RawConn, <= iovMax records per call
+)
+
+// viewKind says what a batch entry is, for the accounting after the write.
+type viewKind uint8
+
+const (
+	kRecord   viewKind = iota // inline ring record
+	kOversize                 // heap record from the side table
+	kMarker                   // drop marker (not a record)
+)
+
+const (
+	idleSleepMin = 50 * time.Microsecond
+	maxFailShift = 30
+)
+
+// drainer is the state private to the drainer goroutine (no synchronisation).
+type drainer struct {
+	b       *Bus
+	head    uint64 // == b.head, kept locally (the drainer is its only writer)
+	pos     uint64 // scan position: end of the entries collected so far
+	views   [][]byte
+	kinds   []viewKind
+	nrec    int    // ring records (inline + oversize) in views
+	nent    uint64 // ring entries (including padding) between head and pos
+	ovBytes int64  // oversize bytes in views
+	target  int
+
+	sleep      time.Duration // next idle sleep
+	sleptAtCap bool
+	fromIdle   bool
+	timer      *time.Timer
+	now        func() time.Time
+
+	failStreak int
+	lastErr    error
+	reqs       []pendingFlush
+	limiter    map[string]*limitState
+	closing    bool
+	closeFail  uint64 // b.failed when closing began
+
+	staging []byte
+	ends    []int
+	marker  []byte
+	wv      writevState
+}
+
+type pendingFlush struct {
+	flushReq
+	failedAt uint64
+}
+
+type limitState struct {
+	last       time.Time
+	suppressed uint64
+}
+
+func (d *drainer) init(b *Bus) {
+	d.b = b
+	d.views = make([][]byte, 0, b.maxBatch+1)
+	d.kinds = make([]viewKind, 0, b.maxBatch+1)
+	d.target = b.minBatch
+	b.batchTarget.Store(uint64(d.target))
+	d.sleep = idleSleepMin
+	d.timer = time.NewTimer(time.Hour)
+	d.timer.Stop()
+	d.now = time.Now
+	d.limiter = make(map[string]*limitState)
+	if b.sink == sinkWritev {
+		d.wv.init(b.w)
+	}
+}
+
+func chanClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// run is the drainer goroutine.
+func (b *Bus) run() {
+	d := &b.d
+	defer close(b.done)
+	for {
+		if b.flushPending.Load() {
+			d.takeFlushes()
+		}
+		t := b.tail.Load()
+		if t&closedBit != 0 && !d.closing {
+			d.closing = true
+			d.closeFail = b.failed.Load()
+		}
+		urgent := d.closing || len(d.reqs) > 0
+		if depth := (t &^ closedBit) - d.head; depth > b.highWater.Load() {
+			atomicMax(&b.highWater, depth)
+		}
+		d.collect()
+		if len(d.views) > 0 && d.fromIdle && !urgent && d.nrec < b.minBatch && (t&^closedBit)-d.head < b.hwBytes {
+			// Light load: wait (at most MaxLatency/2, on top of an idle sleep of
+			// at most MaxLatency/2) for a worthwhile batch. Flush, Close, a full
+			// ring and the high watermark cut the wait short.
+			d.sleepFor(b.maxLatency/2, true)
+			d.collect()
+		}
+		d.fromIdle = false
+		if len(d.views) > 0 {
+			d.writeRound()
+			d.sleep, d.sleptAtCap = idleSleepMin, false
+			d.answerFlushes()
+			continue
+		}
+		d.answerFlushes()
+		if d.closing {
+			if d.pos >= t&^closedBit {
+				d.finish()
+				return
+			}
+			// A reservation below the final tail is not committed yet: its
+			// producer is between its CAS and its header store. Let it run.
+			runtime.Gosched()
+			continue
+		}
+		if len(d.reqs) > 0 {
+			runtime.Gosched() // same: a Flush waits on a record being copied
+			continue
+		}
+		d.idle()
+	}
+}
+
+func atomicMax(a *atomic.Uint64, v uint64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// collect appends committed entries from d.pos to the batch, up to the
+// current target, stopping at the first uncommitted entry or at a drop gap.
+func (d *drainer) collect() {
+	b := d.b
+	for d.nrec < d.target {
+		if g := b.gapPos.Load(); g <= d.pos {
+			if len(d.views) > 0 {
+				return // cut the batch at the gap; the marker opens the next one
+			}
+			d.takeGap()
+		}
+		off := d.pos & b.mask
+		// Acquire load: pairs with the producer's release store of the header,
+		// so the payload (or the side-table entry) is visible once we see
+		// flagCommit. Consumed space is zeroed, so no stale word can match.
+		h := atomic.LoadUint64(b.hdr(off))
+		if h&flagCommit == 0 {
+			return
+		}
+		d.nent++
+		switch {
+		case h&flagPadding != 0:
+			d.pos += h & lenMask
+			continue
+		case h&flagOversize != 0:
+			b.mu.Lock()
+			rec := b.side[d.pos]
+			delete(b.side, d.pos)
+			b.mu.Unlock()
+			d.views = append(d.views, rec)
+			d.kinds = append(d.kinds, kOversize)
+			d.ovBytes += int64(len(rec))
+			d.pos += hdrSize
+		default:
+			n := h & lenMask
+			d.views = append(d.views, b.mem[off+hdrSize:off+hdrSize+n:off+hdrSize+n])
+			d.kinds = append(d.kinds, kRecord)
+			d.pos += align8(hdrSize + n)
+		}
+		d.nrec++
+	}
+}
+
+// takeGap consumes the gaps at or below the read position and puts their
+// marker at the start of the (empty) batch.
+func (d *drainer) takeGap() {
+	if n := d.b.takeGaps(d.pos); n > 0 {
+		d.addMarker(n)
+	}
+}
+
+func (d *drainer) addMarker(n uint64) {
+	d.marker = d.b.dropMarker(d.marker[:0], n)
+	d.views = append(d.views, d.marker)
+	d.kinds = append(d.kinds, kMarker)
+}
+
+// writeRound writes the batch, accounts for it, and releases its ring space.
+func (d *drainer) writeRound() {
+	b := d.b
+	done := d.write()
+	var written, wbytes, failed, markers uint64
+	for i, k := range d.kinds {
+		switch {
+		case k == kMarker:
+			if i < done {
+				markers++
+			}
+		case i < done:
+			written++
+			wbytes += uint64(len(d.views[i]))
+		default:
+			failed++
+		}
+	}
+	// Single writer for these counters; Add is an uncontended atomic.
+	b.written.Add(written)
+	b.writtenBytes.Add(wbytes)
+	b.failed.Add(failed)
+	b.markers.Add(markers)
+	if done > 0 {
+		b.batches.Add(1)
+	}
+	full := d.nrec >= d.target
+	clear(d.views) // drop references to oversize records
+	d.views, d.kinds, d.nrec = d.views[:0], d.kinds[:0], 0
+	d.release()
+	d.adapt(full)
+}
+
+// release zeroes the consumed space and publishes the new head.
+func (d *drainer) release() {
+	b := d.b
+	if span := d.pos - d.head; span > 0 {
+		lo, hi := d.head&b.mask, d.pos&b.mask
+		switch {
+		case span >= b.capacity:
+			clear(b.mem)
+		case lo < hi:
+			clear(b.mem[lo:hi])
+		default:
+			clear(b.mem[lo:])
+			clear(b.mem[:hi])
+		}
+		b.entries.Add(d.nent)
+		b.entryBytes.Add(span)
+	}
+	d.nent = 0
+	if d.ovBytes > 0 {
+		b.oversizeBytes.Add(-d.ovBytes)
+		d.ovBytes = 0
+	}
+	// Release store: the zeroing above happens-before the writes of any
+	// producer that loads this head and reserves the space.
+	b.head.Store(d.pos)
+	d.head = d.pos
+	// Sequentially consistent after the head store; see the park in Bus.full.
+	if b.waiters.Load() > 0 {
+		b.broadcastSpace()
+	}
+}
+
+// adapt sets the next round's batch target from the backlog.
+func (d *drainer) adapt(roundFull bool) {
+	b := d.b
+	depth := (b.tail.Load() &^ closedBit) - d.head
+	t := d.target
+	switch {
+	case depth >= b.hwBytes:
+		t = b.maxBatch // past the watermark: biggest batches at once
+	case roundFull && depth > 0:
+		t = min(2*t, b.maxBatch) // backlog keeps up with us: grow
+	case depth == 0:
+		t = max(t/2, b.minBatch) // caught up: shrink toward MinBatch
+	}
+	if t != d.target {
+		d.target = t
+		b.batchTarget.Store(uint64(t))
+	}
+}
+
+// write hands the batch to the sink, completing short writes and retrying
+// failures with exponential back-off. It returns how many leading views were
+// written completely; the rest count as failed.
+func (d *drainer) write() int {
+	b := d.b
+	if chanClosed(b.abort) {
+		return 0
+	}
+	if b.sink == sinkCopy {
+		d.stage()
+	}
+	idx, off, attempts := 0, 0, 0
+	for idx < len(d.views) {
+		nidx, noff, err := d.step(idx, off)
+		progressed := nidx > idx || noff > off
+		idx, off = nidx, noff
+		if err == nil {
+			if progressed || idx >= len(d.views) {
+				d.failStreak = 0
+				continue
+			}
+			err = io.ErrShortWrite // no progress and no error: never loop on it
+		}
+		d.lastErr = err
+		d.report("write", err)
+		attempts++
+		if attempts >= b.retries {
+			break
+		}
+		d.failStreak = min(d.failStreak+1, maxFailShift)
+		backoff := min(b.retryBase<<(d.failStreak-1), b.retryMax)
+		if !d.sleepFor(backoff, false) {
+			break // Close gave up
+		}
+	}
+	return idx
+}
+
+// step makes one call into the sink from record idx, byte off.
+func (d *drainer) step(idx, off int) (int, int, error) {
+	b := d.b
+	switch b.sink {
+	case sinkBatch:
+		n, err := b.w.(BatchWriter).WriteBatch(d.views[idx:])
+		b.writeCalls.Add(1)
+		n = max(0, min(n, len(d.views)-idx))
+		return idx + n, 0, err
+	case sinkWritev:
+		return d.wv.step(d, idx, off)
+	}
+	start := off
+	if idx > 0 {
+		start += d.ends[idx-1]
+	}
+	if start >= len(d.staging) {
+		return len(d.views), 0, nil // only empty records remain
+	}
+	n, err := b.w.Write(d.staging[start:])
+	b.writeCalls.Add(1)
+	n = max(0, min(n, len(d.staging)-start))
+	idx, off = advance(d.ends, idx, start+n)
+	return idx, off, err
+}
+
+// advance converts a byte position in the concatenated batch into (record,
+// offset within it), skipping records that are complete (including empty ones).
+func advance(ends []int, idx, pos int) (int, int) {
+	for idx < len(ends) && ends[idx] <= pos {
+		idx++
+	}
+	switch idx {
+	case 0:
+		return 0, pos
+	case len(ends):
+		return idx, 0
+	}
+	return idx, pos - ends[idx-1]
+}
+
+// stage copies the batch into the reusable staging buffer.
+func (d *drainer) stage() {
+	d.staging, d.ends = d.staging[:0], d.ends[:0]
+	for _, v := range d.views {
+		d.staging = append(d.staging, v...)
+		d.ends = append(d.ends, len(d.staging))
+	}
+}
+
+// sleepFor sleeps up to dur in the sleeping state. With wakeable, a producer
+// past the high watermark or a kick ends it early. It returns false if Close
+// gave up (abort).
+func (d *drainer) sleepFor(dur time.Duration, wakeable bool) bool {
+	b := d.b
+	var wake chan struct{}
+	if wakeable {
+		wake = b.wakeCh
+		b.state.Store(stSleeping) // producers now wake us only past the watermark
+	}
+	d.timer.Reset(dur)
+	ok := true
+	select {
+	case <-d.timer.C:
+	case <-wake:
+		d.timer.Stop()
+	case <-b.abort:
+		d.timer.Stop()
+		ok = false
+	}
+	if wakeable {
+		b.state.Store(stRunning)
+	}
+	return ok
+}
+
+// idle backs off: sleeps of 50 µs doubling up to MaxLatency/2, one sleep at
+// the cap, then park.
+func (d *drainer) idle() {
+	b := d.b
+	d.fromIdle = true
+	limit := max(b.maxLatency/2, time.Microsecond)
+	if d.sleep < limit || !d.sleptAtCap {
+		s := min(d.sleep, limit)
+		if s == limit {
+			d.sleptAtCap = true
+		}
+		d.sleepFor(s, true)
+		d.sleep = min(2*d.sleep, limit)
+		return
+	}
+	d.park()
+	d.sleep, d.sleptAtCap = idleSleepMin, false
+}
+
+// park waits without a timeout until a producer, Flush or Close wakes it.
+//
+// Lost-wake-up argument (Go's sync/atomic operations are sequentially
+// consistent): we store stParked, then load the header at our read position;
+// a producer stores its header, then loads state. In the single total order
+// either our load comes after its store (we see the record and do not park)
+// or its load comes after our store (it sees stParked and sends the token).
+// Flush and Close set their flags before sending a token into the 1-slot
+// channel, so their wake-ups cannot be lost either.
+func (d *drainer) park() {
+	b := d.b
+	b.state.Store(stParked)
+	if d.hasWork() {
+		if b.state.CompareAndSwap(stParked, stRunning) {
+			return
+		}
+		// Somebody already woke us; their token is (or will be) in wakeCh.
+	}
+	b.parks.Add(1)
+	select {
+	case <-b.wakeCh:
+	case <-b.abort:
+	}
+	b.state.Store(stRunning)
+}
+
+func (d *drainer) hasWork() bool {
+	b := d.b
+	return atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0 ||
+		b.flushPending.Load() ||
+		b.tail.Load()&closedBit != 0 ||
+		b.gapPos.Load() <= d.pos
+}
+
+func (d *drainer) takeFlushes() {
+	b := d.b
+	b.flushPending.Store(false) // before taking the list: a later append sets it again
+	b.mu.Lock()
+	reqs := b.flushReqs
+	b.flushReqs = nil
+	b.mu.Unlock()
+	failed := b.failed.Load()
+	for _, r := range reqs {
+		d.reqs = append(d.reqs, pendingFlush{flushReq: r, failedAt: failed})
+	}
+}
+
+// answerFlushes syncs once and answers every Flush whose target is written.
+func (d *drainer) answerFlushes() {
+	if len(d.reqs) == 0 {
+		return
+	}
+	ready := false
+	for _, r := range d.reqs {
+		if r.target <= d.pos {
+			ready = true
+			break
+		}
+	}
+	if !ready {
+		return
+	}
+	syncErr := d.sync()
+	failed := d.b.failed.Load()
+	keep := d.reqs[:0]
+	for _, r := range d.reqs {
+		if r.target > d.pos {
+			keep = append(keep, r)
+			continue
+		}
+		r.ch <- d.result(syncErr, failed-r.failedAt)
+	}
+	clear(d.reqs[len(keep):])
+	d.reqs = keep
+}
+
+func (d *drainer) result(syncErr error, failed uint64) error {
+	switch {
+	case failed > 0:
+		err := d.lastErr
+		if err == nil {
+			err = errAborted
+		}
+		return &SinkError{Op: "write", Err: err, Failed: failed}
+	case syncErr != nil:
+		return &SinkError{Op: "sync", Err: syncErr}
+	}
+	return nil
+}
+
+var errAborted = &abortError{}
+
+type abortError struct{}
+
+func (*abortError) Error() string { return "close deadline expired before the records were written" }
+
+func (d *drainer) sync() error {
+	s, ok := d.b.w.(Syncer)
+	if !ok || chanClosed(d.b.abort) {
+		return nil
+	}
+	err := s.Sync()
+	if err != nil {
+		d.report("sync", err)
+	}
+	return err
+}
+
+// finish runs once the ring is drained after Close.
+func (d *drainer) finish() {
+	b := d.b
+	if n := b.takeGaps(math.MaxUint64); n > 0 {
+		// Drops registered at the very end (a Drop racing with Close).
+		d.addMarker(n)
+		d.writeRound()
+	}
+	syncErr := d.sync()
+	failed := b.failed.Load()
+	for _, r := range d.reqs {
+		r.ch <- d.result(syncErr, failed-r.failedAt)
+	}
+	d.reqs = nil
+	b.closeErr = d.result(syncErr, failed-d.closeFail)
+	d.timer.Stop()
+}
+
+// report calls OnError at most about once a second per distinct situation
+// (operation and error text), carrying the count of suppressed repeats.
+func (d *drainer) report(op string, err error) {
+	b := d.b
+	if b.onError == nil {
+		return
+	}
+	key := op + "\x00" + err.Error()
+	now := d.now()
+	e := d.limiter[key]
+	if e == nil {
+		if len(d.limiter) >= 64 {
+			clear(d.limiter) // bounded memory for ever-changing error texts
+		}
+		e = &limitState{}
+		d.limiter[key] = e
+	} else if now.Sub(e.last) < time.Second {
+		e.suppressed++
+		return
+	}
+	e.last = now
+	s := e.suppressed
+	e.suppressed = 0
+	func() {
+		defer func() { _ = recover() }() // a panicking callback must not kill the drainer
+		b.onError(&SinkError{Op: op, Err: err, Suppressed: s})
+	}()
+}

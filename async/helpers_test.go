@@ -1,0 +1,197 @@
+package async
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// batchSink is a BatchWriter that keeps a copy of every record it receives.
+// With gate set, each call first waits until gate is closed (and signals
+// entered once per call while waiting). fail, if set, decides per call whether
+// to fail.
+type batchSink struct {
+	mu       sync.Mutex
+	recs     [][]byte
+	calls    int
+	maxBatch int
+	syncs    int
+	gate     chan struct{}
+	entered  chan struct{}
+	fail     func(call int) error
+	sleep    time.Duration
+}
+
+func (s *batchSink) WriteBatch(recs [][]byte) (int, error) {
+	if s.gate != nil {
+		select {
+		case s.entered <- struct{}{}:
+		default:
+		}
+		<-s.gate
+	}
+	if s.sleep > 0 {
+		time.Sleep(s.sleep) // a slow disk, not synchronisation
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	s.maxBatch = max(s.maxBatch, len(recs))
+	if s.fail != nil {
+		if err := s.fail(s.calls); err != nil {
+			// Write a prefix, as a real short write would, and report it.
+			k := len(recs) / 2
+			for _, r := range recs[:k] {
+				s.recs = append(s.recs, bytes.Clone(r))
+			}
+			return k, err
+		}
+	}
+	for _, r := range recs {
+		s.recs = append(s.recs, bytes.Clone(r))
+	}
+	return len(recs), nil
+}
+
+func (s *batchSink) Sync() error {
+	s.mu.Lock()
+	s.syncs++
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *batchSink) records() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.recs...)
+}
+
+// streamSink is a plain io.Writer (the copy path); maxWrite > 0 makes it
+// write at most that many bytes per call (short writes, err == nil).
+type streamSink struct {
+	mu       sync.Mutex
+	buf      bytes.Buffer
+	calls    int
+	maxWrite int
+	failAt   map[int]bool
+}
+
+func (s *streamSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if s.failAt[s.calls] {
+		return 0, errSink
+	}
+	if s.maxWrite > 0 && len(p) > s.maxWrite {
+		p = p[:s.maxWrite]
+	}
+	return s.buf.Write(p)
+}
+
+func (s *streamSink) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.buf.Bytes())
+}
+
+var errSink = errors.New("sink broken")
+
+// rec builds a self-checking record: "p<producer> s<seq> " + filler + "\n",
+// exactly size bytes when size is large enough, filler derived from (p, s).
+func rec(dst []byte, p, s, size int) []byte {
+	dst = append(dst[:0], 'p')
+	dst = strconv.AppendInt(dst, int64(p), 10)
+	dst = append(dst, " s"...)
+	dst = strconv.AppendInt(dst, int64(s), 10)
+	dst = append(dst, ' ')
+	for i := len(dst); i < size-1; i++ {
+		dst = append(dst, byte('a'+(p*7+s*13+i)%26))
+	}
+	return append(dst, '\n')
+}
+
+// parseRec checks a record built by rec and returns its producer and seq.
+func parseRec(r []byte) (p, s int, err error) {
+	if _, err := fmt.Sscanf(string(r), "p%d s%d ", &p, &s); err != nil {
+		return 0, 0, fmt.Errorf("unparsable record %q: %w", r, err)
+	}
+	if want := rec(nil, p, s, len(r)); !bytes.Equal(want, r) {
+		return 0, 0, fmt.Errorf("torn record %q, want %q", r, want)
+	}
+	return p, s, nil
+}
+
+// splitLines splits a stream at '\n', keeping the newline.
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return append(out, b)
+		}
+		out = append(out, b[:i+1])
+		b = b[i+1:]
+	}
+	return out
+}
+
+func newTestBus(t testing.TB, w interface{ Write([]byte) (int, error) }, cfg Config, adjust func(*Bus)) *Bus {
+	t.Helper()
+	b, err := newBus(w, cfg, adjust)
+	require.NoError(t, err)
+	return b
+}
+
+// fastRetry makes sink-error tests quick.
+func fastRetry(b *Bus) {
+	b.retryBase = 10 * time.Microsecond
+	b.retryMax = 100 * time.Microsecond
+}
+
+// waitFor polls cond, yielding, until it holds (no sleeps, no timing).
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; !cond(); i++ {
+		if i > 50_000_000 {
+			t.Fatalf("condition never held: %s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+func closeBus(t testing.TB, b *Bus) {
+	t.Helper()
+	require.NoError(t, b.Close(context.Background()))
+}
+
+func requireAccounting(t testing.TB, st Stats) {
+	t.Helper()
+	require.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed, "accounting: %+v", st)
+	require.Zero(t, st.QueueDepth, "ring not empty: %+v", st)
+}
+
+// Write makes batchSink an io.Writer; the bus only calls WriteBatch.
+func (s *batchSink) Write(p []byte) (int, error) {
+	_, err := s.WriteBatch([][]byte{p})
+	return len(p), err
+}
+
+// Write makes checkSink an io.Writer; the bus only calls WriteBatch.
+func (c *checkSink) Write(p []byte) (int, error) {
+	_, err := c.WriteBatch([][]byte{p})
+	return len(p), err
+}

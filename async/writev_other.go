@@ -1,0 +1,24 @@
+//go:build !linux
+
+package async
+
+import "io"
+
+const iovMax = 1024
+
+var useWritev = false
+
+func detectSink(w io.Writer) sinkKind {
+	if _, ok := w.(BatchWriter); ok {
+		return sinkBatch
+	}
+	return sinkCopy
+}
+
+type writevState struct{}
+
+func (s *writevState) init(io.Writer) {}
+
+func (s *writevState) step(d *drainer, idx, off int) (int, int, error) {
+	return idx, off, nil
+}

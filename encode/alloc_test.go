@@ -1,0 +1,63 @@
+package encode
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fastKindAttrs holds one attribute of every kind that must not allocate.
+func fastKindAttrs() []slog.Attr {
+	return []slog.Attr{
+		slog.String("s", "needs \"quoting\" = \x01"),
+		slog.String("plain", "value"),
+		slog.Int64("i", -5),
+		slog.Uint64("u", 7),
+		slog.Float64("f", 1.25e-9),
+		slog.Float64("nan", 0),
+		slog.Bool("b", true),
+		slog.Duration("d", 1500*time.Microsecond),
+		slog.Time("t", fixedTime.In(tzA)),
+		slog.Group("g", slog.String("k", "v"), slog.Group("h", slog.Int("deep", 1))),
+		slog.Group("", slog.Int("inline", 1)),
+		slog.Group("empty"),
+		slog.Any("err", errNoAlloc),
+		{},
+	}
+}
+
+var errNoAlloc = fmt.Errorf("static error")
+
+func TestZeroAllocs(t *testing.T) {
+	pc := callerPC()
+	recs := map[string]slog.Record{
+		"reference": ReferenceRecord(),
+		"kinds":     record(fixedTime, slog.LevelWarn, "kinds", pc, fastKindAttrs()),
+		"trace":     record(fixedTime, LevelTrace, "t", pc, nil),
+		"offset":    record(fixedTime, slog.LevelInfo+2, "o", 0, fastKindAttrs()[:3]),
+	}
+	extra := []slog.Attr{slog.String("trace_id", "0af7651916cd43dd8448eb211c80319c"), slog.String("span_id", "b7ad6b7169203331")}
+	for _, f := range []Format{JSON, Text, Logfmt, Console} {
+		for _, color := range []bool{false, true} {
+			base := New(Options{Format: f, AddSource: true, Color: color})
+			encs := map[string]*Encoder{
+				"base":    base,
+				"derived": base.Named("svc").WithAttrs([]slog.Attr{slog.Int("pid", 1)}).WithGroup("req").WithAttrs([]slog.Attr{slog.String("id", "x")}).WithGroup("inner"),
+			}
+			for en, e := range encs {
+				for rn, r := range recs {
+					buf := make([]byte, 0, 4096)
+					e.Append(buf[:0], r, extra) // warm the time and source caches
+					allocs := testing.AllocsPerRun(100, func() {
+						buf = e.Append(buf[:0], r, extra)
+						buf = e.AppendDropMarker(buf[:0], fixedTime, 3)
+					})
+					require.Zero(t, allocs, "format=%d color=%v encoder=%s record=%s", f, color, en, rn)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,268 @@
+// Package encode turns slog records into bytes appended to a caller-supplied
+// buffer: JSON and text output byte-identical to log/slog's standard
+// handlers, strict logfmt, and a human-readable console format.
+//
+// An Encoder is immutable and safe for concurrent use. WithAttrs and
+// WithGroup pre-encode their state once; Append does no locking and, for
+// every slog.Kind except KindAny (and user LogValuers), no allocation.
+//
+// # Logfmt
+//
+// Logfmt lines start with ts (RFC 3339, milliseconds), level (lower case:
+// trace, debug, info, warn, error, fatal, or slog's offset form such as
+// "info+2") and msg; then source, the logger name, and the attributes. Group
+// names and keys are joined with '.'. Keys are sanitized deterministically:
+// every byte or rune that is a space or control character (<= 0x20 or
+// 0x7f), '=', '"', invalid UTF-8, U+FFFD, a Unicode space or a non-printing
+// rune is replaced by '_', and an empty key becomes "_". Values are written
+// bare unless slog's TextHandler would quote them (empty, spaces, '=', '"',
+// control or non-printing characters, invalid UTF-8); quoted values use JSON
+// string escaping, which the go-logfmt decoder understands (invalid UTF-8
+// bytes become U+FFFD). ReplaceAttr sees the built-ins under slog's keys
+// (time, level, source, msg); a time attribute still keyed "time" afterwards
+// is written as "ts".
+//
+// # Console
+//
+// Console lines are "15:04:05.000 LEVEL source message key=value ...",
+// with the level padded to five characters, the time in the record time's
+// location, source shortened to its last directory and file, groups dotted,
+// and strings quoted the way slog's TextHandler quotes them (so control
+// characters never reach the terminal). ReplaceAttr applies to attributes
+// but not to the time, level, source and message columns. With
+// Options.Color the time and keys are dimmed and levels coloured.
+package encode
+
+import (
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// Format selects the output format.
+type Format int
+
+const (
+	// JSON output is byte-identical to slog.NewJSONHandler.
+	JSON Format = iota
+	// Text output is byte-identical to slog.NewTextHandler.
+	Text
+	// Logfmt is strict logfmt (ts, level, msg; dotted group keys; sanitized keys).
+	Logfmt
+	// Console is a human format for development.
+	Console
+)
+
+const (
+	// LevelTrace is the level below Debug, printed "TRACE".
+	LevelTrace = slog.Level(-8)
+	// LevelFatal is the level above Error, printed "FATAL".
+	LevelFatal = slog.Level(12)
+)
+
+// Options configures an Encoder.
+type Options struct {
+	// Format selects the output format.
+	Format Format
+	// AddSource adds the source position of the log call (records with PC 0 get none).
+	AddSource bool
+	// ReplaceAttr has the same meaning as slog.HandlerOptions.ReplaceAttr.
+	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
+	// SlogLevelNames prints LevelTrace/LevelFatal the way slog does (DEBUG-4, ERROR+4).
+	SlogLevelNames bool
+	// Color makes the Console format emit ANSI colours. The caller decides
+	// (terminal and NO_COLOR unset, or forced); other formats ignore it.
+	Color bool
+	// LoggerKey is the key for the logger name set by Named; default "logger".
+	LoggerKey string
+}
+
+// config is the part of an Encoder shared by all encoders derived from it.
+type config struct {
+	format     Format
+	json       bool
+	addSource  bool
+	rep        func([]string, slog.Attr) slog.Attr
+	slogLevels bool
+	color      bool
+	loggerKey  string
+	root       *Encoder
+}
+
+// Encoder is immutable after construction and safe for concurrent use.
+type Encoder struct {
+	c *config
+	// pre holds the pre-encoded WithAttrs/WithGroup state, exactly like
+	// slog's commonHandler.preformattedAttrs: groups opened in it are left
+	// open and closed after the record's attrs.
+	pre []byte
+	// groupPrefix is the dotted key prefix of the groups opened in pre
+	// (text-like formats only).
+	groupPrefix string
+	// groups are all groups started with WithGroup; the first nOpenGroups
+	// of them are open in pre.
+	groups      []string
+	nOpenGroups int
+	// named is the pre-encoded logger-name field, without separator.
+	named []byte
+}
+
+// New returns an Encoder for opts.
+func New(opts Options) *Encoder {
+	if opts.LoggerKey == "" {
+		opts.LoggerKey = "logger"
+	}
+	c := &config{
+		format:     opts.Format,
+		json:       opts.Format == JSON,
+		addSource:  opts.AddSource,
+		rep:        opts.ReplaceAttr,
+		slogLevels: opts.SlogLevelNames,
+		color:      opts.Color && opts.Format == Console,
+		loggerKey:  opts.LoggerKey,
+	}
+	e := &Encoder{c: c}
+	c.root = e
+	return e
+}
+
+func (e *Encoder) clone() *Encoder {
+	return &Encoder{
+		c:           e.c,
+		pre:         slices.Clip(e.pre),
+		groupPrefix: e.groupPrefix,
+		groups:      slices.Clip(e.groups),
+		nOpenGroups: e.nOpenGroups,
+		named:       e.named,
+	}
+}
+
+// WithAttrs returns an Encoder whose lines also carry attrs, pre-encoded
+// once now. As in slog, it returns e itself if there is nothing to add.
+func (e *Encoder) WithAttrs(attrs []slog.Attr) *Encoder {
+	if len(attrs) == 0 || countEmptyGroups(attrs) == len(attrs) {
+		return e
+	}
+	e2 := e.clone()
+	s := newState(e2, e2.pre, "")
+	defer s.free()
+	s.addOpenGroups()
+	s.prefix = append(s.prefix, e.groupPrefix...)
+	if len(e2.pre) > 0 {
+		s.sep = s.attrSep()
+		if e2.c.json && e2.pre[len(e2.pre)-1] == '{' {
+			s.sep = ""
+		}
+	}
+	pos := len(s.buf)
+	s.openGroups()
+	if !s.appendAttrs(attrs, 0) {
+		s.buf = s.buf[:pos]
+	} else {
+		e2.groupPrefix = string(s.prefix)
+		e2.nOpenGroups = len(e2.groups)
+	}
+	e2.pre = s.buf
+	return e2
+}
+
+func countEmptyGroups(as []slog.Attr) int {
+	n := 0
+	for _, a := range as {
+		if a.Value.Kind() == slog.KindGroup && len(a.Value.Group()) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// WithGroup returns an Encoder that qualifies all later attributes with
+// name. As in slog, an empty name returns e.
+func (e *Encoder) WithGroup(name string) *Encoder {
+	if name == "" {
+		return e
+	}
+	e2 := e.clone()
+	e2.groups = append(e2.groups, name)
+	return e2
+}
+
+// Named returns an Encoder that writes the top-level field LoggerKey=name
+// right after the message (before the WithAttrs/WithGroup state); it
+// replaces any earlier name, and an empty name removes it. ReplaceAttr
+// applies to the field (with no groups), once, now.
+func (e *Encoder) Named(name string) *Encoder {
+	e2 := e.clone()
+	e2.named = nil
+	if name != "" {
+		s := newState(e2, nil, "")
+		defer s.free()
+		if s.appendAttr(slog.String(e.c.loggerKey, name), 0) {
+			e2.named = s.buf
+		}
+	}
+	return e2
+}
+
+// Append appends one complete line (terminated by '\n') for r to dst and
+// returns it.
+//
+// extra are top-level attributes supplied per call (for example trace_id and
+// span_id from a context): they are written right after the logger name and
+// before the pre-encoded WithAttrs/WithGroup state, never inside open
+// groups. ReplaceAttr applies to them with groups == nil. extra may be nil.
+func (e *Encoder) Append(dst []byte, r slog.Record, extra []slog.Attr) []byte {
+	s := newState(e, dst, "")
+	stateGroups := s.groups
+	s.groups = nil // as in slog, ReplaceAttr sees nil groups for the built-ins
+	if e.c.format == Console {
+		s.consoleHeader(r)
+	} else {
+		s.header(r)
+	}
+	s.groups = stateGroups // empty: the name and extra are top-level
+	if len(e.named) > 0 {
+		s.buf = append(s.buf, s.sep...)
+		s.buf = append(s.buf, e.named...)
+		s.sep = s.attrSep()
+	}
+	if len(extra) > 0 {
+		s.appendExtra(extra)
+	}
+	s.addOpenGroups()
+	s.appendNonBuiltIns(r)
+	s.buf = append(s.buf, '\n')
+	s.free()
+	return s.buf
+}
+
+// DropMessage is the message of the line written by AppendDropMarker.
+const DropMessage = "asyncbus: records dropped"
+
+// AppendDropMarker appends one valid line in this encoder's format saying
+// that n records were lost at this point: time t, level WARN, message
+// DropMessage and the top-level attribute dropped=n. It ignores e's name,
+// groups and attributes (ReplaceAttr still applies).
+func (e *Encoder) AppendDropMarker(dst []byte, t time.Time, n uint64) []byte {
+	r := slog.NewRecord(t, slog.LevelWarn, DropMessage, 0)
+	r.AddAttrs(slog.Uint64("dropped", n))
+	return e.c.root.Append(dst, r, nil)
+}
+
+// ReferenceRecord returns the benchmark reference record shared by every
+// asyncbus benchmark: the ~200-byte access-log line "request handled" with
+// method, path, status, latency (a duration), bytes (int64), cache_hit and
+// seq, at a fixed time and with no source PC.
+func ReferenceRecord() slog.Record {
+	r := slog.NewRecord(time.Date(2024, 5, 17, 10, 30, 45, 123456789, time.UTC), slog.LevelInfo, "request handled", 0)
+	r.AddAttrs(
+		slog.String("method", "GET"),
+		slog.String("path", "/api/v1/users/12345/orders"),
+		slog.Int("status", 200),
+		slog.Duration("latency", 1500*time.Microsecond),
+		slog.Int64("bytes", 5120),
+		slog.Bool("cache_hit", true),
+		slog.Int("seq", 42),
+	)
+	return r
+}

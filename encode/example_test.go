@@ -1,0 +1,33 @@
+package encode_test
+
+import (
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/asyncbus/asyncbus/encode"
+)
+
+func Example() {
+	at := time.Date(2024, 5, 17, 10, 30, 45, 123456789, time.UTC)
+	r := slog.NewRecord(at, slog.LevelInfo, "request handled", 0)
+	r.AddAttrs(slog.String("method", "GET"), slog.Int("status", 200), slog.Duration("latency", 1500*time.Microsecond))
+	extra := []slog.Attr{slog.String("trace_id", "4bf92f35")}
+
+	for _, f := range []encode.Format{encode.JSON, encode.Text, encode.Logfmt, encode.Console} {
+		e := encode.New(encode.Options{Format: f}).Named("http").WithGroup("req")
+		os.Stdout.Write(e.Append(nil, r, extra))
+	}
+	// Output:
+	// {"time":"2024-05-17T10:30:45.123456789Z","level":"INFO","msg":"request handled","logger":"http","trace_id":"4bf92f35","req":{"method":"GET","status":200,"latency":1500000}}
+	// time=2024-05-17T10:30:45.123Z level=INFO msg="request handled" logger=http trace_id=4bf92f35 req.method=GET req.status=200 req.latency=1.5ms
+	// ts=2024-05-17T10:30:45.123Z level=info msg="request handled" logger=http trace_id=4bf92f35 req.method=GET req.status=200 req.latency=1.5ms
+	// 10:30:45.123 INFO  request handled logger=http trace_id=4bf92f35 req.method=GET req.status=200 req.latency=1.5ms
+}
+
+func ExampleEncoder_AppendDropMarker() {
+	e := encode.New(encode.Options{Format: encode.Logfmt})
+	os.Stdout.Write(e.AppendDropMarker(nil, time.Date(2024, 5, 17, 10, 30, 45, 0, time.UTC), 128))
+	// Output:
+	// ts=2024-05-17T10:30:45.000Z level=warn msg="asyncbus: records dropped" dropped=128
+}

@@ -1,0 +1,233 @@
+package encode
+
+import (
+	"math"
+	"strconv"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// appendJSONFloat appends f formatted exactly as encoding/json formats a
+// float64 (ES6 number formatting), without going through json.Marshal.
+// NaN and ±Inf are not valid JSON; the caller handles them.
+func appendJSONFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// Clean up e-09 to e-9, as encoding/json does.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendDuration appends d.String() without allocating.
+func appendDuration(b []byte, d time.Duration) []byte {
+	var buf [32]byte
+	w := len(buf)
+	u := uint64(d)
+	neg := d < 0
+	if neg {
+		u = -u
+	}
+	if u < uint64(time.Second) {
+		var prec int
+		w--
+		buf[w] = 's'
+		w--
+		switch {
+		case u == 0:
+			buf[w] = '0'
+			return append(b, buf[w:]...)
+		case u < uint64(time.Microsecond):
+			prec = 0
+			buf[w] = 'n'
+		case u < uint64(time.Millisecond):
+			prec = 3
+			w-- // "µ" is two bytes.
+			copy(buf[w:], "µ")
+		default:
+			prec = 6
+			buf[w] = 'm'
+		}
+		w, u = fmtFrac(buf[:w], u, prec)
+		w = fmtInt(buf[:w], u)
+	} else {
+		w--
+		buf[w] = 's'
+		w, u = fmtFrac(buf[:w], u, 9)
+		w = fmtInt(buf[:w], u%60)
+		u /= 60
+		if u > 0 {
+			w--
+			buf[w] = 'm'
+			w = fmtInt(buf[:w], u%60)
+			u /= 60
+			if u > 0 {
+				w--
+				buf[w] = 'h'
+				w = fmtInt(buf[:w], u)
+			}
+		}
+	}
+	if neg {
+		w--
+		buf[w] = '-'
+	}
+	return append(b, buf[w:]...)
+}
+
+func fmtFrac(buf []byte, v uint64, prec int) (nw int, nv uint64) {
+	w := len(buf)
+	print := false
+	for i := 0; i < prec; i++ {
+		digit := v % 10
+		print = print || digit != 0
+		if print {
+			w--
+			buf[w] = byte(digit) + '0'
+		}
+		v /= 10
+	}
+	if print {
+		w--
+		buf[w] = '.'
+	}
+	return w, v
+}
+
+func fmtInt(buf []byte, v uint64) int {
+	w := len(buf)
+	if v == 0 {
+		w--
+		buf[w] = '0'
+	} else {
+		for v > 0 {
+			w--
+			buf[w] = byte(v%10) + '0'
+			v /= 10
+		}
+	}
+	return w
+}
+
+const hexDigits = "0123456789abcdef"
+
+// jsonSafe[b] is true for ASCII bytes that need no escaping inside a JSON
+// string (everything but control characters, '"' and '\\').
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for i := 0x20; i < utf8.RuneSelf; i++ {
+		t[i] = i != '"' && i != '\\'
+	}
+	return t
+}()
+
+// appendEscapedJSON escapes s for JSON exactly as log/slog does (encoding/json
+// with HTML escaping off; invalid UTF-8 becomes \ufffd; U+2028 and U+2029 are
+// escaped). It does not add the surrounding quotes.
+func appendEscapedJSON(buf []byte, s string) []byte {
+	start := 0
+	for i := jsonPlainPrefix(s); i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if jsonSafe[b] {
+				i++
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, '\\')
+			switch b {
+			case '\\', '"':
+				buf = append(buf, b)
+			case '\n':
+				buf = append(buf, 'n')
+			case '\r':
+				buf = append(buf, 'r')
+			case '\t':
+				buf = append(buf, 't')
+			default:
+				buf = append(buf, 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(buf, s[start:]...)
+}
+
+// needsQuoting reports whether slog's TextHandler would quote s.
+func needsQuoting(s string) bool {
+	if len(s) == 0 {
+		return true
+	}
+	for i := textPlainPrefix(s); i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b != '\\' && (b == ' ' || b == '=' || !jsonSafe[b]) {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// appendQuotedInner appends strconv.Quote(s) without the surrounding quotes.
+func appendQuotedInner(b []byte, s string) []byte {
+	n := len(b)
+	b = strconv.AppendQuote(b, s)
+	copy(b[n:], b[n+1:len(b)-1])
+	return b[:len(b)-2]
+}
+
+// appendTextQuote appends strconv.Quote(s). Printable ASCII, the common
+// case, only needs '"' and '\\' escaped, which is done here directly.
+func appendTextQuote(b []byte, s string) []byte {
+	i := printablePrefix(s)
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	start := 0
+	for i := printablePrefix(s); i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', c)
+			start = i + 1
+		}
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

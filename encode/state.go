@@ -1,0 +1,649 @@
+package encode
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxDepth bounds group nesting. slog itself recurses without bound (a
+// LogValuer that returns a group containing itself overflows the stack);
+// beyond this depth a group is written as an error string instead.
+const maxDepth = 4096
+
+const errDepth = "!ERROR:group nesting too deep"
+
+// state is the per-call encoding state; it mirrors slog's handleState.
+type state struct {
+	e      *Encoder
+	c      *config
+	buf    []byte
+	sep    string // separator to write before the next key
+	prefix []byte // text-like formats: dotted prefix of open groups
+	// prefixBuf is the pooled storage behind prefix, nil until needed.
+	prefixBuf *[]byte
+	groups    *[]string // open groups for ReplaceAttr; nil without ReplaceAttr
+}
+
+// groupPool recycles the group-name slices passed to ReplaceAttr, as slog
+// does, so that the ReplaceAttr path does not allocate per record either.
+var groupPool = sync.Pool{New: func() any {
+	s := make([]string, 0, 10)
+	return &s
+}}
+
+func newState(e *Encoder, buf []byte, sep string) state {
+	s := state{e: e, c: e.c, buf: buf, sep: sep}
+	if e.c.rep != nil {
+		s.groups = groupPool.Get().(*[]string)
+	}
+	return s
+}
+
+// addOpenGroups records the groups already open in the pre-encoded state
+// as the ReplaceAttr group path.
+func (s *state) addOpenGroups() {
+	if s.groups != nil {
+		*s.groups = append(*s.groups, s.e.groups[:s.e.nOpenGroups]...)
+	}
+}
+
+// prefixPool recycles key-prefix buffers for text-like formats; a state
+// takes one only when a record actually has groups.
+var prefixPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 128)
+	return &b
+}}
+
+// growPrefix makes sure s.prefix has pooled storage before it is appended to.
+func (s *state) growPrefix() {
+	if s.prefixBuf == nil {
+		s.prefixBuf = prefixPool.Get().(*[]byte)
+		s.prefix = (*s.prefixBuf)[:0]
+	}
+}
+
+func (s *state) free() {
+	if p := s.prefixBuf; p != nil {
+		if cap(s.prefix) <= 4<<10 { // keep only small buffers
+			*p = s.prefix[:0]
+			prefixPool.Put(p)
+		}
+		s.prefixBuf = nil
+	}
+	if gs := s.groups; gs != nil {
+		clear(*gs)
+		*gs = (*gs)[:0]
+		groupPool.Put(gs)
+		s.groups = nil
+	}
+}
+
+// appendExtra writes the per-call top-level attributes. Each one behaves
+// exactly as if it had been given to its own slog WithAttrs call at the top
+// level: a group that turns out empty leaves no separator, key prefix or
+// ReplaceAttr group path behind.
+func (s *state) appendExtra(extra []slog.Attr) {
+	for _, a := range extra {
+		sep := s.sep
+		if s.appendAttr(a, 0) {
+			s.sep = s.attrSep()
+		} else {
+			s.sep = sep
+		}
+		s.prefix = s.prefix[:0]
+		if s.groups != nil {
+			*s.groups = (*s.groups)[:0]
+		}
+	}
+}
+
+func (s *state) attrSep() string {
+	if s.c.json {
+		return ","
+	}
+	return " "
+}
+
+// header writes the built-in attributes for JSON, Text and Logfmt.
+func (s *state) header(r slog.Record) {
+	c := s.c
+	if c.json {
+		s.buf = append(s.buf, '{')
+	}
+	rep := c.rep
+	if !r.Time.IsZero() {
+		if rep == nil {
+			if c.format == Logfmt {
+				s.appendKey("ts")
+			} else {
+				s.appendKey(slog.TimeKey)
+			}
+			s.appendTime(r.Time)
+		} else {
+			a := s.replace(slog.Time(slog.TimeKey, r.Time.Round(0)))
+			if c.format == Logfmt && a.Key == slog.TimeKey {
+				a.Key = "ts"
+			}
+			s.appendResolved(a, 0)
+		}
+	}
+	if rep == nil {
+		s.appendKey(slog.LevelKey)
+		s.appendString(c.levelName(r.Level))
+	} else {
+		a := s.replace(slog.Any(slog.LevelKey, r.Level))
+		if a.Value.Kind() == slog.KindAny {
+			if l, ok := a.Value.Any().(slog.Level); ok {
+				a.Value = slog.StringValue(c.levelName(l))
+			}
+		}
+		s.appendResolved(a, 0)
+	}
+	if c.addSource {
+		if rep == nil {
+			if src := sourceFor(r.PC); src != nil {
+				s.appendKey(slog.SourceKey)
+				if c.json {
+					s.appendJSONSource(src)
+				} else {
+					s.appendString(src.fileLine)
+				}
+			}
+		} else {
+			src := r.Source()
+			if src == nil {
+				src = &slog.Source{}
+			}
+			s.appendAttr(slog.Any(slog.SourceKey, src), 0)
+		}
+	}
+	if rep == nil {
+		s.appendKey(slog.MessageKey)
+		s.appendString(r.Message)
+	} else {
+		s.appendAttr(slog.String(slog.MessageKey, r.Message), 0)
+	}
+}
+
+func (s *state) appendJSONSource(src *srcEntry) {
+	s.buf = append(s.buf, '{')
+	s.sep = ""
+	if src.src.Function != "" {
+		s.appendKey("function")
+		s.appendString(src.src.Function)
+	}
+	if src.src.File != "" {
+		s.appendKey("file")
+		s.appendString(src.src.File)
+	}
+	if src.src.Line != 0 {
+		s.appendKey("line")
+		s.buf = strconv.AppendInt(s.buf, int64(src.src.Line), 10)
+	}
+	s.buf = append(s.buf, '}')
+	s.sep = ","
+}
+
+// appendNonBuiltIns writes the pre-encoded state and the record's attrs,
+// then closes the open JSON groups, exactly as slog does.
+func (s *state) appendNonBuiltIns(r slog.Record) {
+	e := s.e
+	if pfa := e.pre; len(pfa) > 0 {
+		s.buf = append(s.buf, s.sep...)
+		s.buf = append(s.buf, pfa...)
+		s.sep = s.attrSep()
+		if s.c.json && pfa[len(pfa)-1] == '{' {
+			s.sep = ""
+		}
+	}
+	nOpenGroups := e.nOpenGroups
+	if r.NumAttrs() > 0 {
+		if len(e.groupPrefix) > 0 {
+			s.growPrefix()
+			s.prefix = append(s.prefix, e.groupPrefix...)
+		}
+		pos := len(s.buf)
+		s.openGroups()
+		nOpenGroups = len(e.groups)
+		empty := true
+		r.Attrs(func(a slog.Attr) bool {
+			if s.appendAttr(a, 0) {
+				empty = false
+			}
+			return true
+		})
+		if empty {
+			s.buf = s.buf[:pos]
+			nOpenGroups = e.nOpenGroups
+		}
+	}
+	if s.c.json {
+		for range e.groups[:nOpenGroups] {
+			s.buf = append(s.buf, '}')
+		}
+		s.buf = append(s.buf, '}')
+	}
+}
+
+func (s *state) openGroups() {
+	for _, n := range s.e.groups[s.e.nOpenGroups:] {
+		s.openGroup(n)
+	}
+}
+
+func (s *state) openGroup(name string) {
+	if s.c.json {
+		s.appendKey(name)
+		s.buf = append(s.buf, '{')
+		s.sep = ""
+	} else {
+		s.growPrefix()
+		if s.c.format == Logfmt {
+			s.prefix = appendLogfmtKey(s.prefix, name)
+		} else {
+			s.prefix = append(s.prefix, name...)
+		}
+		s.prefix = append(s.prefix, '.')
+	}
+	if s.groups != nil {
+		*s.groups = append(*s.groups, name)
+	}
+}
+
+// closeGroup ends the group opened when the prefix was plen bytes long.
+func (s *state) closeGroup(plen int) {
+	if s.c.json {
+		s.buf = append(s.buf, '}')
+	} else {
+		s.prefix = s.prefix[:plen]
+	}
+	s.sep = s.attrSep()
+	if s.groups != nil {
+		*s.groups = (*s.groups)[:len(*s.groups)-1]
+	}
+}
+
+func (s *state) appendAttrs(as []slog.Attr, depth int) bool {
+	nonEmpty := false
+	for _, a := range as {
+		if s.appendAttr(a, depth) {
+			nonEmpty = true
+		}
+	}
+	return nonEmpty
+}
+
+// replace resolves a and applies ReplaceAttr to it (never to groups).
+func (s *state) replace(a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindLogValuer {
+		a.Value = a.Value.Resolve()
+	}
+	if rep := s.c.rep; rep != nil && a.Value.Kind() != slog.KindGroup {
+		var gs []string
+		if s.groups != nil {
+			gs = *s.groups
+		}
+		a = rep(gs, a)
+		a.Value = a.Value.Resolve()
+	}
+	return a
+}
+
+// appendAttr appends a's key and value and reports whether anything was written.
+func (s *state) appendAttr(a slog.Attr, depth int) bool {
+	// Fast path: without ReplaceAttr, a scalar needs no resolution, cannot
+	// be empty or a *slog.Source, and is written directly. Kind is a type
+	// switch, so it is computed once here.
+	if s.c.rep == nil {
+		switch k := a.Value.Kind(); k {
+		case slog.KindAny, slog.KindLogValuer, slog.KindGroup:
+		default:
+			s.appendKey(a.Key)
+			s.appendScalar(a.Value, k)
+			return true
+		}
+	}
+	return s.appendResolved(s.replace(a), depth)
+}
+
+func isEmptyAttr(a slog.Attr) bool {
+	return a.Key == "" && a.Value.Kind() == slog.KindAny && a.Value.Any() == nil
+}
+
+func (s *state) appendResolved(a slog.Attr, depth int) bool {
+	if isEmptyAttr(a) {
+		return false
+	}
+	if v := a.Value; v.Kind() == slog.KindAny {
+		if src, ok := v.Any().(*slog.Source); ok {
+			if src == nil || *src == (slog.Source{}) {
+				return false
+			}
+			if s.c.json {
+				a.Value = sourceGroup(src)
+			} else {
+				a.Value = slog.StringValue(fmt.Sprintf("%s:%d", src.File, src.Line))
+			}
+		}
+	}
+	if a.Value.Kind() != slog.KindGroup {
+		s.appendKey(a.Key)
+		s.appendValue(a.Value)
+		return true
+	}
+	attrs := a.Value.Group()
+	if len(attrs) == 0 {
+		return true
+	}
+	if depth >= maxDepth {
+		s.appendKey(a.Key)
+		s.appendString(errDepth)
+		return true
+	}
+	pos, plen := len(s.buf), len(s.prefix)
+	if a.Key != "" {
+		s.openGroup(a.Key)
+	}
+	if !s.appendAttrs(attrs, depth+1) {
+		s.buf = s.buf[:pos]
+		return false
+	}
+	if a.Key != "" {
+		s.closeGroup(plen)
+	}
+	return true
+}
+
+func sourceGroup(src *slog.Source) slog.Value {
+	var as []slog.Attr
+	if src.Function != "" {
+		as = append(as, slog.String("function", src.Function))
+	}
+	if src.File != "" {
+		as = append(as, slog.String("file", src.File))
+	}
+	if src.Line != 0 {
+		as = append(as, slog.Int("line", src.Line))
+	}
+	return slog.GroupValue(as...)
+}
+
+func (s *state) appendKey(key string) {
+	s.buf = append(s.buf, s.sep...)
+	s.sep = s.attrSep()
+	switch s.c.format {
+	case JSON:
+		s.buf = append(s.buf, '"')
+		s.buf = appendEscapedJSON(s.buf, key)
+		s.buf = append(s.buf, '"', ':')
+		return
+	case Logfmt:
+		n := len(s.buf)
+		s.buf = append(s.buf, s.prefix...)
+		s.buf = appendLogfmtKey(s.buf, key)
+		if len(s.buf) == n {
+			s.buf = append(s.buf, '_')
+		}
+	case Console:
+		if s.c.color {
+			s.buf = append(s.buf, ansiDim...)
+		}
+		s.appendTextKey(key)
+		if s.c.color {
+			s.buf = append(s.buf, '=')
+			s.buf = append(s.buf, ansiReset...)
+			return
+		}
+	default:
+		s.appendTextKey(key)
+	}
+	s.buf = append(s.buf, '=')
+}
+
+// appendTextKey writes prefix+key the way slog's TextHandler does.
+func (s *state) appendTextKey(key string) {
+	if len(s.prefix) == 0 {
+		s.appendTextString(key)
+		return
+	}
+	p := bytesToString(s.prefix)
+	if !needsQuoting(p) && !needsQuoting(key) {
+		s.buf = append(s.buf, p...)
+		s.buf = append(s.buf, key...)
+		return
+	}
+	// strconv.Quote(prefix+key), piecewise: the prefix ends in '.', an
+	// ASCII byte, so escaping the two parts separately gives the same bytes.
+	s.buf = append(s.buf, '"')
+	s.buf = appendQuotedInner(s.buf, p)
+	s.buf = appendQuotedInner(s.buf, key)
+	s.buf = append(s.buf, '"')
+}
+
+func (s *state) appendTextString(str string) {
+	if needsQuoting(str) {
+		s.buf = appendTextQuote(s.buf, str)
+	} else {
+		s.buf = append(s.buf, str...)
+	}
+}
+
+// appendString appends a string value in the current format.
+func (s *state) appendString(str string) {
+	switch s.c.format {
+	case JSON:
+		s.buf = append(s.buf, '"')
+		s.buf = appendEscapedJSON(s.buf, str)
+		s.buf = append(s.buf, '"')
+	case Logfmt:
+		if needsQuoting(str) {
+			s.buf = append(s.buf, '"')
+			s.buf = appendEscapedJSON(s.buf, str)
+			s.buf = append(s.buf, '"')
+		} else {
+			s.buf = append(s.buf, str...)
+		}
+	default:
+		s.appendTextString(str)
+	}
+}
+
+const errYear = "!ERROR:time.Time year outside of range [0,9999]"
+
+func (s *state) appendTime(t time.Time) {
+	if s.c.json {
+		if _, ok := stamp(t); !ok {
+			s.appendString(errYear)
+		}
+		s.buf = append(s.buf, '"')
+		s.buf = appendRFC3339Nano(s.buf, t)
+		s.buf = append(s.buf, '"')
+		return
+	}
+	s.buf = appendRFC3339Millis(s.buf, t)
+}
+
+func (s *state) appendValue(v slog.Value) {
+	s.appendScalar(v, v.Kind())
+}
+
+// appendScalar appends v, whose kind is k (never KindGroup or KindLogValuer).
+func (s *state) appendScalar(v slog.Value, k slog.Kind) {
+	switch k {
+	case slog.KindString:
+		s.appendString(v.String())
+	case slog.KindInt64:
+		s.buf = strconv.AppendInt(s.buf, v.Int64(), 10)
+	case slog.KindUint64:
+		s.buf = strconv.AppendUint(s.buf, v.Uint64(), 10)
+	case slog.KindFloat64:
+		f := v.Float64()
+		if !s.c.json {
+			s.buf = strconv.AppendFloat(s.buf, f, 'g', -1, 64)
+			break
+		}
+		switch {
+		case f != f:
+			s.appendString("!ERROR:json: unsupported value: NaN")
+		case f > math.MaxFloat64:
+			s.appendString("!ERROR:json: unsupported value: +Inf")
+		case f < -math.MaxFloat64:
+			s.appendString("!ERROR:json: unsupported value: -Inf")
+		default:
+			s.buf = appendJSONFloat(s.buf, f)
+		}
+	case slog.KindBool:
+		s.buf = strconv.AppendBool(s.buf, v.Bool())
+	case slog.KindDuration:
+		if s.c.json {
+			s.buf = strconv.AppendInt(s.buf, int64(v.Duration()), 10)
+		} else {
+			s.buf = appendDuration(s.buf, v.Duration())
+		}
+	case slog.KindTime:
+		s.appendTime(v.Time())
+	default: // KindAny (groups and LogValuers are resolved by now)
+		s.appendAny(v.Any())
+	}
+}
+
+// appendAny formats an arbitrary value as slog does, including its
+// treatment of panics in user methods.
+func (s *state) appendAny(a any) {
+	defer func() {
+		if r := recover(); r != nil {
+			// As slog (adapted from fmt): a panic in a method of a nil
+			// pointer prints "<nil>", anything else "!PANIC: ...".
+			if v := reflect.ValueOf(a); v.Kind() == reflect.Pointer && v.IsNil() {
+				s.appendString("<nil>")
+				return
+			}
+			s.appendString(fmt.Sprintf("!PANIC: %v", r))
+		}
+	}()
+	if s.c.json {
+		_, jm := a.(json.Marshaler)
+		if err, ok := a.(error); ok && !jm {
+			s.appendString(err.Error())
+			return
+		}
+		if err := appendJSONMarshal(&s.buf, a); err != nil {
+			s.appendString(fmt.Sprintf("!ERROR:%v", err))
+		}
+		return
+	}
+	if tm, ok := a.(encoding.TextMarshaler); ok {
+		data, err := tm.MarshalText()
+		if err != nil {
+			s.appendString(fmt.Sprintf("!ERROR:%v", err))
+			return
+		}
+		s.appendString(string(data))
+		return
+	}
+	if err, ok := a.(error); ok {
+		// fmt's %+v of an error that is not a fmt.Formatter is exactly its
+		// Error() text; calling it directly avoids fmt's allocation. If
+		// Error panics, fall through to fmt so its panic text is kept.
+		if _, isFormatter := a.(fmt.Formatter); !isFormatter {
+			if msg, ok := safeError(err); ok {
+				s.appendString(msg)
+				return
+			}
+		}
+	}
+	if bs, ok := byteSlice(a); ok {
+		if s.c.format == Logfmt {
+			s.appendString(string(bs))
+		} else {
+			s.buf = strconv.AppendQuote(s.buf, string(bs))
+		}
+		return
+	}
+	s.appendString(fmt.Sprintf("%+v", a))
+}
+
+// safeError returns err.Error(), or false if it panicked.
+func safeError(err error) (msg string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return err.Error(), true
+}
+
+func byteSlice(a any) ([]byte, bool) {
+	if bs, ok := a.([]byte); ok {
+		return bs, true
+	}
+	t := reflect.TypeOf(a)
+	if t != nil && t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+		return reflect.ValueOf(a).Bytes(), true
+	}
+	return nil, false
+}
+
+type jsonEncoder struct {
+	buf *bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonEncoderPool = sync.Pool{New: func() any {
+	j := &jsonEncoder{buf: new(bytes.Buffer)}
+	j.enc = json.NewEncoder(j.buf)
+	j.enc.SetEscapeHTML(false)
+	return j
+}}
+
+// appendJSONMarshal appends v as encoding/json encodes it with HTML
+// escaping off, as slog does.
+func appendJSONMarshal(buf *[]byte, v any) error {
+	j := jsonEncoderPool.Get().(*jsonEncoder)
+	defer func() {
+		if j.buf.Cap() > 16<<10 { // keep only small buffers, as slog does
+			return
+		}
+		j.buf.Reset()
+		jsonEncoderPool.Put(j)
+	}()
+	if err := j.enc.Encode(v); err != nil {
+		return err
+	}
+	bs := j.buf.Bytes()
+	*buf = append(*buf, bs[:len(bs)-1]...) // drop Encode's newline
+	return nil
+}
+
+// appendLogfmtKey appends key sanitized for logfmt (see the package doc).
+func appendLogfmtKey(b []byte, key string) []byte {
+	for i := 0; i < len(key); {
+		c := key[i]
+		if c < utf8.RuneSelf {
+			if c <= ' ' || c == '=' || c == '"' || c == 0x7f {
+				c = '_'
+			}
+			b = append(b, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(key[i:])
+		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			b = append(b, '_')
+		} else {
+			b = append(b, key[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}

@@ -1,0 +1,610 @@
+// Package filesink is a rotating log file for the asyncbus bus that never
+// holds a torn line.
+//
+// A File receives whole records (lines ending in '\n') through WriteBatch,
+// the bus's batch interface, which writes a batch with writev(2), or through
+// Write (io.Writer, one record per call). Rotation (by size, hourly or
+// daily), the inode check and preallocation happen only between calls, so a
+// record is never split across two files. A write that fails part-way is
+// completed or cut back to the last whole record, and Open moves any torn
+// tail left by a crash to a side file, so the log itself only ever holds
+// whole lines.
+//
+// Rotated files are named like lumberjack's: for "app.log",
+// "app-2006-01-02T15-04-05.000.log" (the rotation time; "-N" is appended on
+// a collision), optionally gzipped in the background to ".gz" through a
+// ".gz.tmp" file that is renamed into place.
+package filesink
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrClosed is returned by writes, Sync and Rotate after Close.
+var ErrClosed = errors.New("filesink: file is closed")
+
+// iovMax is IOV_MAX on Linux: the most slices one writev(2) accepts.
+const iovMax = 1024
+
+// maxZeroWrites bounds retries of writes that make no progress and report
+// no error (or EINTR), so a misbehaving file system cannot make us spin.
+const maxZeroWrites = 3
+
+// File is an append-only, rotating log file. Its methods are safe for
+// concurrent use.
+type File struct {
+	path   string // cleaned path as given
+	dir    string
+	prefix string // backup name prefix: base name without extension + "-"
+	ext    string // extension of the base name, e.g. ".log"
+	opts   Options
+	loc    *time.Location
+
+	// System calls, replaceable by tests in this package.
+	writev   func(fd int, iovs [][]byte) (int, error)
+	truncate func(fd int, size int64) error
+	datasync func(fd int) error
+	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
+
+	mu         sync.Mutex
+	file       *os.File // nil after a failed reopen; the next write retries
+	fd         int
+	dev, ino   uint64
+	size       int64 // bytes of whole records in the file
+	allocEnd   int64 // end of the preallocated range
+	cutTo      int64 // >= 0: a cut back to this size is still pending
+	dirty      bool  // written since the last fdatasync
+	lastSync   time.Time
+	nextRotate time.Time
+	nextCheck  time.Time
+	closed     bool
+	repair     *TailRepair
+	iov        [][]byte
+	one        [1][]byte
+	pending    []error // reported after mu is released
+	syncs      int     // fdatasync calls, for tests
+	rotations  int     // completed rotations and reopens, for tests
+
+	errMu      sync.Mutex
+	lastErr    time.Time
+	suppressed int
+
+	millCh chan struct{} // capacity 1: "backups changed"
+	quit   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// Open opens (creating it and its missing parent directories if needed) the
+// log file at path for appending. If the file does not end in a newline it
+// is repaired first (see TailRepair). Leftover temporary compression files
+// are removed, and retention and compression run once in the background.
+func Open(path string, opts Options) (*File, error) {
+	return open(path, opts, nil)
+}
+
+// open is Open with replaceable system calls (tests).
+func open(path string, opts Options, hook func(*File)) (*File, error) {
+	opts.setDefaults()
+	if path == "" {
+		return nil, errors.New("filesink: empty path")
+	}
+	if opts.Perm&^fs.ModePerm != 0 {
+		return nil, fmt.Errorf("filesink: Perm %v has bits other than permissions", opts.Perm)
+	}
+	path = filepath.Clean(path)
+	base := filepath.Base(path)
+	ext := filepath.Ext(base)
+	f := &File{
+		path:     path,
+		dir:      filepath.Dir(path),
+		prefix:   strings.TrimSuffix(base, ext) + "-",
+		ext:      ext,
+		opts:     opts,
+		loc:      time.Local,
+		writev:   newWritev(),
+		truncate: truncateFD,
+		datasync: datasync,
+		openFile: os.OpenFile,
+		cutTo:    -1,
+		iov:      make([][]byte, 0, 64),
+	}
+	if opts.UTC {
+		f.loc = time.UTC
+	}
+	if hook != nil {
+		hook(f)
+	}
+	if err := os.MkdirAll(f.dir, opts.DirPerm); err != nil {
+		return nil, fileErr("create directory", f.dir, err)
+	}
+	if err := f.openCurrent(); err != nil {
+		return nil, err
+	}
+	if err := f.repairTail(); err != nil {
+		_ = f.file.Close()
+		return nil, err
+	}
+	if err := f.ensureSymlink(); err != nil {
+		_ = f.file.Close()
+		return nil, err
+	}
+	now := f.now()
+	f.lastSync = now
+	f.nextCheck = now.Add(opts.CheckInterval)
+	f.nextRotate = periodEnd(now, opts.Rotate)
+	if f.size > 0 && opts.Rotate != RotateNone {
+		// An existing file from an earlier period is rotated by the first
+		// write of this one.
+		if fi, err := f.file.Stat(); err == nil {
+			f.nextRotate = periodEnd(fi.ModTime().In(f.loc), opts.Rotate)
+		}
+	}
+	f.removeTemps()
+	f.quit = make(chan struct{})
+	if opts.Compress || opts.MaxBackups > 0 || opts.MaxAge > 0 {
+		f.millCh = make(chan struct{}, 1)
+		f.millCh <- struct{}{} // process backups left by earlier runs
+		f.wg.Add(1)
+		go f.mill()
+	}
+	if opts.Sync == SyncInterval {
+		tick, stop := opts.testTick, func() {}
+		if tick == nil {
+			t := time.NewTicker(opts.SyncInterval)
+			tick, stop = t.C, t.Stop
+		}
+		f.wg.Add(1)
+		go f.syncLoop(tick, stop)
+	}
+	if f.repair != nil {
+		f.emit(f.repair) // once, not rate-limited
+	}
+	return f, nil
+}
+
+// Path returns the path of the current log file.
+func (f *File) Path() string { return f.path }
+
+// Repaired returns what Open did to a torn tail, or nil if the file ended in
+// a newline (or was empty or new).
+func (f *File) Repaired() *TailRepair { return f.repair }
+
+// Write appends p as one record. p should be one or more whole lines ending
+// in '\n'; it is written as given (a missing final newline is not added).
+// On error nothing of p remains in the file and n is 0.
+func (f *File) Write(p []byte) (n int, err error) {
+	f.mu.Lock()
+	f.one[0] = p
+	written, err := f.writeLocked(f.one[:])
+	f.one[0] = nil
+	errs := f.takePending()
+	f.mu.Unlock()
+	f.deliver(errs)
+	if written == 1 {
+		return len(p), err
+	}
+	return 0, err
+}
+
+// WriteBatch appends the records (whole lines ending in '\n'; the slices
+// are not retained) with as few writev(2) calls as possible and returns how
+// many leading records are completely in the file. On an error part-way, the
+// partly written record is completed or cut back, so the file holds exactly
+// the first written records; the error is returned promptly (the bus retries
+// with back-off) and reported through Options.OnError.
+func (f *File) WriteBatch(records [][]byte) (written int, err error) {
+	f.mu.Lock()
+	written, err = f.writeLocked(records)
+	errs := f.takePending()
+	f.mu.Unlock()
+	f.deliver(errs)
+	return written, err
+}
+
+// Sync flushes the written data to stable storage (fdatasync), whatever the
+// Sync policy. The bus calls it on Flush.
+func (f *File) Sync() error {
+	f.mu.Lock()
+	err := f.syncNow()
+	errs := f.takePending()
+	f.mu.Unlock()
+	f.deliver(errs)
+	return err
+}
+
+// Rotate starts a new file now, for SIGHUP-driven setups; it is safe to call
+// concurrently with writes. If the path was already renamed or deleted
+// underneath (logrotate), it just reopens the path; if the current file is
+// empty, it does nothing.
+func (f *File) Rotate() error {
+	f.mu.Lock()
+	var err error
+	if f.closed {
+		err = ErrClosed
+	} else if !f.checkPath() {
+		err = f.rotateLocked()
+	}
+	errs := f.takePending()
+	f.mu.Unlock()
+	f.deliver(errs)
+	return err
+}
+
+// Close syncs (unless the policy is SyncNever), releases preallocated space,
+// closes the file and stops and waits for the background goroutines,
+// including a compression in progress and one still pending. Close is
+// idempotent.
+func (f *File) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	var err error
+	if f.file != nil {
+		if f.opts.Sync != SyncNever && f.dirty {
+			err = f.syncNow()
+		}
+		err = errors.Join(err, f.closeCurrent())
+	}
+	errs := f.takePending()
+	f.mu.Unlock()
+	f.deliver(errs)
+	close(f.quit)
+	f.wg.Wait()
+	f.errMu.Lock()
+	n := f.suppressed
+	f.suppressed = 0
+	f.errMu.Unlock()
+	if n > 0 {
+		f.emit(fmt.Errorf("filesink: %s: %d errors were suppressed by rate limiting", f.path, n))
+	}
+	return err
+}
+
+// writeLocked writes records with f.mu held.
+func (f *File) writeLocked(records [][]byte) (int, error) {
+	if f.closed {
+		return 0, ErrClosed
+	}
+	var total int64
+	for _, r := range records {
+		total += int64(len(r))
+	}
+	if total == 0 {
+		return len(records), nil
+	}
+	now := f.now()
+	if f.opts.CheckInterval > 0 && !now.Before(f.nextCheck) {
+		f.nextCheck = now.Add(f.opts.CheckInterval)
+		f.checkPath()
+	}
+	if f.file == nil {
+		if err := f.openCurrent(); err != nil {
+			return 0, f.fail(err)
+		}
+	}
+	if f.cutTo >= 0 {
+		if err := f.truncate(f.fd, f.cutTo); err != nil {
+			return 0, f.fail(fmt.Errorf("filesink: %s: cannot cut back a partly written record, refusing to write after it: %w", f.path, err))
+		}
+		f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1
+	}
+	if f.size > 0 && ((f.opts.MaxSize > 0 && f.size+total > f.opts.MaxSize) ||
+		(f.opts.Rotate != RotateNone && !now.Before(f.nextRotate))) {
+		if err := f.rotateLocked(); err != nil {
+			return 0, f.fail(err)
+		}
+	} else if f.opts.Rotate != RotateNone && !now.Before(f.nextRotate) {
+		f.nextRotate = periodEnd(now, f.opts.Rotate) // empty file: nothing to rotate
+	}
+	if f.opts.Preallocate > 0 && f.size+total > f.allocEnd {
+		f.preallocate(f.size + total)
+	}
+
+	written, err := f.writeRecords(records)
+	if written > 0 {
+		f.dirty = true
+		switch f.opts.Sync {
+		case SyncEveryBatch:
+			f.syncOrReport()
+		case SyncInterval:
+			if now.Sub(f.lastSync) >= f.opts.SyncInterval {
+				f.syncOrReport()
+			}
+		}
+	}
+	if err != nil {
+		err = f.fail(fmt.Errorf("filesink: write %s: %w", f.path, err))
+		f.checkPath() // a replaced or deleted file is reopened for the retry
+	}
+	return written, err
+}
+
+// writeRecords issues the writev calls and, on an error part-way through a
+// record, completes it or cuts the file back to the last whole record.
+func (f *File) writeRecords(records [][]byte) (int, error) {
+	idx, off := 0, 0 // records[idx][:off] is already in the file
+	zero := 0
+	var err error
+	for idx < len(records) {
+		iov := append(f.iov[:0], records[idx][off:])
+		for j := idx + 1; j < len(records) && len(iov) < iovMax; j++ {
+			iov = append(iov, records[j])
+		}
+		var n int
+		n, err = f.writev(f.fd, iov)
+		clear(iov) // do not keep the caller's slices alive
+		f.iov = iov[:0]
+		n = max(n, 0)
+		idx, off = f.advance(records, idx, off, n)
+		if err == syscall.EINTR || (err == nil && n == 0) {
+			if zero++; zero < maxZeroWrites {
+				err = nil
+				continue
+			}
+			if err == nil {
+				err = io.ErrShortWrite
+			}
+		}
+		if err != nil {
+			break
+		}
+		zero = 0
+	}
+	if err == nil || off == 0 {
+		return idx, err
+	}
+	// A record is partly in the file: try once to complete it, else cut back.
+	rest := [][]byte{records[idx][off:]} // error path only: the allocation is fine
+	n, cerr := f.writev(f.fd, rest)
+	if cerr == nil && n == len(rest[0]) {
+		f.size += int64(len(rest[0]))
+		return idx + 1, err
+	}
+	if terr := f.truncate(f.fd, f.size); terr != nil {
+		f.cutTo = f.size // retried before the next write, which waits for it
+		err = errors.Join(err, fmt.Errorf("cut back to %d bytes: %w", f.size, terr))
+	} else {
+		f.allocEnd = f.size // the truncation released the preallocated blocks
+	}
+	return idx, err
+}
+
+// advance accounts n more written bytes starting at records[idx][off:] and
+// skips empty records.
+func (f *File) advance(records [][]byte, idx, off, n int) (int, int) {
+	for idx < len(records) {
+		rem := len(records[idx]) - off
+		if n < rem {
+			return idx, off + n
+		}
+		n -= rem
+		f.size += int64(len(records[idx]))
+		idx, off = idx+1, 0
+	}
+	return idx, off
+}
+
+// preallocate extends the reserved range to cover need, in whole chunks.
+func (f *File) preallocate(need int64) {
+	chunk := f.opts.Preallocate
+	end := (need + chunk - 1) / chunk * chunk
+	from := max(f.allocEnd, f.size)
+	if err := preallocate(f.fd, from, end-from); err != nil {
+		f.opts.Preallocate = 0 // unsupported here: stop trying
+		f.pending = append(f.pending, fmt.Errorf("filesink: preallocate %s (disabled from now on): %w", f.path, err))
+		return
+	}
+	f.allocEnd = end
+}
+
+// syncNow fdatasyncs with f.mu held.
+func (f *File) syncNow() error {
+	if f.closed {
+		return ErrClosed
+	}
+	if f.file == nil {
+		return fmt.Errorf("filesink: sync %s: file is not open after an earlier error", f.path)
+	}
+	f.syncs++
+	if err := f.datasync(f.fd); err != nil {
+		return fmt.Errorf("filesink: sync %s: %w", f.path, err)
+	}
+	f.dirty = false
+	f.lastSync = f.now()
+	return nil
+}
+
+// syncOrReport syncs per the policy; a failure is reported, not returned,
+// since the records themselves were written.
+func (f *File) syncOrReport() {
+	if err := f.syncNow(); err != nil {
+		f.pending = append(f.pending, err)
+	}
+}
+
+// syncLoop implements SyncInterval for idle periods.
+func (f *File) syncLoop(tick <-chan time.Time, stop func()) {
+	defer f.wg.Done()
+	defer stop()
+	for {
+		select {
+		case <-f.quit:
+			return
+		case <-tick:
+		}
+		f.mu.Lock()
+		if !f.closed && f.file != nil && f.dirty && f.now().Sub(f.lastSync) >= f.opts.SyncInterval {
+			f.syncOrReport()
+		}
+		errs := f.takePending()
+		f.mu.Unlock()
+		f.deliver(errs)
+		if f.opts.testTickDone != nil {
+			f.opts.testTickDone <- struct{}{}
+		}
+	}
+}
+
+// openCurrent opens f.path for appending and records its identity and size.
+func (f *File) openCurrent() error {
+	file, err := f.openFile(f.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, f.opts.Perm)
+	if err != nil {
+		return fileErr("open", f.path, err)
+	}
+	fi, err := file.Stat()
+	if err != nil {
+		_ = file.Close()
+		return fileErr("stat", f.path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		_ = file.Close()
+		return fmt.Errorf("filesink: %s is not a regular file (%v)", f.path, fi.Mode().Type())
+	}
+	f.file = file
+	f.fd = int(file.Fd()) // also puts the descriptor in blocking mode
+	f.dev, f.ino = fileID(fi)
+	f.size = fi.Size()
+	f.allocEnd = f.size
+	f.cutTo = -1
+	return nil
+}
+
+// closeCurrent releases preallocated blocks and closes the file.
+func (f *File) closeCurrent() error {
+	var err error
+	if f.allocEnd > f.size && f.cutTo < 0 {
+		if terr := f.truncate(f.fd, f.size); terr != nil {
+			err = fmt.Errorf("filesink: release preallocated space of %s: %w", f.path, terr)
+		}
+	}
+	if cerr := f.file.Close(); cerr != nil {
+		err = errors.Join(err, fileErr("close", f.path, cerr))
+	}
+	f.file = nil
+	return err
+}
+
+// checkPath reopens the path if it no longer names the open file (renamed
+// or deleted underneath, e.g. by logrotate) and notices truncation
+// (copytruncate). It reports whether it reopened.
+func (f *File) checkPath() bool {
+	if f.file == nil {
+		return false
+	}
+	fi, err := os.Stat(f.path)
+	if err == nil {
+		if dev, ino := fileID(fi); dev == f.dev && ino == f.ino {
+			if fi.Size() < f.size && f.cutTo < 0 {
+				f.size, f.allocEnd = fi.Size(), fi.Size() // truncated underneath
+			}
+			return false
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		f.pending = append(f.pending, fileErr("stat", f.path, err))
+		return false
+	}
+	if cerr := f.closeCurrent(); cerr != nil {
+		f.pending = append(f.pending, cerr)
+	}
+	f.rotations++
+	if oerr := f.openCurrent(); oerr != nil {
+		f.pending = append(f.pending, oerr)
+		return true
+	}
+	if serr := f.ensureSymlink(); serr != nil {
+		f.pending = append(f.pending, serr)
+	}
+	return true
+}
+
+// fail reports err (rate-limited, after the lock is released) and returns it.
+func (f *File) fail(err error) error {
+	f.pending = append(f.pending, err)
+	return err
+}
+
+func (f *File) takePending() []error {
+	if len(f.pending) == 0 {
+		return nil
+	}
+	errs := f.pending
+	f.pending = nil
+	return errs
+}
+
+func (f *File) deliver(errs []error) {
+	for _, err := range errs {
+		f.report(err)
+	}
+}
+
+// report passes err to OnError, at most once per ErrorInterval; the errors
+// suppressed meanwhile are counted in the next message (and by Close).
+func (f *File) report(err error) {
+	f.errMu.Lock()
+	now := f.opts.Clock()
+	if !f.lastErr.IsZero() && now.Sub(f.lastErr) < f.opts.ErrorInterval && now.Sub(f.lastErr) >= 0 {
+		f.suppressed++
+		f.errMu.Unlock()
+		return
+	}
+	n := f.suppressed
+	f.suppressed, f.lastErr = 0, now
+	f.errMu.Unlock()
+	if n > 0 {
+		err = fmt.Errorf("%w (and %d more errors suppressed since the last report)", err, n)
+	}
+	f.emit(err)
+}
+
+func (f *File) emit(err error) {
+	if f.opts.OnError != nil {
+		f.opts.OnError(err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "%v\n", err)
+}
+
+// now is the clock in the configured zone.
+func (f *File) now() time.Time { return f.opts.Clock().In(f.loc) }
+
+// periodEnd is the start of the rotation period after the one holding t.
+func periodEnd(t time.Time, r Rotation) time.Time {
+	y, m, d := t.Date()
+	switch r {
+	case RotateHourly:
+		return time.Date(y, m, d, t.Hour()+1, 0, 0, 0, t.Location())
+	case RotateDaily:
+		return time.Date(y, m, d+1, 0, 0, 0, 0, t.Location())
+	}
+	return time.Time{}
+}
+
+// fileID is the device and inode of fi.
+func fileID(fi fs.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), st.Ino
+	}
+	return 0, 0
+}
+
+// fileErr wraps a file-system error; permission problems get an explanation.
+func fileErr(op, path string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("filesink: cannot %s %s: permission denied: the process (uid %d) needs write and search permission on the directory and write permission on the file: %w",
+			op, path, os.Geteuid(), err)
+	}
+	return fmt.Errorf("filesink: %s %s: %w", op, path, err)
+}

@@ -1,0 +1,133 @@
+package filesink
+
+import (
+	"os"
+	"time"
+)
+
+// Rotation selects time-based rotation of the log file.
+type Rotation int
+
+const (
+	// RotateNone disables time-based rotation (size-based rotation still
+	// applies when Options.MaxSize is set).
+	RotateNone Rotation = iota
+	// RotateHourly starts a new file at the first write of every hour.
+	RotateHourly
+	// RotateDaily starts a new file at the first write of every day
+	// (midnight in local time, or in UTC with Options.UTC).
+	RotateDaily
+)
+
+// SyncPolicy selects when written data is flushed to stable storage with
+// fdatasync. File.Sync always syncs, whatever the policy.
+type SyncPolicy int
+
+const (
+	// SyncNever leaves durability to the operating system (and to explicit
+	// File.Sync calls, which the bus issues on Flush).
+	SyncNever SyncPolicy = iota
+	// SyncEveryBatch calls fdatasync after every Write and WriteBatch.
+	SyncEveryBatch
+	// SyncInterval calls fdatasync at most every Options.SyncInterval while
+	// there is unsynced data, also when no more writes arrive.
+	SyncInterval
+)
+
+// Defaults used for zero Options fields.
+const (
+	// DefaultPerm is the file mode of new log files.
+	DefaultPerm os.FileMode = 0o644
+	// DefaultDirPerm is the mode of directories Open creates.
+	DefaultDirPerm os.FileMode = 0o755
+	// DefaultSyncInterval is the SyncInterval period (the seeds suggest 1 s).
+	DefaultSyncInterval = time.Second
+	// DefaultErrorInterval is the minimum gap between two OnError calls for
+	// write errors.
+	DefaultErrorInterval = time.Second
+	// DefaultCheckInterval is how often the path is checked for having been
+	// renamed, deleted or truncated underneath the open file.
+	DefaultCheckInterval = time.Second
+)
+
+// Options configures Open. The zero value is a plain append-only file with no
+// rotation, no fsync and no preallocation.
+type Options struct {
+	// Perm is the mode of newly created log files; default 0o644.
+	Perm os.FileMode
+	// DirPerm is the mode of missing parent directories Open creates;
+	// default 0o755.
+	DirPerm os.FileMode
+
+	// MaxSize rotates the file before a write that would make it larger than
+	// MaxSize bytes. A single batch larger than MaxSize still goes into one
+	// (fresh) file: records are never split. Zero disables size rotation.
+	MaxSize int64
+	// Rotate enables hourly or daily rotation.
+	Rotate Rotation
+	// UTC uses UTC instead of local time for period boundaries and backup
+	// names.
+	UTC bool
+	// MaxBackups keeps at most this many rotated files; zero keeps all.
+	MaxBackups int
+	// MaxAge removes rotated files whose timestamp is older than MaxAge;
+	// zero keeps them regardless of age.
+	MaxAge time.Duration
+	// Compress gzips rotated files in a background goroutine.
+	Compress bool
+	// Symlink, if set, is maintained as a symbolic link to the log file.
+	Symlink string
+
+	// Sync is the fdatasync policy.
+	Sync SyncPolicy
+	// SyncInterval is the period for SyncInterval; default 1 s.
+	SyncInterval time.Duration
+	// Preallocate reserves disk space in chunks of this many bytes with
+	// fallocate(FALLOC_FL_KEEP_SIZE) ahead of the writes (the seeds suggest
+	// 1–4 MiB). The file size is unaffected, so a crash leaves no zero
+	// tail; unused blocks are released on rotation and Close. Zero disables.
+	Preallocate int64
+
+	// OnError receives write, sync, rotation and compression errors
+	// (rate-limited to one call per ErrorInterval, with a count of the
+	// suppressed ones) and the *TailRepair of a torn-tail repair. It is never
+	// called with the File's lock held, so it may log. Nil prints to
+	// os.Stderr.
+	OnError func(error)
+	// ErrorInterval is the minimum gap between OnError calls; default 1 s.
+	ErrorInterval time.Duration
+	// CheckInterval is how often a write first checks that the path still
+	// names the open file (reopening it after logrotate renamed or deleted
+	// it, or noticing a truncation); default 1 s, negative disables. A write
+	// error always triggers the check.
+	CheckInterval time.Duration
+
+	// Clock returns the current time; default time.Now. Tests inject it.
+	Clock func() time.Time
+
+	// testTick replaces the SyncInterval ticker (tests only).
+	testTick <-chan time.Time
+	// testTickDone receives after each tick has been handled (tests only).
+	testTickDone chan<- struct{}
+}
+
+func (o *Options) setDefaults() {
+	if o.Perm == 0 {
+		o.Perm = DefaultPerm
+	}
+	if o.DirPerm == 0 {
+		o.DirPerm = DefaultDirPerm
+	}
+	if o.SyncInterval <= 0 {
+		o.SyncInterval = DefaultSyncInterval
+	}
+	if o.ErrorInterval <= 0 {
+		o.ErrorInterval = DefaultErrorInterval
+	}
+	if o.CheckInterval == 0 {
+		o.CheckInterval = DefaultCheckInterval
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+}

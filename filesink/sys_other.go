@@ -1,0 +1,31 @@
+//go:build unix && !linux
+
+package filesink
+
+import "golang.org/x/sys/unix"
+
+// writevFD writes the slices one write(2) at a time (no portable writev in
+// x/sys here); it stops at the first short write or error.
+func writevFD(fd int, iovs [][]byte) (int, error) {
+	total := 0
+	for _, b := range iovs {
+		n, err := unix.Write(fd, b)
+		total += max(n, 0)
+		if err != nil || n < len(b) {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// newWritev returns the write function of a new File.
+func newWritev() func(fd int, bufs [][]byte) (int, error) { return writevFD }
+
+// datasync falls back to fsync(2).
+func datasync(fd int) error { return unix.Fsync(fd) }
+
+// preallocate is unsupported: Open disables it after the first error.
+func preallocate(int, int64, int64) error { return unix.ENOTSUP }
+
+// truncateFD is ftruncate(2).
+func truncateFD(fd int, size int64) error { return unix.Ftruncate(fd, size) }

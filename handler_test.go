@@ -1,0 +1,437 @@
+package asyncbus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"expvar"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/slogtest"
+	"time"
+
+	"github.com/go-logfmt/logfmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// memSink is a goroutine-safe in-memory output that counts Sync calls.
+type memSink struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	syncs int
+}
+
+func (s *memSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *memSink) Sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncs++
+	return nil
+}
+
+func (s *memSink) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+func (s *memSink) Lines() []string {
+	out := strings.TrimSuffix(s.String(), "\n")
+	if out == "" {
+		return nil
+	}
+	return strings.Split(out, "\n")
+}
+
+func (s *memSink) Syncs() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.syncs
+}
+
+var fixedTime = time.Date(2026, 11, 30, 12, 34, 56, 789_000_000, time.UTC)
+
+// logSame sends the same calls through l and want.
+func logSame(l, want *slog.Logger) {
+	for _, lg := range []*slog.Logger{l, want} {
+		lg.Info("hello", "a", 1, "b", "two words", slog.Group("g", "x", 1.5, "y", true))
+		lg.With("req", 7).WithGroup("h").Warn("with state", "d", time.Second, "e", []byte("bytes"))
+		lg.Error("boom", "err", fmt.Errorf("wrapped: %w", io.EOF))
+		lg.Debug("not shown")
+	}
+}
+
+func TestOutputMatchesStandardHandlers(t *testing.T) {
+	dropTime := func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	tests := []struct {
+		name   string
+		format Format
+		std    func(io.Writer, *slog.HandlerOptions) slog.Handler
+	}{
+		{"json", JSON, func(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewJSONHandler(w, o) }},
+		{"text", Text, func(w io.Writer, o *slog.HandlerOptions) slog.Handler { return slog.NewTextHandler(w, o) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got memSink
+			var want bytes.Buffer
+			h := NewHandler(&got, &Options{Format: tt.format, ReplaceAttr: dropTime})
+			logSame(slog.New(h), slog.New(tt.std(&want, &slog.HandlerOptions{ReplaceAttr: dropTime})))
+			require.NoError(t, h.Close())
+			assert.Equal(t, want.String(), got.String())
+		})
+	}
+}
+
+// parseLine turns one line of any format back into the nested map that
+// testing/slogtest expects.
+func parseLine(t *testing.T, format Format, line string) map[string]any {
+	t.Helper()
+	if format == JSON {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		return m
+	}
+	m := map[string]any{}
+	put := func(key string, val any) {
+		parts := strings.Split(key, ".")
+		cur := m
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[p] = next
+			}
+			cur = next
+		}
+		cur[parts[len(parts)-1]] = val
+	}
+	dec := logfmt.NewDecoder(strings.NewReader(line))
+	require.True(t, dec.ScanRecord(), line)
+	for dec.ScanKeyval() {
+		put(string(dec.Key()), string(dec.Value()))
+	}
+	require.NoError(t, dec.Err(), line)
+	if format == Logfmt {
+		if ts, ok := m["ts"]; ok {
+			m[slog.TimeKey] = ts
+			delete(m, "ts")
+		}
+	}
+	return m
+}
+
+func TestSlogtestConformance(t *testing.T) {
+	for _, format := range []Format{JSON, Text, Logfmt} {
+		t.Run(fmt.Sprint(format), func(t *testing.T) {
+			var sink *memSink
+			var h *Handler
+			slogtest.Run(t, func(t *testing.T) slog.Handler {
+				sink = &memSink{}
+				h = NewHandler(sink, &Options{Format: format})
+				t.Cleanup(func() { _ = h.Close() })
+				return h
+			}, func(t *testing.T) map[string]any {
+				require.NoError(t, h.Flush())
+				lines := sink.Lines()
+				require.Len(t, lines, 1)
+				return parseLine(t, format, lines[0])
+			})
+		})
+	}
+}
+
+func TestHandleAfterCloseReturnsErrClosed(t *testing.T) {
+	var sink memSink
+	h := NewHandler(&sink, nil)
+	child := h.WithAttrs([]slog.Attr{slog.Int("k", 1)})
+	require.NoError(t, slog.New(h).Handler().Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "before", 0)))
+
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, h.Close(), "Close is idempotent and safe from several goroutines")
+		}()
+	}
+	wg.Wait()
+
+	err := child.Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "after", 0))
+	require.ErrorIs(t, err, ErrClosed)
+	st := h.Stats()
+	assert.EqualValues(t, 1, st.Written)
+	assert.EqualValues(t, 1, st.DroppedClosed)
+	assert.EqualValues(t, 1, st.Dropped)
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+	assert.Len(t, sink.Lines(), 1)
+}
+
+func TestConcurrentDerivedHandlers(t *testing.T) {
+	const goroutines, perG = 8, 2000
+	var sink memSink
+	h := NewHandler(&sink, &Options{Capacity: 64 << 10})
+	shared := slog.New(h).With("shared", true).WithGroup("g")
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := shared.With("g", g)
+			for i := range perG {
+				l.Info("msg", "i", i)
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, h.Close())
+
+	next := make([]int, goroutines)
+	lines := sink.Lines()
+	require.Len(t, lines, goroutines*perG)
+	for _, line := range lines {
+		var rec struct {
+			Shared bool `json:"shared"`
+			G      struct {
+				G int `json:"g"`
+				I int `json:"i"`
+			} `json:"g"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		require.True(t, rec.Shared)
+		require.Equal(t, next[rec.G.G], rec.G.I, "per-goroutine order")
+		next[rec.G.G]++
+	}
+}
+
+func TestSyncLevelWritesBeforeHandleReturns(t *testing.T) {
+	var sink memSink
+	h := NewHandler(&sink, &Options{SyncLevel: slog.LevelError, MaxLatency: time.Hour})
+	defer h.Close()
+	l := slog.New(h)
+
+	l.Error("must be on disk", "k", 1)
+	lines := sink.Lines()
+	require.Len(t, lines, 1, "an Error record is written before Handle returns")
+	assert.Contains(t, lines[0], `"msg":"must be on disk"`)
+	assert.GreaterOrEqual(t, sink.Syncs(), 1, "and the output was synced")
+}
+
+// gateSink blocks every write until released, to fill the ring.
+type gateSink struct {
+	memSink
+	gate chan struct{}
+}
+
+func (g *gateSink) Write(p []byte) (int, error) {
+	<-g.gate
+	return g.memSink.Write(p)
+}
+
+func TestDropModeAccountsForEveryRecord(t *testing.T) {
+	sink := &gateSink{gate: make(chan struct{})}
+	h := NewHandler(sink, &Options{Overflow: Drop, Capacity: 4 << 10})
+	const n = 500
+	dropped := 0
+	for i := range n {
+		if err := h.Handle(context.Background(), recordAt(i)); err != nil {
+			require.ErrorIs(t, err, ErrDropped)
+			dropped++
+		}
+	}
+	require.Positive(t, dropped, "a 4 KiB ring behind a stuck writer must overflow")
+	close(sink.gate)
+	require.NoError(t, h.Close())
+
+	st := h.Stats()
+	assert.EqualValues(t, n, st.Enqueued)
+	assert.EqualValues(t, dropped, st.Dropped)
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+
+	written, markers, markerSum := 0, 0, 0
+	for _, line := range sink.Lines() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), "the drop marker is valid JSON too: %s", line)
+		if m["msg"] == "asyncbus: records dropped" {
+			markers++
+			markerSum += int(m["dropped"].(float64))
+			continue
+		}
+		written++
+	}
+	assert.Positive(t, markers)
+	assert.Equal(t, dropped, markerSum, "markers account for every drop")
+	assert.EqualValues(t, written, st.Written)
+	assert.Equal(t, n, written+markerSum, "the file plus the markers account for every record")
+}
+
+func recordAt(i int) slog.Record {
+	r := slog.NewRecord(fixedTime, slog.LevelInfo, "request handled", 0)
+	r.AddAttrs(slog.Int("seq", i), slog.String("path", "/api/v1/users/12345/orders"))
+	return r
+}
+
+func TestNamedWritesLoggerKey(t *testing.T) {
+	var sink memSink
+	h := NewHandler(&sink, &Options{LoggerKey: "component"})
+	l := slog.New(h.Named("db").Named("sql").WithAttrs([]slog.Attr{slog.Int("conn", 3)}))
+	l.Info("query")
+	require.NoError(t, h.Close())
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(sink.String()), &m))
+	assert.Equal(t, "db.sql", m["component"])
+	assert.EqualValues(t, 3, m["conn"])
+	assert.Equal(t, "db.sql", h.Named("db").Named("sql").Name())
+}
+
+func TestLevelsPrintedAsTraceAndFatal(t *testing.T) {
+	for _, tt := range []struct {
+		slogNames bool
+		want      []string
+	}{
+		{false, []string{"TRACE", "FATAL", "DEBUG-3", "ERROR+1"}},
+		{true, []string{"DEBUG-4", "ERROR+4", "DEBUG-3", "ERROR+1"}},
+	} {
+		var sink memSink
+		h := NewHandler(&sink, &Options{Level: LevelTrace, SlogLevelNames: tt.slogNames})
+		l := slog.New(h)
+		for _, lvl := range []slog.Level{LevelTrace, LevelFatal, LevelTrace + 1, slog.LevelError + 1} {
+			l.Log(context.Background(), lvl, "x")
+		}
+		require.NoError(t, h.Close())
+		var got []string
+		for _, line := range sink.Lines() {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &m))
+			got = append(got, m["level"].(string))
+		}
+		assert.Equal(t, tt.want, got)
+	}
+}
+
+func TestContextHookAddsTopLevelFields(t *testing.T) {
+	type key struct{}
+	var sink memSink
+	h := NewHandler(&sink, &Options{Context: func(ctx context.Context, w *FieldWriter) {
+		if id, ok := ctx.Value(key{}).(string); ok {
+			w.AddBytes("trace_id", []byte(id))
+			w.AddUint64("n", 42)
+		}
+	}})
+	l := slog.New(h).WithGroup("req")
+	ctx := context.WithValue(context.Background(), key{}, "4bf92f3577b34da6a3ce929d0e0e4736")
+	l.InfoContext(ctx, "traced", "k", "v")
+	l.InfoContext(context.Background(), "untraced", "k", "v")
+	require.NoError(t, h.Close())
+	lines := sink.Lines()
+	require.Len(t, lines, 2)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &m))
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", m["trace_id"], "top level, not inside the open group")
+	assert.EqualValues(t, 42, m["n"])
+	assert.Equal(t, map[string]any{"k": "v"}, m["req"])
+	assert.NotContains(t, lines[1], "trace_id")
+}
+
+func TestHotPathAllocatesNothing(t *testing.T) {
+	h := NewHandler(io.Discard, &Options{Context: func(ctx context.Context, w *FieldWriter) {
+		var id [32]byte
+		copy(id[:], "4bf92f3577b34da6a3ce929d0e0e4736")
+		w.AddBytes("trace_id", id[:])
+	}})
+	defer h.Close()
+	ctx := context.Background()
+	r := recordAt(1)
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h.Handle(ctx, r) }), "Handle")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h.Enabled(ctx, slog.LevelDebug) }), "Enabled")
+	l := slog.New(h)
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { l.Debug("disabled", "k", 1) }), "disabled call")
+}
+
+func TestPublishExpvar(t *testing.T) {
+	h := NewHandler(io.Discard, nil)
+	defer h.Close()
+	name := "asyncbus_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	require.NoError(t, h.PublishExpvar(name))
+	require.Error(t, h.PublishExpvar(name), "a second publish is an error, not a panic")
+	slog.New(h).Info("one")
+	require.NoError(t, h.Flush())
+	var st Stats
+	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &st))
+	assert.EqualValues(t, 1, st.Written)
+}
+
+func TestConsoleColourFollowsOption(t *testing.T) {
+	for _, tt := range []struct {
+		mode  ColorMode
+		color bool
+	}{{ColorAuto, false}, {ColorAlways, true}, {ColorNever, false}} {
+		var sink memSink
+		h := NewHandler(&sink, &Options{Format: Console, Color: tt.mode})
+		slog.New(h).Warn("careful", "k", "v")
+		require.NoError(t, h.Close())
+		assert.Equal(t, tt.color, strings.Contains(sink.String(), "\x1b["), "mode %d on a non-terminal", tt.mode)
+	}
+}
+
+func TestDynamicLevelVar(t *testing.T) {
+	var lv slog.LevelVar
+	var sink memSink
+	h := NewHandler(&sink, &Options{Level: &lv})
+	defer h.Close()
+	l := slog.New(h)
+	l.Debug("hidden")
+	lv.Set(slog.LevelDebug)
+	l.Debug("shown")
+	require.NoError(t, h.Flush())
+	lines := sink.Lines()
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0], "shown")
+}
+
+// countingWriter counts write calls, to show the drainer batches.
+type countingWriter struct {
+	calls atomic.Int64
+	lines atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.calls.Add(1)
+	c.lines.Add(int64(bytes.Count(p, []byte("\n"))))
+	return len(p), nil
+}
+
+func TestWritesAreBatched(t *testing.T) {
+	var w countingWriter
+	h := NewHandler(&w, nil)
+	l := slog.New(h)
+	const n = 20000
+	for i := range n {
+		l.Info("request handled", "seq", i)
+	}
+	require.NoError(t, h.Close())
+	assert.EqualValues(t, n, w.lines.Load())
+	assert.Less(t, w.calls.Load(), int64(n/4), "far fewer writes than records")
+}

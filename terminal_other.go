@@ -1,0 +1,22 @@
+//go:build !linux
+
+package asyncbus
+
+import (
+	"io"
+	"os"
+)
+
+// isTerminal reports whether w is a character device other than the null
+// device; a conservative stand-in where the Linux ioctl is not available.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	return f.Name() != os.DevNull
+}
