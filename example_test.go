@@ -1,0 +1,75 @@
+package asyncbus_test
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/asyncbus/asyncbus"
+)
+
+// dropTime removes the time so that the examples' output is stable.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+func Example() {
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{ReplaceAttr: dropTime})
+	defer h.Close() // flushes: nothing handled before Close is lost
+
+	log := slog.New(h)
+	log.Info("request handled", "method", "GET", "status", 200)
+	log.With("user", 42).WithGroup("req").Warn("slow", "ms", 1500)
+	// Output:
+	// {"level":"INFO","msg":"request handled","method":"GET","status":200}
+	// {"level":"WARN","msg":"slow","user":42,"req":{"ms":1500}}
+}
+
+func Example_formats() {
+	for _, f := range []asyncbus.Format{asyncbus.Text, asyncbus.Logfmt} {
+		h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Format: f, ReplaceAttr: dropTime})
+		slog.New(h).WithGroup("db").Info("query done", "rows", 3, "table", "users")
+		h.Close()
+	}
+	// Output:
+	// level=INFO msg="query done" db.rows=3 db.table=users
+	// level=info msg="query done" db.rows=3 db.table=users
+}
+
+func ExampleHandler_Named() {
+	rules := asyncbus.MustParseLevelRules("info,db=debug")
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Rules: rules, ReplaceAttr: dropTime})
+	defer h.Close()
+
+	slog.New(h.Named("db")).Debug("connected", "pool", 4)
+	slog.New(h.Named("http")).Debug("hidden: http is at info")
+	// Output:
+	// {"level":"DEBUG","msg":"connected","logger":"db","pool":4}
+}
+
+func ExampleParseLevel() {
+	for _, s := range []string{"warn", "WARN+2", "trace", "fatal", "-4"} {
+		l, err := asyncbus.ParseLevel(s)
+		fmt.Println(int(l), err)
+	}
+	// Output:
+	// 4 <nil>
+	// 6 <nil>
+	// -8 <nil>
+	// 12 <nil>
+	// -4 <nil>
+}
+
+func ExampleHandler_Stats() {
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{ReplaceAttr: dropTime})
+	slog.New(h).Info("one")
+	h.Close()
+	st := h.Stats()
+	fmt.Println(st.Enqueued, st.Written, st.Dropped, st.Failed)
+	// Output:
+	// {"level":"INFO","msg":"one"}
+	// 1 1 0 0
+}

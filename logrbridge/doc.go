@@ -1,0 +1,48 @@
+// Package logrbridge makes any [log/slog.Handler] (asyncbus's in particular)
+// the backend of a [github.com/go-logr/logr.Logger], so that code logging
+// through logr (controller-runtime's ctrl.Log, client-go through klog) writes
+// into the same pipeline as code logging through slog.
+//
+// # Generic use
+//
+//	h := asyncbus.NewHandler(os.Stderr, &asyncbus.Options{AddSource: true})
+//	defer h.Close()
+//	log := logrbridge.NewLogger(h)
+//
+// # controller-runtime drop-in
+//
+// [Options], [Options.BindFlags], [New], [UseFlagOptions], [UseDevMode],
+// [WriteTo], [Level] and friends mirror sigs.k8s.io/controller-runtime/pkg/log/zap
+// (same flags, same values, same error messages), so switching a kubebuilder
+// scaffold only changes the import path:
+//
+//	import zap "github.com/asyncbus/asyncbus/logrbridge"
+//
+//	opts := zap.Options{Development: true}
+//	opts.BindFlags(flag.CommandLine)
+//	flag.Parse()
+//	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+//
+// # Mapping
+//
+//   - V(n).Info becomes a slog record at level -n; Enabled(n) asks the
+//     handler about level -n.
+//   - Error is always a record at [slog.LevelError], whatever V; a non-nil error
+//     is written first, under the error key (default "error").
+//   - Names are joined with "." (configurable) and written under "logger"
+//     (configurable), before every WithValues pair.
+//   - Keys and values: a non-string key is rendered with fmt.Sprint; a final
+//     key without a value gets the value "(MISSING)" (klog's rendering); the
+//     pairs that follow a bad key are kept.
+//   - Values: logr.Marshaler is applied first (once: a MarshalLog returning
+//     another Marshaler is not applied again), then slog.LogValuer is
+//     resolved, then fmt.Stringer and error are turned into strings. A
+//     panic in any of these methods is caught and rendered as
+//     "<panic: VALUE>" (klog's and funcr's rendering).
+//   - A MarshalLog result that is a struct with exactly the two string fields
+//     Name and Namespace (klog.ObjectRef, types.NamespacedName) becomes the
+//     group {"name":…,"namespace":…}; namespace is left out when empty, like
+//     klog's and apimachinery's own JSON.
+//   - With [ShrinkObjects], a value with GetName() and GetNamespace() methods
+//     (any Kubernetes object) is written as the same group.
+package logrbridge

@@ -1,0 +1,316 @@
+package logrbridge
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// DefaultErrorKey is the key under which Logger.Error writes its error.
+const DefaultErrorKey = "error"
+
+// DefaultNameKey is the key under which the logger's name is written.
+const DefaultNameKey = "logger"
+
+// DefaultNameSeparator joins the names given to WithName, like zapr and klog.
+const DefaultNameSeparator = "."
+
+// DefaultStacktraceKey is the key of the stack trace added by [StackTraces].
+const DefaultStacktraceKey = "stacktrace"
+
+// MissingValue is the value written for a final key that has no value.
+const MissingValue = "(MISSING)"
+
+// Option configures [NewLogger].
+type Option func(*config)
+
+type config struct {
+	errorKey   string
+	nameKey    string
+	nameSep    string
+	nameKeySet bool
+	namer      func(h slog.Handler, name string) slog.Handler
+	noPC       bool
+	shrink     bool
+	stackLevel slog.Leveler
+	stackKey   string
+	onError    func(error)
+}
+
+// ErrorKey sets the key under which Logger.Error writes its error (default "error").
+func ErrorKey(key string) Option { return func(c *config) { c.errorKey = key } }
+
+// NameKey sets the key under which the logger name is written (default "logger").
+// Setting it also disables the handler's native naming (see [Namer]).
+func NameKey(key string) Option {
+	return func(c *config) { c.nameKey = key; c.nameKeySet = true }
+}
+
+// NameSeparator sets the string joining nested names (default ".").
+func NameSeparator(sep string) Option { return func(c *config) { c.nameSep = sep } }
+
+// Namer makes the sink name its handler with fn(root, fullName) instead of
+// adding the name attribute itself. root is the handler given to NewLogger and
+// fullName the names joined with the separator; the handler returned must
+// write the name. asyncbus handlers are named with their Named method by
+// default, so that per-logger level rules apply to logr names.
+func Namer(fn func(root slog.Handler, fullName string) slog.Handler) Option {
+	return func(c *config) { c.namer = fn }
+}
+
+// RecordCaller sets whether records carry the program counter of the logging
+// call (default true), so that a handler with AddSource prints the caller.
+// Turning it off saves the runtime.Callers call (about 100-200 ns).
+func RecordCaller(on bool) Option { return func(c *config) { c.noPC = !on } }
+
+// ShrinkObjects makes values that have GetName() string and GetNamespace() string
+// methods (Kubernetes objects) render as {"name":…,"namespace":…} instead of
+// in full, like controller-runtime's production encoder does.
+func ShrinkObjects(on bool) Option { return func(c *config) { c.shrink = on } }
+
+// StackTraces adds a stack trace of the logging goroutine, under key
+// "stacktrace", to every record at or above level (nil: never, the default).
+// The trace starts at the logging call.
+func StackTraces(level slog.Leveler) Option { return func(c *config) { c.stackLevel = level } }
+
+// StacktraceKey sets the key used by [StackTraces] (default "stacktrace").
+func StacktraceKey(key string) Option { return func(c *config) { c.stackKey = key } }
+
+// OnHandleError receives the errors the handler returns from Handle (logr's
+// API has no way to return them). By default they are ignored: asyncbus
+// handlers count them in their Stats.
+func OnHandleError(fn func(error)) Option { return func(c *config) { c.onError = fn } }
+
+// NewLogger returns a logr.Logger writing into h. Its sink implements
+// logr.LogSink, logr.CallDepthLogSink and logr.SlogSink, so
+// logr.FromSlogHandler(logr.ToSlogHandler(l)) gives back the same sink and V.
+func NewLogger(h slog.Handler, opts ...Option) logr.Logger {
+	cfg := &config{
+		errorKey: DefaultErrorKey,
+		nameKey:  DefaultNameKey,
+		nameSep:  DefaultNameSeparator,
+		stackKey: DefaultStacktraceKey,
+	}
+	for _, o := range opts {
+		o(cfg)
+	}
+	if cfg.namer == nil && !cfg.nameKeySet {
+		cfg.namer = nativeNamer(h)
+	}
+	return logr.New(&sink{cfg: cfg, root: h, h: h})
+}
+
+// op is one WithValues/WithAttrs (attrs) or WithGroup (group) step, kept so
+// that WithName can rebuild the handler with the name attribute first.
+type op struct {
+	attrs []slog.Attr
+	group string
+}
+
+// sink is immutable once built (Init excepted, see there): every With*
+// returns a new sink, so it is safe for concurrent use.
+type sink struct {
+	cfg       *config
+	root      slog.Handler // the handler given to NewLogger
+	h         slog.Handler // root + name + ops, what records go to
+	name      string
+	ops       []op
+	infoDepth int // logr.RuntimeInfo.CallDepth
+	depth     int // sum of WithCallDepth calls; may be negative
+}
+
+var (
+	_ logr.LogSink          = (*sink)(nil)
+	_ logr.CallDepthLogSink = (*sink)(nil)
+	_ logr.SlogSink         = (*sink)(nil)
+)
+
+// Init implements logr.LogSink. logr calls it from logr.New, also when
+// FromSlogHandler wraps an existing sink again; it only writes when the value
+// changes (logr always passes CallDepth 1), so concurrent round trips do not
+// race.
+func (s *sink) Init(info logr.RuntimeInfo) {
+	if s.infoDepth != info.CallDepth {
+		s.infoDepth = info.CallDepth
+	}
+}
+
+// Enabled implements logr.LogSink: V(level) is slog level -level.
+func (s *sink) Enabled(level int) bool {
+	return s.h.Enabled(context.Background(), slog.Level(-level))
+}
+
+// Info implements logr.LogSink.
+func (s *sink) Info(level int, msg string, keysAndValues ...any) {
+	s.log(slog.Level(-level), nil, msg, keysAndValues)
+}
+
+// Error implements logr.LogSink. The record is at slog.LevelError whatever V.
+func (s *sink) Error(err error, msg string, keysAndValues ...any) {
+	if !s.h.Enabled(context.Background(), slog.LevelError) {
+		return
+	}
+	s.log(slog.LevelError, err, msg, keysAndValues)
+}
+
+// callerSkip is the runtime.Callers skip reaching logr.Logger's caller from log:
+// runtime.Callers, log, Info/Error, then infoDepth frames of logr.
+const callerSkip = 3
+
+// maxStack bounds the frames written by StackTraces.
+const maxStack = 64
+
+func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
+	var pc uintptr
+	var stack string
+	skip := max(callerSkip+s.infoDepth+s.depth, 0)
+	if s.cfg.stackLevel != nil && level >= s.cfg.stackLevel.Level() {
+		var pcs [maxStack]uintptr
+		n := runtime.Callers(skip, pcs[:])
+		if n > 0 {
+			pc = pcs[0]
+		}
+		stack = formatStack(pcs[:n])
+	} else if !s.cfg.noPC {
+		var pcs [1]uintptr
+		runtime.Callers(skip, pcs[:])
+		pc = pcs[0]
+	}
+	r := slog.NewRecord(time.Now(), level, msg, pc)
+	if err != nil {
+		r.AddAttrs(slog.String(s.cfg.errorKey, safeError(err)))
+	}
+	s.cfg.addKVs(&r, kv)
+	if stack != "" {
+		r.AddAttrs(slog.String(s.cfg.stackKey, stack))
+	}
+	if herr := s.h.Handle(context.Background(), r); herr != nil && s.cfg.onError != nil {
+		s.cfg.onError(herr)
+	}
+}
+
+// WithValues implements logr.LogSink. The values are converted and handed to
+// the handler's WithAttrs once; the parent is not changed.
+func (s *sink) WithValues(keysAndValues ...any) logr.LogSink {
+	if len(keysAndValues) == 0 {
+		return s
+	}
+	return s.withAttrs(s.cfg.kvToAttrs(keysAndValues))
+}
+
+func (s *sink) withAttrs(attrs []slog.Attr) *sink {
+	c := *s
+	c.ops = append(s.ops[:len(s.ops):len(s.ops)], op{attrs: attrs}) // full slice expression: never writes into the parent's array
+	c.h = s.h.WithAttrs(attrs)
+	return &c
+}
+
+// WithName implements logr.LogSink: names join with the separator.
+func (s *sink) WithName(name string) logr.LogSink {
+	c := *s
+	if s.name == "" {
+		c.name = name
+	} else {
+		c.name = s.name + s.cfg.nameSep + name
+	}
+	c.h = c.rebuild()
+	return &c
+}
+
+// rebuild derives the handler from root: name first, then every op in order.
+func (s *sink) rebuild() slog.Handler {
+	h := s.root
+	if s.name != "" {
+		if s.cfg.namer != nil {
+			h = s.cfg.namer(h, s.name)
+		} else {
+			h = h.WithAttrs([]slog.Attr{slog.String(s.cfg.nameKey, s.name)})
+		}
+	}
+	for _, o := range s.ops {
+		if o.attrs != nil {
+			h = h.WithAttrs(o.attrs)
+		} else {
+			h = h.WithGroup(o.group)
+		}
+	}
+	return h
+}
+
+// WithCallDepth implements logr.CallDepthLogSink; depths add up and may be
+// negative (controller-runtime's delegating sink passes -1).
+func (s *sink) WithCallDepth(depth int) logr.LogSink {
+	c := *s
+	c.depth += depth
+	return &c
+}
+
+// Handle implements logr.SlogSink. Records keep their level (Warn stays Warn)
+// and their PC; the handler's Enabled is consulted because logr's slog adapter
+// reports every Error-or-above record as enabled.
+func (s *sink) Handle(ctx context.Context, r slog.Record) error {
+	if !s.h.Enabled(ctx, r.Level) {
+		return nil
+	}
+	if s.cfg.stackLevel != nil && r.Level >= s.cfg.stackLevel.Level() {
+		r = r.Clone() // we add an attribute; the caller's record may share its backing array
+		r.AddAttrs(slog.String(s.cfg.stackKey, stackFrom(r.PC)))
+	}
+	return s.h.Handle(ctx, r)
+}
+
+// WithAttrs implements logr.SlogSink.
+func (s *sink) WithAttrs(attrs []slog.Attr) logr.SlogSink {
+	if len(attrs) == 0 {
+		return s
+	}
+	return s.withAttrs(attrs)
+}
+
+// WithGroup implements logr.SlogSink.
+func (s *sink) WithGroup(name string) logr.SlogSink {
+	c := *s
+	c.ops = append(s.ops[:len(s.ops):len(s.ops)], op{group: name}) // full slice expression: parent untouched
+	c.h = s.h.WithGroup(name)
+	return &c
+}
+
+// Handler returns the slog.Handler that l's records go to (with l's name and
+// values applied), or false if l was not made by this package.
+func Handler(l logr.Logger) (slog.Handler, bool) {
+	s, ok := l.GetSink().(*sink)
+	if !ok {
+		return nil, false
+	}
+	return s.h, true
+}
+
+// Flush flushes the handler behind l when it has a Flush() error method
+// (asyncbus handlers do): every record logged before the call is then in the
+// writer. It returns nil for other handlers and loggers.
+func Flush(l logr.Logger) error {
+	s, ok := l.GetSink().(*sink)
+	if !ok {
+		return nil
+	}
+	if f, ok := s.root.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
+}
+
+// Close closes the handler behind l when it has a Close() error method
+// (asyncbus handlers do: flush and stop). It returns nil otherwise.
+func Close(l logr.Logger) error {
+	s, ok := l.GetSink().(*sink)
+	if !ok {
+		return nil
+	}
+	if c, ok := s.root.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}

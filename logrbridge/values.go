@@ -1,0 +1,231 @@
+package logrbridge
+
+import (
+	"fmt"
+	"log/slog"
+	"reflect"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// addKVs appends logr key/value pairs to r, in chunks converted on the stack
+// (Record.AddAttrs copies them, so the array does not escape).
+func (c *config) addKVs(r *slog.Record, kv []any) {
+	var chunk [8]slog.Attr
+	n := 0
+	for i := 0; i < len(kv); i += 2 {
+		chunk[n] = c.pair(kv, i)
+		n++
+		if n == len(chunk) {
+			r.AddAttrs(chunk[:n]...)
+			n = 0
+		}
+	}
+	if n > 0 {
+		r.AddAttrs(chunk[:n]...)
+	}
+}
+
+// kvToAttrs converts logr key/value pairs into attributes.
+func (c *config) kvToAttrs(kv []any) []slog.Attr {
+	attrs := make([]slog.Attr, 0, (len(kv)+1)/2)
+	for i := 0; i < len(kv); i += 2 {
+		attrs = append(attrs, c.pair(kv, i))
+	}
+	return attrs
+}
+
+// pair converts kv[i], kv[i+1]. A non-string key is rendered with fmt.Sprint
+// and a final key without a value gets MissingValue; both keep the following
+// pairs.
+func (c *config) pair(kv []any, i int) slog.Attr {
+	key, ok := kv[i].(string)
+	if !ok {
+		key = keyString(kv[i])
+	}
+	if i+1 >= len(kv) {
+		return slog.String(key, MissingValue)
+	}
+	return slog.Attr{Key: key, Value: c.value(kv[i+1])}
+}
+
+func keyString(k any) string {
+	// fmt recovers from panicking String/Error methods itself.
+	return fmt.Sprint(k)
+}
+
+// value converts one logr value into a slog.Value. Plain types take the fast
+// path and allocate nothing.
+func (c *config) value(v any) slog.Value {
+	if val, ok := plainValue(v); ok {
+		return val
+	}
+	if c.shrink {
+		if o, ok := v.(objectMeta); ok {
+			return shrink(o)
+		}
+	}
+	marshaled := false
+	if m, ok := v.(logr.Marshaler); ok {
+		var p any
+		v, p = safeMarshalLog(m)
+		if p != nil {
+			return slog.StringValue(panicString(p))
+		}
+		if val, ok := plainValue(v); ok {
+			return val
+		}
+		marshaled = true
+	}
+	switch x := v.(type) {
+	case slog.LogValuer:
+		return safeLogValue(x)
+	case fmt.Stringer:
+		return slog.StringValue(safeString(x))
+	case error:
+		return slog.StringValue(safeError(x))
+	}
+	if marshaled {
+		if ref, ok := kubeRef(v); ok {
+			return ref
+		}
+	}
+	return slog.AnyValue(v)
+}
+
+// plainValue handles the types slog has a Kind for, without boxing again.
+func plainValue(v any) (slog.Value, bool) {
+	switch x := v.(type) {
+	case nil:
+		return slog.AnyValue(nil), true
+	case string:
+		return slog.StringValue(x), true
+	case int:
+		return slog.IntValue(x), true
+	case int64:
+		return slog.Int64Value(x), true
+	case int32:
+		return slog.Int64Value(int64(x)), true
+	case int16:
+		return slog.Int64Value(int64(x)), true
+	case int8:
+		return slog.Int64Value(int64(x)), true
+	case uint:
+		return slog.Uint64Value(uint64(x)), true
+	case uint64:
+		return slog.Uint64Value(x), true
+	case uint32:
+		return slog.Uint64Value(uint64(x)), true
+	case uint16:
+		return slog.Uint64Value(uint64(x)), true
+	case uint8:
+		return slog.Uint64Value(uint64(x)), true
+	case float64:
+		return slog.Float64Value(x), true
+	case float32:
+		return slog.Float64Value(float64(x)), true
+	case bool:
+		return slog.BoolValue(x), true
+	case time.Duration:
+		return slog.DurationValue(x), true
+	case time.Time:
+		return slog.TimeValue(x), true
+	case slog.Value:
+		return x, true
+	}
+	return slog.Value{}, false
+}
+
+// panicString renders a recovered panic the way klog and funcr do.
+func panicString(p any) string { return fmt.Sprintf("<panic: %v>", p) }
+
+func safeMarshalLog(m logr.Marshaler) (v any, p any) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, p = nil, r
+		}
+	}()
+	return m.MarshalLog(), nil
+}
+
+func safeString(s fmt.Stringer) (str string) {
+	defer func() {
+		if r := recover(); r != nil {
+			str = panicString(r)
+		}
+	}()
+	return s.String()
+}
+
+func safeError(e error) (str string) {
+	defer func() {
+		if r := recover(); r != nil {
+			str = panicString(r)
+		}
+	}()
+	return e.Error()
+}
+
+// safeLogValue resolves a LogValuer; a panic in its LogValue becomes the
+// panic string (slog's own Resolve catches panics further down the chain).
+func safeLogValue(lv slog.LogValuer) (val slog.Value) {
+	defer func() {
+		if r := recover(); r != nil {
+			val = slog.StringValue(panicString(r))
+		}
+	}()
+	return lv.LogValue().Resolve()
+}
+
+// objectMeta is the part of a Kubernetes object that ShrinkObjects keeps.
+type objectMeta interface {
+	GetName() string
+	GetNamespace() string
+}
+
+func shrink(o objectMeta) (val slog.Value) {
+	if rv := reflect.ValueOf(o); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return slog.AnyValue(nil)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			val = slog.StringValue(panicString(r))
+		}
+	}()
+	return refValue(o.GetName(), o.GetNamespace())
+}
+
+func refValue(name, namespace string) slog.Value {
+	if namespace == "" {
+		return slog.GroupValue(slog.String("name", name))
+	}
+	return slog.GroupValue(slog.String("name", name), slog.String("namespace", namespace))
+}
+
+// kubeRef recognises what klog.ObjectRef and types.NamespacedName return from
+// MarshalLog: a struct with exactly the string fields Name and Namespace.
+func kubeRef(v any) (slog.Value, bool) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Struct || rv.NumField() != 2 {
+		return slog.Value{}, false
+	}
+	t := rv.Type()
+	name, ns := -1, -1
+	for i := range 2 {
+		f := t.Field(i)
+		if f.Type.Kind() != reflect.String || !f.IsExported() {
+			return slog.Value{}, false
+		}
+		switch f.Name {
+		case "Name":
+			name = i
+		case "Namespace":
+			ns = i
+		}
+	}
+	if name < 0 || ns < 0 {
+		return slog.Value{}, false
+	}
+	return refValue(rv.Field(name).String(), rv.Field(ns).String()), true
+}
