@@ -1,0 +1,242 @@
+package otelbridge
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/trace"
+)
+
+func newBus(t *testing.T, buf *syncBuffer, opts *asyncbus.Options) *asyncbus.Handler {
+	t.Helper()
+	h := asyncbus.NewHandler(buf, opts)
+	t.Cleanup(func() { _ = h.Close() })
+	return h
+}
+
+// TestProcessorIntoAsyncbus sends SDK records through the Processor into a
+// real asyncbus handler: Shutdown must flush them to the output.
+func TestProcessorIntoAsyncbus(t *testing.T) {
+	var buf syncBuffer
+	h := newBus(t, &buf, &asyncbus.Options{Level: asyncbus.LevelTrace})
+	l, lp := emitter(t, NewProcessor(h))
+	const n = 1000
+	for i := range n {
+		r := record(log.SeverityWarn, attribute.StringValue("via otel"), attribute.Int("i", i), attribute.Map("g", attribute.String("k", "v")))
+		r.SetEventName("evt")
+		l.Emit(spanCtx(1), r)
+	}
+	require.NoError(t, lp.Shutdown(context.Background()))
+	lines := buf.lines(t)
+	require.Len(t, lines, n)
+	for i, m := range lines {
+		assert.Equal(t, "via otel", m["msg"])
+		assert.Equal(t, float64(i), m["i"])
+		assert.Equal(t, "evt", m[KeyEventName])
+		assert.Equal(t, tid.String(), m[KeyTraceID])
+		assert.Equal(t, sid.String(), m[KeySpanID])
+		assert.Equal(t, "01", m[KeyTraceFlags])
+		assert.Equal(t, map[string]any{"k": "v"}, m["g"])
+	}
+	st := h.Stats()
+	assert.Equal(t, uint64(n), st.Written)
+	assert.Zero(t, st.Dropped)
+}
+
+func TestExporterIntoAsyncbusAfterClose(t *testing.T) {
+	var buf syncBuffer
+	h := asyncbus.NewHandler(&buf, nil)
+	e := NewExporter(h)
+	recs := capture(t, record(log.SeverityInfo, attribute.StringValue("a")), record(log.SeverityInfo, attribute.StringValue("b")))
+	require.NoError(t, e.Export(context.Background(), recs))
+	require.NoError(t, h.Close())
+	// The handler refuses records after Close: the export reports it.
+	err := e.Export(context.Background(), recs)
+	require.ErrorIs(t, err, asyncbus.ErrClosed)
+	assert.Contains(t, err.Error(), "2 of 2 records failed")
+	assert.Len(t, buf.lines(t), 2)
+}
+
+func TestTraceContextStyles(t *testing.T) {
+	tests := []struct {
+		name  string
+		style Style
+		opts  []TraceOption
+		want  map[string]any
+	}{
+		{"otel", StyleOTel, nil, map[string]any{
+			KeyTraceID: "4bf92f3577b34da6a3ce929d0e0e4736", KeySpanID: "00f067aa0ba902b7", KeyTraceFlags: "01"}},
+		{"ecs", StyleECS, nil, map[string]any{
+			KeyECSTraceID: "4bf92f3577b34da6a3ce929d0e0e4736", KeyECSSpanID: "00f067aa0ba902b7"}},
+		{"google cloud", StyleGoogleCloud, []TraceOption{WithProjectID("my-project")}, map[string]any{
+			KeyGCPTrace: "projects/my-project/traces/4bf92f3577b34da6a3ce929d0e0e4736", KeyGCPSpanID: "00f067aa0ba902b7"}},
+		{"google cloud without project", StyleGoogleCloud, nil, map[string]any{
+			KeyGCPTrace: "4bf92f3577b34da6a3ce929d0e0e4736", KeyGCPSpanID: "00f067aa0ba902b7"}},
+		// 0xa3ce929d0e0e4736 = 11803532876627986230, 0x00f067aa0ba902b7 = 67667974448284343
+		{"datadog", StyleDatadog, nil, map[string]any{
+			KeyDDTraceID: "11803532876627986230", KeyDDSpanID: "67667974448284343"}},
+	}
+	allKeys := []string{KeyTraceID, KeySpanID, KeyTraceFlags, KeyECSTraceID, KeyECSSpanID, KeyGCPTrace, KeyGCPSpanID, KeyDDTraceID, KeyDDSpanID}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf syncBuffer
+			h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(tc.style, tc.opts...)})
+			l := slog.New(h)
+			l.InfoContext(spanCtx(trace.FlagsSampled), "with span")
+			l.InfoContext(context.Background(), "no span")
+			invalid := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid}))
+			l.InfoContext(invalid, "invalid span")
+			require.NoError(t, h.Flush())
+			lines := buf.lines(t)
+			require.Len(t, lines, 3)
+			for k, v := range tc.want {
+				assert.Equal(t, v, lines[0][k], k)
+			}
+			for _, m := range lines[1:] {
+				for _, k := range allKeys {
+					assert.NotContains(t, m, k, "%s: %s", m["msg"], k)
+				}
+			}
+		})
+	}
+}
+
+func TestTraceFlagsHex(t *testing.T) {
+	var buf syncBuffer
+	h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(StyleOTel)})
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: 0xab}))
+	slog.New(h).InfoContext(ctx, "x")
+	require.NoError(t, h.Flush())
+	assert.Equal(t, "ab", buf.lines(t)[0][KeyTraceFlags])
+}
+
+func TestRegisterMetrics(t *testing.T) {
+	var buf syncBuffer
+	h := asyncbus.NewHandler(&buf, nil)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+
+	reg, err := RegisterMetrics(mp.Meter("asyncbus"), h)
+	require.NoError(t, err)
+
+	l := slog.New(h)
+	const n = 25
+	for i := range n {
+		l.Info("m", "i", i)
+	}
+	require.NoError(t, h.Flush())
+	require.NoError(t, h.Close())
+	require.ErrorIs(t, h.Handle(context.Background(), slog.NewRecord(ts, slog.LevelInfo, "late", 0)), asyncbus.ErrClosed)
+
+	got := collect(t, reader)
+	st := h.Stats()
+	assert.Equal(t, int64(n+1), got[MetricEnqueued][""], "enqueued counts the refused record too")
+	assert.Equal(t, int64(n), got[MetricWritten][""])
+	assert.Equal(t, int64(0), got[MetricFailed][""])
+	assert.Equal(t, int64(1), got[MetricDropped]["closed"])
+	assert.Equal(t, int64(0), got[MetricDropped]["overflow"])
+	assert.Equal(t, int64(st.Batches), got[MetricBatches][""])
+	assert.Equal(t, int64(st.WrittenBytes), got[MetricWrittenByte][""])
+	assert.Equal(t, int64(st.Capacity), got[MetricCapacity][""])
+	assert.Equal(t, int64(st.BatchTarget), got[MetricBatchSize][""])
+	assert.Equal(t, int64(0), got[MetricQueueDepth][""])
+	assert.Contains(t, got, MetricQueueHigh)
+	assert.Positive(t, got[MetricCapacity][""])
+
+	require.NoError(t, reg.Unregister())
+	assert.Empty(t, collect(t, reader))
+}
+
+func TestRegisterMetricsErrors(t *testing.T) {
+	mp := sdkmetric.NewMeterProvider()
+	_, err := RegisterMetrics(mp.Meter("x"), nil)
+	require.Error(t, err)
+	_, err = RegisterMetrics(nil, asyncbus.NewHandler(&syncBuffer{}, nil))
+	require.Error(t, err)
+}
+
+// collect returns metric name → "reason" attribute (or "") → value.
+func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, r.Collect(context.Background(), &rm))
+	out := map[string]map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			var points []metricdata.DataPoint[int64]
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				assert.True(t, d.IsMonotonic, m.Name)
+				points = d.DataPoints
+			case metricdata.Gauge[int64]:
+				points = d.DataPoints
+			default:
+				t.Fatalf("unexpected data %T for %s", m.Data, m.Name)
+			}
+			for _, p := range points {
+				reason, _ := p.Attributes.Value("reason")
+				if out[m.Name] == nil {
+					out[m.Name] = map[string]int64{}
+				}
+				out[m.Name][reason.AsString()] = p.Value
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkTraceContext measures the hook inside a full asyncbus Handle.
+func BenchmarkTraceContext(b *testing.B) {
+	for _, style := range []Style{StyleOTel, StyleECS, StyleGoogleCloud, StyleDatadog} {
+		b.Run(styleName(style), func(b *testing.B) {
+			h := asyncbus.NewHandler(discard{}, &asyncbus.Options{Context: TraceContext(style, WithProjectID("p"))})
+			defer h.Close()
+			ctx := spanCtx(1)
+			r := slog.NewRecord(ts, slog.LevelInfo, "m", 0)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = h.Handle(ctx, r)
+			}
+		})
+	}
+}
+
+// BenchmarkProcessorAsyncbus is OnEmit of a 5-attribute record into asyncbus.
+func BenchmarkProcessorAsyncbus(b *testing.B) {
+	h := asyncbus.NewHandler(discard{}, nil)
+	defer h.Close()
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(NewProcessor(h)))
+	l := lp.Logger("bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		// Timestamp now, observed timestamp set by the SDK: both in the same
+		// second, as in real use (the encoder caches one second per zone).
+		var r log.Record
+		r.SetTimestamp(time.Now())
+		r.SetSeverity(log.SeverityInfo)
+		r.SetBody(attribute.StringValue("m"))
+		r.AddAttributes(attribute.String("a", "x"), attribute.Int("b", 1), attribute.Bool("c", true), attribute.Float64("d", 1.5), attribute.String("e", "y"))
+		l.Emit(ctx, r)
+	}
+	_ = h.Flush()
+}
+
+func styleName(s Style) string {
+	return [...]string{"otel", "ecs", "gcp", "datadog"}[s]
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

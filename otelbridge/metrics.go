@@ -1,0 +1,100 @@
+package otelbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/asyncbus/asyncbus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Names of the instruments [RegisterMetrics] creates.
+const (
+	MetricEnqueued    = "asyncbus.records.enqueued" // counter: Stats.Enqueued
+	MetricWritten     = "asyncbus.records.written"  // counter: Stats.Written
+	MetricDropped     = "asyncbus.records.dropped"  // counter: Stats.Dropped, split by reason
+	MetricFailed      = "asyncbus.records.failed"   // counter: Stats.Failed
+	MetricBatches     = "asyncbus.batches"          // counter: Stats.Batches
+	MetricQueueDepth  = "asyncbus.queue.depth"      // gauge: Stats.QueueDepth (bytes)
+	MetricQueueHigh   = "asyncbus.queue.high_water" // gauge: Stats.QueueHighWater (bytes)
+	MetricCapacity    = "asyncbus.queue.capacity"   // gauge: Stats.Capacity (bytes)
+	MetricBatchSize   = "asyncbus.batch.size"       // gauge: Stats.BatchTarget (records)
+	MetricWrittenByte = "asyncbus.written.bytes"    // counter: Stats.WrittenBytes
+)
+
+// Values of the "reason" attribute on [MetricDropped].
+var (
+	dropOverflow = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "overflow")))
+	dropClosed   = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "closed")))
+)
+
+// RegisterMetrics publishes h's Stats as observable instruments on meter,
+// read once per collection with a single Stats call:
+//
+//   - counters asyncbus.records.enqueued, .written, .failed, and
+//     .dropped (attribute reason = "overflow" or "closed"), asyncbus.batches
+//     and asyncbus.written.bytes;
+//   - gauges asyncbus.queue.depth, .high_water and .capacity (bytes in the
+//     ring) and asyncbus.batch.size (the bus's current target batch size).
+//
+// Unregister the returned Registration to stop observing h.
+func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registration, error) {
+	if meter == nil || h == nil {
+		return nil, errors.New("otelbridge: RegisterMetrics needs a meter and a handler")
+	}
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
+		c, err := meter.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+		g, err := meter.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return g
+	}
+	enqueued := counter(MetricEnqueued, "{record}", "Records accepted into the bus.")
+	written := counter(MetricWritten, "{record}", "Records written to the output.")
+	dropped := counter(MetricDropped, "{record}", "Records dropped because the ring was full or the bus closed.")
+	failed := counter(MetricFailed, "{record}", "Records whose write failed.")
+	batches := counter(MetricBatches, "{batch}", "Batches written to the output.")
+	bytes := counter(MetricWrittenByte, "By", "Bytes written to the output.")
+	depth := gauge(MetricQueueDepth, "By", "Bytes waiting in the ring.")
+	high := gauge(MetricQueueHigh, "By", "Highest ring occupancy seen.")
+	capacity := gauge(MetricCapacity, "By", "Ring capacity.")
+	batch := gauge(MetricBatchSize, "{record}", "Current target batch size of the drainer.")
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("otelbridge: creating instruments: %w", err)
+	}
+	reg, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		s := h.Stats()
+		o.ObserveInt64(enqueued, clamp(s.Enqueued))
+		o.ObserveInt64(written, clamp(s.Written))
+		// Dropped includes DroppedClosed; split it so the two reasons sum to it.
+		o.ObserveInt64(dropped, clamp(s.Dropped-min(s.DroppedClosed, s.Dropped)), dropOverflow)
+		o.ObserveInt64(dropped, clamp(s.DroppedClosed), dropClosed)
+		o.ObserveInt64(failed, clamp(s.Failed))
+		o.ObserveInt64(batches, clamp(s.Batches))
+		o.ObserveInt64(bytes, clamp(s.WrittenBytes))
+		o.ObserveInt64(depth, clamp(s.QueueDepth))
+		o.ObserveInt64(high, clamp(s.QueueHighWater))
+		o.ObserveInt64(capacity, clamp(s.Capacity))
+		o.ObserveInt64(batch, clamp(s.BatchTarget))
+		return nil
+	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch)
+	if err != nil {
+		return nil, fmt.Errorf("otelbridge: registering callback: %w", err)
+	}
+	return reg, nil
+}
+
+// clamp converts a counter to int64, saturating instead of wrapping.
+func clamp(v uint64) int64 {
+	if v > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
+}

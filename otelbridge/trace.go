@@ -1,0 +1,128 @@
+package otelbridge
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
+
+	"github.com/asyncbus/asyncbus"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Style selects the field names and formats [TraceContext] writes.
+type Style int
+
+const (
+	// StyleOTel writes OpenTelemetry's trace_id, span_id (lowercase hex) and
+	// trace_flags (two hex digits). It is the zero value.
+	StyleOTel Style = iota
+	// StyleECS writes Elastic Common Schema trace.id and span.id (hex).
+	StyleECS
+	// StyleGoogleCloud writes logging.googleapis.com/trace as
+	// "projects/<project>/traces/<hex>" (set the project with
+	// [WithProjectID]; without one the bare hex trace ID is written) and
+	// logging.googleapis.com/spanId (hex).
+	StyleGoogleCloud
+	// StyleDatadog writes dd.trace_id and dd.span_id as decimal strings of
+	// the low 64 bits of the trace ID and of the span ID. They are strings
+	// because 64-bit values do not survive JSON parsers that use doubles;
+	// this is also how Datadog's own Go tracer injects them.
+	StyleDatadog
+)
+
+// Field names written by [TraceContext].
+const (
+	KeyECSTraceID   = "trace.id"                      // StyleECS trace ID
+	KeyECSSpanID    = "span.id"                       // StyleECS span ID
+	KeyGCPTrace     = "logging.googleapis.com/trace"  // StyleGoogleCloud trace resource name
+	KeyGCPSpanID    = "logging.googleapis.com/spanId" // StyleGoogleCloud span ID
+	KeyDDTraceID    = "dd.trace_id"                   // StyleDatadog trace ID (decimal)
+	KeyDDSpanID     = "dd.span_id"                    // StyleDatadog span ID (decimal)
+	maxGCPProjectID = 100                             // far above GCP's 30-character limit; longer IDs still work, via the heap
+)
+
+// TraceOption configures [TraceContext].
+type TraceOption func(*traceConfig)
+
+type traceConfig struct {
+	project string
+}
+
+// WithProjectID sets the Google Cloud project ID used by [StyleGoogleCloud].
+func WithProjectID(id string) TraceOption { return func(c *traceConfig) { c.project = id } }
+
+// TraceContext returns a hook for asyncbus Options.Context that writes the
+// identifiers of the span in the record's context, read with
+// trace.SpanContextFromContext, in the given style. Nothing is written when
+// the span context is not valid. With a valid span the hook allocates
+// nothing: identifiers are encoded into stack arrays and written with
+// FieldWriter.AddBytes. An unknown style behaves as [StyleOTel].
+func TraceContext(style Style, opts ...TraceOption) func(context.Context, *asyncbus.FieldWriter) {
+	var cfg traceConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	switch style {
+	case StyleECS:
+		return func(ctx context.Context, w *asyncbus.FieldWriter) {
+			sc := trace.SpanContextFromContext(ctx)
+			if !sc.IsValid() {
+				return
+			}
+			var buf [48]byte
+			tid, sid := sc.TraceID(), sc.SpanID()
+			hex.Encode(buf[:32], tid[:])
+			hex.Encode(buf[32:], sid[:])
+			w.AddBytes(KeyECSTraceID, buf[:32])
+			w.AddBytes(KeyECSSpanID, buf[32:])
+		}
+	case StyleGoogleCloud:
+		prefix := ""
+		if cfg.project != "" {
+			prefix = "projects/" + cfg.project + "/traces/"
+		}
+		return func(ctx context.Context, w *asyncbus.FieldWriter) {
+			sc := trace.SpanContextFromContext(ctx)
+			if !sc.IsValid() {
+				return
+			}
+			var buf [len("projects//traces/") + maxGCPProjectID + 32]byte
+			tid, sid := sc.TraceID(), sc.SpanID()
+			b := append(buf[:0], prefix...)
+			b = hex.AppendEncode(b, tid[:])
+			w.AddBytes(KeyGCPTrace, b)
+			var sb [16]byte
+			hex.Encode(sb[:], sid[:])
+			w.AddBytes(KeyGCPSpanID, sb[:])
+		}
+	case StyleDatadog:
+		return func(ctx context.Context, w *asyncbus.FieldWriter) {
+			sc := trace.SpanContextFromContext(ctx)
+			if !sc.IsValid() {
+				return
+			}
+			var buf [20]byte // the longest uint64 in decimal has 20 digits
+			tid, sid := sc.TraceID(), sc.SpanID()
+			w.AddBytes(KeyDDTraceID, strconv.AppendUint(buf[:0], binary.BigEndian.Uint64(tid[8:]), 10))
+			w.AddBytes(KeyDDSpanID, strconv.AppendUint(buf[:0], binary.BigEndian.Uint64(sid[:]), 10))
+		}
+	default:
+		return func(ctx context.Context, w *asyncbus.FieldWriter) {
+			sc := trace.SpanContextFromContext(ctx)
+			if !sc.IsValid() {
+				return
+			}
+			var buf [50]byte
+			tid, sid := sc.TraceID(), sc.SpanID()
+			hex.Encode(buf[:32], tid[:])
+			hex.Encode(buf[32:48], sid[:])
+			hex.Encode(buf[48:], []byte{byte(sc.TraceFlags())})
+			w.AddBytes(KeyTraceID, buf[:32])
+			w.AddBytes(KeySpanID, buf[32:48])
+			w.AddBytes(KeyTraceFlags, buf[48:])
+		}
+	}
+}
