@@ -1,10 +1,12 @@
 package async
 
 import (
+	"errors"
 	"io"
 	"math"
 	"runtime"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -167,6 +169,9 @@ func (d *drainer) collect() {
 				return // cut the batch at the gap; the marker opens the next one
 			}
 			d.takeGap()
+		}
+		if d.pos-d.head >= b.capacity {
+			return // the whole ring is in this batch: the word at pos is our own first header
 		}
 		off := d.pos & b.mask
 		// Acquire load: pairs with the producer's release store of the header,
@@ -459,7 +464,7 @@ func (d *drainer) park() {
 
 func (d *drainer) hasWork() bool {
 	b := d.b
-	return atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0 ||
+	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
 		b.flushPending.Load() ||
 		b.tail.Load()&closedBit != 0 ||
 		b.gapPos.Load() <= d.pos
@@ -533,6 +538,9 @@ func (d *drainer) sync() error {
 		return nil
 	}
 	err := s.Sync()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+		return nil // pipes, terminals, sockets: nothing to make durable
+	}
 	if err != nil {
 		d.report("sync", err)
 	}
