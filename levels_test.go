@@ -38,7 +38,8 @@ func TestParseLevel(t *testing.T) {
 		{in: "", err: true},
 		{in: "verbose", err: true},
 		{in: "warn+x", err: true},
-		{in: "+2", err: true},
+		{in: "+2", want: 2},
+		{in: "info+", err: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
