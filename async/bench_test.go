@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -191,5 +192,116 @@ func BenchmarkFileSinkMode(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 			b.ReportMetric(float64(st.Written)/float64(max(st.WriteCalls, 1)), "records/call")
 		})
+	}
+}
+
+// flushSentinel asks a chanWriter's goroutine to report that everything sent
+// before it has been written.
+var flushSentinel = new([]byte)
+
+// newCallCostChanWriter is a chanWriter whose channel holds a whole chunk,
+// so that the producer never waits on the consumer while it is timed.
+func newCallCostChanWriter(w io.Writer, capacity int) (*chanWriter, func()) {
+	c := &chanWriter{ch: make(chan *[]byte, capacity), bw: bufio.NewWriterSize(w, 64<<10), done: make(chan struct{})}
+	c.pool.New = func() any { b := make([]byte, 0, 256); return &b }
+	flushed := make(chan struct{})
+	go func() {
+		defer close(c.done)
+		for p := range c.ch {
+			if p == flushSentinel {
+				_ = c.bw.Flush()
+				flushed <- struct{}{}
+				continue
+			}
+			_, _ = c.bw.Write(*p)
+			*p = (*p)[:0]
+			c.pool.Put(p)
+		}
+		_ = c.bw.Flush()
+	}()
+	return c, func() { c.ch <- flushSentinel; <-flushed }
+}
+
+// BenchmarkEnqueueCall measures what a producer pays per record while the
+// queue has room: the cost a log call adds to the application. Records go
+// in timed chunks of callCostChunk; between chunks the timer stops and the
+// queue is drained, so no contender ever waits for its consumer while timed
+// (BenchmarkEnqueue measures end-to-end throughput instead). One untimed
+// chunk first faults the ring's pages in. "parallel"
+// splits each chunk over GOMAXPROCS goroutines. Sink: io.Discard.
+func BenchmarkEnqueueCall(b *testing.B) {
+	const callCostChunk = 1 << 20 // 1 Mi records of 208 ring bytes fit a 256 MiB ring
+	type contender struct {
+		name string
+		make func(b *testing.B) (write func([]byte) error, drain func(), stop func())
+	}
+	contenders := []contender{
+		{"bus", func(b *testing.B) (func([]byte) error, func(), func()) {
+			bus, err := New(io.Discard, Config{Capacity: 256 << 20, MaxLatency: DefaultMaxLatency})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return bus.Enqueue,
+				func() { _ = bus.Flush(context.Background()) },
+				func() { _ = bus.Close(context.Background()) }
+		}},
+		{"mutex_bufio", func(b *testing.B) (func([]byte) error, func(), func()) {
+			w := &mutexWriter{bw: bufio.NewWriterSize(io.Discard, 64<<10)}
+			return w.Write, func() { _ = w.Close() }, func() {}
+		}},
+		{"chan_bufio", func(b *testing.B) (func([]byte) error, func(), func()) {
+			c, flush := newCallCostChanWriter(io.Discard, callCostChunk+1)
+			return c.Write, flush, func() { _ = c.Close() }
+		}},
+	}
+	for _, parallel := range []bool{false, true} {
+		for _, c := range contenders {
+			name := c.name + "/single"
+			goroutines := 1
+			if parallel {
+				name = c.name + "/parallel"
+				goroutines = runtime.GOMAXPROCS(0)
+			}
+			b.Run(name, func(b *testing.B) {
+				write, drain, stop := c.make(b)
+				defer stop()
+				// Warm-up: one untimed chunk, so that the ring's pages are
+				// faulted in (as they are in a running service) and pools
+				// are filled.
+				for range callCostChunk {
+					_ = write(record200)
+				}
+				drain()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for done := 0; done < b.N; {
+					n := min(callCostChunk, b.N-done)
+					var wg sync.WaitGroup
+					for g := range goroutines {
+						share := n / goroutines
+						if g == 0 {
+							share += n % goroutines
+						}
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for range share {
+								if err := write(record200); err != nil {
+									b.Error(err)
+									return
+								}
+							}
+						}()
+					}
+					wg.Wait()
+					done += n
+					b.StopTimer()
+					drain()
+					b.StartTimer()
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			})
+		}
 	}
 }
