@@ -87,6 +87,9 @@ type config struct {
 	color      bool
 	loggerKey  string
 	root       *Encoder
+	// levelTok holds the pre-encoded level field (key and value) of every
+	// level in [levelTabMin, levelTabMax], for the fast path.
+	levelTok [levelTabMax - levelTabMin + 1]string
 }
 
 // Encoder is immutable after construction and safe for concurrent use.
@@ -105,6 +108,14 @@ type Encoder struct {
 	nOpenGroups int
 	// named is the pre-encoded logger-name field, without separator.
 	named []byte
+	// fast selects the specialised Append (see fast.go).
+	fast fastPath
+	// recGroups pre-encodes the groups a record's attrs are written in:
+	// for JSON the groups not yet open in pre ("a":{"b":{), for the
+	// text-like formats the whole dotted key prefix.
+	recGroups string
+	// recPrefixPlain reports that recGroups needs no quoting (Text).
+	recPrefixPlain bool
 }
 
 // New returns an Encoder for opts.
@@ -123,6 +134,8 @@ func New(opts Options) *Encoder {
 	}
 	e := &Encoder{c: c}
 	c.root = e
+	e.prepareConfig()
+	e.prepare()
 	return e
 }
 
@@ -135,6 +148,12 @@ func (e *Encoder) clone() *Encoder {
 		nOpenGroups: e.nOpenGroups,
 		named:       e.named,
 	}
+}
+
+// derived finishes an Encoder built by clone.
+func (e *Encoder) derived() *Encoder {
+	e.prepare()
+	return e
 }
 
 // WithAttrs returns an Encoder whose lines also carry attrs, pre-encoded
@@ -163,7 +182,7 @@ func (e *Encoder) WithAttrs(attrs []slog.Attr) *Encoder {
 		e2.nOpenGroups = len(e2.groups)
 	}
 	e2.pre = s.buf
-	return e2
+	return e2.derived()
 }
 
 func countEmptyGroups(as []slog.Attr) int {
@@ -184,7 +203,7 @@ func (e *Encoder) WithGroup(name string) *Encoder {
 	}
 	e2 := e.clone()
 	e2.groups = append(e2.groups, name)
-	return e2
+	return e2.derived()
 }
 
 // Named returns an Encoder that writes the top-level field LoggerKey=name
@@ -201,7 +220,7 @@ func (e *Encoder) Named(name string) *Encoder {
 			e2.named = s.buf
 		}
 	}
-	return e2
+	return e2.derived()
 }
 
 // Append appends one complete line (terminated by '\n') for r to dst and
@@ -212,6 +231,14 @@ func (e *Encoder) Named(name string) *Encoder {
 // before the pre-encoded WithAttrs/WithGroup state, never inside open
 // groups. ReplaceAttr applies to them with groups == nil. extra may be nil.
 func (e *Encoder) Append(dst []byte, r slog.Record, extra []slog.Attr) []byte {
+	switch e.fast {
+	case fastJSON:
+		return e.appendJSON(dst, &r, extra)
+	case fastText:
+		return e.appendText(dst, &r, extra)
+	case fastLogfmt:
+		return e.appendLogfmt(dst, &r, extra)
+	}
 	s := newState(e, dst, "")
 	stateGroups := s.groups
 	s.groups = nil // as in slog, ReplaceAttr sees nil groups for the built-ins

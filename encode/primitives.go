@@ -231,3 +231,110 @@ func appendTextQuote(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// digitPairs holds "00" through "99".
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
+
+// appendUint appends u in decimal (strconv.AppendUint(b, u, 10)).
+func appendUint(b []byte, u uint64) []byte {
+	if u < 10 {
+		return append(b, byte('0'+u))
+	}
+	if u < 100 {
+		return append(b, digitPairs[2*u], digitPairs[2*u+1])
+	}
+	if u < 10000 {
+		q := u / 100
+		r := u - q*100
+		if q < 10 {
+			return append(b, byte('0'+q), digitPairs[2*r], digitPairs[2*r+1])
+		}
+		return append(b, digitPairs[2*q], digitPairs[2*q+1], digitPairs[2*r], digitPairs[2*r+1])
+	}
+	var a [20]byte
+	i := len(a)
+	for u >= 100 {
+		q := u / 100
+		r := u - q*100
+		i -= 2
+		a[i], a[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		u = q
+	}
+	if u >= 10 {
+		i -= 2
+		a[i], a[i+1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		i--
+		a[i] = byte('0' + u)
+	}
+	return append(b, a[i:]...)
+}
+
+// appendInt appends v in decimal (strconv.AppendInt(b, v, 10)).
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		return appendUint(append(b, '-'), -uint64(v))
+	}
+	return appendUint(b, uint64(v))
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
+}
+
+// appendTextFloat appends f as slog's TextHandler does (%g, shortest).
+func appendTextFloat(b []byte, f float64) []byte {
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// appendNanos appends ".123456789" for ns in [0, 1e9) with trailing zeros
+// removed, and nothing for 0, as time.RFC3339Nano does.
+func appendNanos(b []byte, ns int) []byte {
+	if ns == 0 {
+		return b
+	}
+	var frac [10]byte
+	frac[0] = '.'
+	u := uint(ns)
+	for i := 8; i >= 2; i -= 2 {
+		q := u / 100
+		r := u - q*100
+		frac[i], frac[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		u = q
+	}
+	frac[1] = byte('0' + u)
+	n := len(frac)
+	for frac[n-1] == '0' {
+		n--
+	}
+	return append(b, frac[:n]...)
+}
+
+// appendTextKey appends prefix+key the way slog's TextHandler writes a key.
+func appendTextKey(b []byte, prefix, key string) []byte {
+	if len(prefix) == 0 {
+		return appendTextValueString(b, key)
+	}
+	if !needsQuoting(prefix) && !needsQuoting(key) {
+		b = append(b, prefix...)
+		return append(b, key...)
+	}
+	// strconv.Quote(prefix+key), piecewise: the prefix ends in '.', an
+	// ASCII byte, so escaping the two parts separately gives the same bytes.
+	b = append(b, '"')
+	b = appendQuotedInner(b, prefix)
+	b = appendQuotedInner(b, key)
+	return append(b, '"')
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 	"reflect"
 	"strconv"
 	"sync"
@@ -412,49 +411,22 @@ func (s *state) appendKey(key string) {
 
 // appendTextKey writes prefix+key the way slog's TextHandler does.
 func (s *state) appendTextKey(key string) {
-	if len(s.prefix) == 0 {
-		s.appendTextString(key)
-		return
-	}
-	p := bytesToString(s.prefix)
-	if !needsQuoting(p) && !needsQuoting(key) {
-		s.buf = append(s.buf, p...)
-		s.buf = append(s.buf, key...)
-		return
-	}
-	// strconv.Quote(prefix+key), piecewise: the prefix ends in '.', an
-	// ASCII byte, so escaping the two parts separately gives the same bytes.
-	s.buf = append(s.buf, '"')
-	s.buf = appendQuotedInner(s.buf, p)
-	s.buf = appendQuotedInner(s.buf, key)
-	s.buf = append(s.buf, '"')
+	s.buf = appendTextKey(s.buf, bytesToString(s.prefix), key)
 }
 
 func (s *state) appendTextString(str string) {
-	if needsQuoting(str) {
-		s.buf = appendTextQuote(s.buf, str)
-	} else {
-		s.buf = append(s.buf, str...)
-	}
+	s.buf = appendTextValueString(s.buf, str)
 }
 
 // appendString appends a string value in the current format.
 func (s *state) appendString(str string) {
 	switch s.c.format {
 	case JSON:
-		s.buf = append(s.buf, '"')
-		s.buf = appendEscapedJSON(s.buf, str)
-		s.buf = append(s.buf, '"')
+		s.buf = appendJSONString(s.buf, str)
 	case Logfmt:
-		if needsQuoting(str) {
-			s.buf = append(s.buf, '"')
-			s.buf = appendEscapedJSON(s.buf, str)
-			s.buf = append(s.buf, '"')
-		} else {
-			s.buf = append(s.buf, str...)
-		}
+		s.buf = appendLogfmtValueString(s.buf, str)
 	default:
-		s.appendTextString(str)
+		s.buf = appendTextValueString(s.buf, str)
 	}
 }
 
@@ -462,12 +434,7 @@ const errYear = "!ERROR:time.Time year outside of range [0,9999]"
 
 func (s *state) appendTime(t time.Time) {
 	if s.c.json {
-		if _, ok := stamp(t); !ok {
-			s.appendString(errYear)
-		}
-		s.buf = append(s.buf, '"')
-		s.buf = appendRFC3339Nano(s.buf, t)
-		s.buf = append(s.buf, '"')
+		s.buf = appendJSONTime(s.buf, t)
 		return
 	}
 	s.buf = appendRFC3339Millis(s.buf, t)
@@ -479,41 +446,17 @@ func (s *state) appendValue(v slog.Value) {
 
 // appendScalar appends v, whose kind is k (never KindGroup or KindLogValuer).
 func (s *state) appendScalar(v slog.Value, k slog.Kind) {
-	switch k {
-	case slog.KindString:
-		s.appendString(v.String())
-	case slog.KindInt64:
-		s.buf = strconv.AppendInt(s.buf, v.Int64(), 10)
-	case slog.KindUint64:
-		s.buf = strconv.AppendUint(s.buf, v.Uint64(), 10)
-	case slog.KindFloat64:
-		f := v.Float64()
-		if !s.c.json {
-			s.buf = strconv.AppendFloat(s.buf, f, 'g', -1, 64)
-			break
-		}
-		switch {
-		case f != f:
-			s.appendString("!ERROR:json: unsupported value: NaN")
-		case f > math.MaxFloat64:
-			s.appendString("!ERROR:json: unsupported value: +Inf")
-		case f < -math.MaxFloat64:
-			s.appendString("!ERROR:json: unsupported value: -Inf")
-		default:
-			s.buf = appendJSONFloat(s.buf, f)
-		}
-	case slog.KindBool:
-		s.buf = strconv.AppendBool(s.buf, v.Bool())
-	case slog.KindDuration:
-		if s.c.json {
-			s.buf = strconv.AppendInt(s.buf, int64(v.Duration()), 10)
-		} else {
-			s.buf = appendDuration(s.buf, v.Duration())
-		}
-	case slog.KindTime:
-		s.appendTime(v.Time())
-	default: // KindAny (groups and LogValuers are resolved by now)
+	if k == slog.KindAny {
 		s.appendAny(v.Any())
+		return
+	}
+	switch s.c.format {
+	case JSON:
+		s.buf = appendJSONScalar(s.buf, v, k)
+	case Logfmt:
+		s.buf = appendTextScalar(s.buf, v, k, true)
+	default:
+		s.buf = appendTextScalar(s.buf, v, k, false)
 	}
 }
 

@@ -29,8 +29,13 @@ var stampCache [4]atomic.Pointer[secStamp]
 // formats such years differently.
 func stamp(t time.Time) (*secStamp, bool) {
 	sec, loc := t.Unix(), t.Location()
-	// Look in every slot; remember where a new entry would go: the slot
-	// already used by loc, else an empty one, else the oldest second.
+	for i := range stampCache {
+		if c := stampCache[i].Load(); c != nil && c.unix == sec && c.loc == loc {
+			return c, true
+		}
+	}
+	// A miss: remember where a new entry would go: the slot already used by
+	// loc, else an empty one, else the oldest second.
 	victim, vsec, vsame := 0, int64(math.MaxInt64), false
 	for i := range stampCache {
 		c := stampCache[i].Load()
@@ -94,29 +99,6 @@ func append2(b []byte, v int) []byte {
 
 func append4(b []byte, v int) []byte {
 	return append(b, byte('0'+v/1000%10), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
-}
-
-// appendRFC3339Nano appends t as time.RFC3339Nano would format it.
-func appendRFC3339Nano(b []byte, t time.Time) []byte {
-	c, ok := stamp(t)
-	if !ok {
-		return t.AppendFormat(b, time.RFC3339Nano)
-	}
-	b = append(b, c.date[:]...)
-	if ns := t.Nanosecond(); ns != 0 {
-		var frac [10]byte
-		frac[0] = '.'
-		for i := 9; i >= 1; i-- {
-			frac[i] = byte('0' + ns%10)
-			ns /= 10
-		}
-		n := 10
-		for frac[n-1] == '0' {
-			n--
-		}
-		b = append(b, frac[:n]...)
-	}
-	return append(b, c.zone[:c.zlen]...)
 }
 
 // appendRFC3339Millis appends t in RFC 3339 with exactly three fractional
