@@ -61,3 +61,23 @@ func TestZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeAttrsInOtherSecondsDoNotAllocate: a record time and time attrs in
+// other seconds (an observed timestamp just behind, a deadline far ahead,
+// both in turn) must not make the per-second cache allocate per record.
+func TestTimeAttrsInOtherSecondsDoNotAllocate(t *testing.T) {
+	for _, f := range []Format{JSON, Text, Logfmt} {
+		e := New(Options{Format: f})
+		now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+		times := []time.Time{now.Add(-time.Second), now.Add(-90 * time.Minute), now.Add(48 * time.Hour), now.Add(-3 * time.Second), now.Add(-7 * time.Hour)}
+		buf := make([]byte, 0, 1024)
+		i := 0
+		allocs := testing.AllocsPerRun(500, func() {
+			r := slog.NewRecord(now, slog.LevelInfo, "m", 0)
+			r.AddAttrs(slog.Time("observed", times[i%len(times)]), slog.Time("other", times[(i+2)%len(times)]))
+			i++
+			buf = e.Append(buf[:0], r, nil)
+		})
+		require.Zero(t, allocs, "format %v", f)
+	}
+}

@@ -16,50 +16,44 @@ type secStamp struct {
 	zlen int
 }
 
-// stampCache holds the most recently used second for up to four locations,
-// so that records and time attrs in different zones do not evict each other. Readers Load a pointer to an
+// stampCache holds the four newest seconds seen, in any locations, so that
+// a record's time, an observed timestamp a second behind it and a time attr
+// in another zone do not evict each other. Readers Load a pointer to an
 // immutable secStamp; writers publish a fully built new one with Store, so
 // no reader can observe a partially written value (atomic.Pointer gives the
 // needed happens-before edge). A lost race only costs a rebuild.
 var stampCache [4]atomic.Pointer[secStamp]
 
-// stamp returns the cached per-second prefix for t, building (and publishing)
-// a new one on a miss. It reports false when t's year is outside [0,9999];
-// callers then fall back to time.Time.AppendFormat, as the standard library
-// formats such years differently.
-func stamp(t time.Time) (*secStamp, bool) {
+// stamp returns the per-second prefix for t, from the cache when it holds
+// t's second. On a miss it builds the prefix on the stack and publishes a
+// heap copy only when t's second is newer than the oldest cached one: record
+// times move forward, so that costs one allocation per second, while old or
+// scattered time attrs are formatted without allocating and never thrash
+// the cache. It reports false when t's year is outside [0,9999]; callers
+// then fall back to time.Time.AppendFormat, as the standard library formats
+// such years differently.
+func stamp(t time.Time) (secStamp, bool) {
 	sec, loc := t.Unix(), t.Location()
-	for i := range stampCache {
-		if c := stampCache[i].Load(); c != nil && c.unix == sec && c.loc == loc {
-			return c, true
-		}
-	}
-	// A miss: remember where a new entry would go: the slot already used by
-	// loc, else an empty one, else the oldest second.
-	victim, vsec, vsame := 0, int64(math.MaxInt64), false
+	victim, vsec := 0, int64(math.MaxInt64)
 	for i := range stampCache {
 		c := stampCache[i].Load()
-		switch {
-		case c == nil:
-			if !vsame {
-				victim, vsec = i, math.MinInt64
-			}
-		case c.loc == loc:
-			if c.unix == sec {
-				return c, true
-			}
-			victim, vsame = i, true
-		case !vsame && c.unix < vsec:
+		if c == nil {
+			victim, vsec = i, math.MinInt64
+			continue
+		}
+		if c.unix == sec && c.loc == loc {
+			return *c, true
+		}
+		if c.unix < vsec {
 			victim, vsec = i, c.unix
 		}
 	}
-	slot := &stampCache[victim]
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return nil, false
+		return secStamp{}, false
 	}
 	hour, min, s := t.Clock()
-	c := &secStamp{unix: sec, loc: loc}
+	c := secStamp{unix: sec, loc: loc}
 	d := c.date[:0]
 	d = append4(d, year)
 	d = append(d, '-')
@@ -89,7 +83,11 @@ func stamp(t time.Time) (*secStamp, bool) {
 		z = append2(z, zone%60)
 	}
 	c.zlen = len(z)
-	slot.Store(c)
+	if sec > vsec {
+		p := new(secStamp)
+		*p = c
+		stampCache[victim].Store(p)
+	}
 	return c, true
 }
 
