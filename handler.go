@@ -125,6 +125,11 @@ type Options struct {
 	// OnError receives write errors from the drainer, rate-limited. Nil
 	// prints them to standard error.
 	OnError func(error)
+	// RingFile, if set, keeps the ring in this memory-mapped file, so that
+	// records accepted before a kill -9, panic or OOM kill are written by the
+	// next start (see Open, which reports its errors; NewHandler falls back
+	// to an in-memory ring and reports them to OnError).
+	RingFile string
 
 	// Rules, when set, gives per-logger levels (see Handler.Named) and
 	// replaces Level.
@@ -169,6 +174,13 @@ type core struct {
 // Invalid numeric options (negative sizes or durations, a watermark outside
 // 0..1) fall back to their defaults.
 func NewHandler(w io.Writer, opts *Options) *Handler {
+	h, _ := newHandler(w, opts, false)
+	return h
+}
+
+// newHandler is NewHandler; with strict, a ring file that cannot be opened
+// or recovered is returned as an error instead of falling back.
+func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -202,6 +214,7 @@ func NewHandler(w io.Writer, opts *Options) *Handler {
 		MaxLatency:    max(o.MaxLatency, 0),
 		HighWatermark: o.HighWatermark,
 		OnError:       o.OnError,
+		RingFile:      o.RingFile,
 		DropMarker: func(dst []byte, n uint64) []byte {
 			return enc.AppendDropMarker(dst, time.Now(), n)
 		},
@@ -210,6 +223,14 @@ func NewHandler(w io.Writer, opts *Options) *Handler {
 		cfg.HighWatermark = 0
 	}
 	bus, err := async.New(w, cfg)
+	if err != nil && cfg.RingFile != "" {
+		if strict {
+			return nil, err
+		}
+		o.OnError(fmt.Errorf("ring file unusable, logging to an in-memory ring: %w", err))
+		cfg.RingFile = ""
+		bus, err = async.New(w, cfg)
+	}
 	if err != nil {
 		// Only reachable through an option the checks above missed: report
 		// it and run with the defaults rather than lose the logs.
@@ -244,7 +265,7 @@ func NewHandler(w io.Writer, opts *Options) *Handler {
 			h.leveler = l
 		}
 	}
-	return h
+	return h, nil
 }
 
 // Enabled reports whether records at level l are written. It is one atomic

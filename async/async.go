@@ -11,7 +11,9 @@
 //	bit 63       committed: the entry is complete and may be read
 //	bit 62       padding: the entry only fills the end of the region (wrap)
 //	bit 61       oversize reference: the payload lives in the heap side table
-//	bits 0..31   payload length (padding: the whole span including the header)
+//	bits 32..60  file-backed ring only: 29-bit checksum of the payload (else 0)
+//	bits 0..31   payload length (padding: the whole span including the header;
+//	             oversize reference: the heap record's length)
 //
 // followed by the payload, padded to a multiple of 8. Header words are read and
 // written with sync/atomic through an unsafe pointer into the region; that is
@@ -38,6 +40,13 @@
 // allocation each, their outstanding bytes are limited to Capacity (beyond that
 // they are treated like a full ring), and they will not be crash-durable when
 // the ring memory is a mapped file.
+//
+// # Durable ring
+//
+// With Config.RingFile the ring lives in a MAP_SHARED file, so committed
+// records survive the death of the process in the page cache and New replays
+// them on the next start; see ringfile.go for the file format, the ordering
+// of the drainer's persisted cursors and the recovery rules.
 //
 // # Accounting
 //
@@ -140,12 +149,29 @@ type Config struct {
 	// Default DefaultCapacity (8 MiB; see there for why), or, when Memory is
 	// set, the largest power of two that fits in Memory.
 	Capacity int
-	// Memory is optional ring memory supplied by the caller (e.g. a mmap'd
-	// file region for the durable ring); if nil, it is allocated once. Its base
-	// must be 8-byte aligned and it must hold at least Capacity bytes; New
-	// zeroes the part it uses. The layout is a plain byte region with inline
-	// headers and no Go pointers (see the package documentation).
+	// Memory is optional ring memory supplied by the caller; if nil, it is
+	// allocated once (or mapped from RingFile). Its base must be 8-byte
+	// aligned and it must hold at least Capacity bytes; New zeroes the part it
+	// uses. The layout is a plain byte region with inline headers and no Go
+	// pointers (see the package documentation).
 	Memory []byte
+	// RingFile, if set, puts the ring in this memory-mapped file (the durable
+	// ring, see ringfile.go): records accepted by a process that then dies
+	// (kill -9, panic, OOM) are written by the next New on the same file
+	// before it accepts anything. New creates the file if needed, takes an
+	// exclusive flock (ErrRingLocked if another process holds it), replays
+	// what it holds, and reports damaged or foreign files to OnError as a
+	// *RingFileError before starting fresh. Oversize records (> MaxRecord)
+	// are not durable. Cannot be combined with Memory. Unix only.
+	RingFile string
+	// SinkPosition, used with RingFile, reports where the sink's output ends.
+	// The drainer records it before each batch, so that recovery can tell how
+	// much of a batch interrupted by a crash reached the output and replay
+	// exactly the rest. Default: fstat for an *os.File on a regular file, stat
+	// of Path() for writers with a Path() string method (filesink.File);
+	// otherwise the position is unknown and an interrupted batch is replayed
+	// whole (its records may then appear twice).
+	SinkPosition func() (SinkPosition, error)
 	// MaxRecord is the largest record stored inline in the ring; longer ones
 	// take the oversize side path. Default Capacity/8, so one record can never
 	// occupy more than an eighth of the ring and a burst of large records
@@ -199,6 +225,8 @@ type Stats struct {
 	BatchTarget    uint64 // current adaptive batch size (records)
 	Parks          uint64 // times the drainer parked
 	Wakeups        uint64 // times a producer woke a parked/sleeping drainer
+	Recovered      uint64 // records an earlier process had accepted, replayed from Config.RingFile by New (not part of Enqueued/Written)
+	Unrecovered    uint64 // records found in Config.RingFile that could not be replayed (oversize records, whose bytes were on the heap)
 }
 
 // SinkError reports a failure of the sink. It is passed to Config.OnError and
@@ -280,6 +308,9 @@ type Bus struct {
 	retryMax     time.Duration
 	retries      int // attempts per batch before its remaining records count as failed
 	sink         sinkKind
+	ring         *ringFile // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
+	recovered    uint64    // Stats.Recovered, set before the drainer starts
+	unrecovered  uint64    // Stats.Unrecovered, likewise
 
 	_ pad
 	// tail is the producers' reservation cursor (byte position, never wraps;
@@ -354,7 +385,14 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		return nil, err
 	}
 	var mem []byte
-	if cfg.Memory != nil {
+	if cfg.RingFile != "" {
+		if cfg.Memory != nil {
+			return nil, errors.New("async: Config.RingFile and Config.Memory are exclusive")
+		}
+		// Mapped below, once the rest of the configuration is known valid;
+		// this placeholder keeps the struct literal uniform.
+		mem = make([]byte, 8)
+	} else if cfg.Memory != nil {
 		mem = cfg.Memory[:capacity:capacity]
 		if uintptr(unsafe.Pointer(&mem[0]))%8 != 0 {
 			return nil, errors.New("async: Config.Memory is not 8-byte aligned")
@@ -390,6 +428,11 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	}
 	if err := b.applyDefaults(cfg); err != nil {
 		return nil, err
+	}
+	if cfg.RingFile != "" {
+		if err := b.openRing(cfg); err != nil {
+			return nil, err
+		}
 	}
 	b.gapPos.Store(math.MaxUint64)
 	b.sink = detectSink(w)
@@ -541,9 +584,15 @@ func (b *Bus) Enqueue(p []byte) error {
 			off = 0
 		}
 		copy(b.mem[off+hdrSize:off+hdrSize+n], p)
+		word := flagCommit | n
+		if b.ring != nil {
+			// Durable ring: the checksum rides in the spare bits of the same
+			// word, so the commit is still one atomic store (see ringfile.go).
+			word |= recordSum(p) << sumShift
+		}
 		// Release store: the payload written above happens-before the drainer's
 		// atomic load that observes flagCommit.
-		atomic.StoreUint64(b.hdr(off), flagCommit|n)
+		atomic.StoreUint64(b.hdr(off), word)
 		// One atomic load per record; it is on the drainer's read-mostly line.
 		// Sequentially consistent with the header store above, see park.
 		if s := b.state.Load(); s != stRunning {
@@ -585,7 +634,9 @@ func (b *Bus) enqueueOversize(p []byte) error {
 		b.mu.Unlock()
 		off := t & b.mask
 		// Release store after the map insert (mutex) so the drainer finds the entry.
-		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize)
+		// The length bits carry the record's length (lenMask if larger), which
+		// only ring-file recovery reads: the drainer ignores them.
+		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize|min(uint64(len(p)), lenMask))
 		if s := b.state.Load(); s != stRunning {
 			b.wake(s, t+hdrSize-h)
 		}
@@ -808,6 +859,8 @@ func (b *Bus) Stats() Stats {
 		BatchTarget:   b.batchTarget.Load(),
 		Parks:         b.parks.Load(),
 		Wakeups:       b.wakeups.Load(),
+		Recovered:     b.recovered,
+		Unrecovered:   b.unrecovered,
 	}
 	entries, entryBytes := b.entries.Load(), b.entryBytes.Load()
 	h := b.head.Load()

@@ -103,6 +103,12 @@ func chanClosed(c chan struct{}) bool {
 func (b *Bus) run() {
 	d := &b.d
 	defer close(b.done)
+	if b.ring != nil {
+		// Runs before done is closed: every reservation below the final tail
+		// was committed and consumed, and Enqueue after Close never touches the
+		// ring, so nothing uses the mapping any more.
+		defer b.ring.close()
+	}
 	for {
 		if b.flushPending.Load() {
 			d.takeFlushes()
@@ -222,6 +228,13 @@ func (d *drainer) addMarker(n uint64) {
 // writeRound writes the batch, accounts for it, and releases its ring space.
 func (d *drainer) writeRound() {
 	b := d.b
+	if b.ring != nil {
+		pre := 0
+		if d.kinds[0] == kMarker {
+			pre = len(d.views[0]) // a marker only ever opens a batch
+		}
+		b.ring.begin(d.pos, pre) // persisted before the write starts
+	}
 	done := d.write()
 	var written, wbytes, failed, markers uint64
 	for i, k := range d.kinds {
@@ -255,6 +268,11 @@ func (d *drainer) writeRound() {
 // release zeroes the consumed space and publishes the new head.
 func (d *drainer) release() {
 	b := d.b
+	if b.ring != nil {
+		// The sink's write call has returned: only now may the file say so.
+		// Persisted before the zeroing, which destroys the records.
+		b.ring.written(d.pos)
+	}
 	if span := d.pos - d.head; span > 0 {
 		lo, hi := d.head&b.mask, d.pos&b.mask
 		switch {
@@ -270,6 +288,12 @@ func (d *drainer) release() {
 		b.entryBytes.Add(span)
 	}
 	d.nent = 0
+	if b.ring != nil {
+		// After the zeroing, before producers can see the new head: recovery
+		// never scans beyond zeroed+capacity, i.e. into space that may still
+		// hold consumed records.
+		b.ring.zeroedTo(d.pos)
+	}
 	if d.ovBytes > 0 {
 		b.oversizeBytes.Add(-d.ovBytes)
 		d.ovBytes = 0

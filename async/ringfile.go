@@ -1,0 +1,729 @@
+package async
+
+// The durable ring: the bus's ring in a memory-mapped file (Config.RingFile).
+//
+// # Why it survives kill -9
+//
+// The file is mapped MAP_SHARED, so every store a producer or the drainer
+// makes into the ring lands directly in the kernel's page cache. When the
+// process dies (SIGKILL, panic, OOM kill, a crash in cgo) the pages stay
+// there, and the next process that opens the file sees exactly the stores
+// the dead one had made. Power loss is different: the kernel may not have
+// written the pages back yet (or may have written back only some of them),
+// which is what the checksums below are for.
+//
+// # File format (version 1, little-endian)
+//
+//	offset 0     magic "ABUSRING"
+//	offset 8     version uint32 (1)
+//	offset 12    header size uint32 (4096; the ring starts there)
+//	offset 16    capacity uint64 (a power of two; file size = 4096 + capacity)
+//	offset 24    CRC-32C of bytes 0..23, uint32
+//	offset 64    state slot 0 (64 bytes)
+//	offset 128   state slot 1 (64 bytes)
+//	offset 192   generation uint64: the current state is slot generation&1
+//	offset 4096  the ring: capacity bytes, the layout of package async
+//
+// A state slot holds the drainer's cursors: head (everything below it has
+// been written to the sink), zeroed (everything below it has been zeroed),
+// and the batch being written: end (its end; end == head when no write is
+// in flight), pre (bytes of a drop marker written in front of its records),
+// and the sink's position before it (size, -1 if unknown, and the device and
+// inode of the output), followed by a CRC-32C of those seven words. The
+// drainer publishes a new state by filling the slot that is not current and
+// then storing generation+1: the generation word is a single aligned 8-byte
+// store, so a crash at any instant leaves either the old state or the new one,
+// never a mix.
+//
+// # Record checksums
+//
+// In a file-backed ring the producer puts a 29-bit checksum (CRC-32C of the
+// payload seeded with its length, truncated) in the spare bits 32..60 of the
+// header word it commits with its one atomic store, so the commit stays a
+// single store and readers that mask the length with lenMask are unaffected.
+// Recovery replays a record only if its checksum matches.
+//
+// # Ordering (drainer)
+//
+// For each batch: publish {end: batch end, sink position now}; write to the
+// sink; publish {head: batch end}; zero the consumed ring space; publish
+// {zeroed: batch end}; only then publish head to producers (Bus.head). The
+// sink's write system call has returned before the state that says "written"
+// is stored, so a crash can never mark unwritten records as written. A crash
+// during the write leaves the batch "in flight"; recovery then measures how
+// far the sink got (its size now minus its size before, for a file sink) and
+// replays the rest.
+//
+// # Recovery (before the bus accepts anything)
+//
+//  1. The in-flight batch, if any: with a known sink position, the records
+//     whose bytes are in the sink are skipped (exactly once); with none (a
+//     pipe, a terminal, an unknown io.Writer) the whole batch is replayed, so
+//     its records can appear twice, and a warning says so.
+//  2. Scan from head to zeroed+capacity (beyond that lies space the dead
+//     drainer consumed but had not finished zeroing) and write every committed
+//     record whose checksum matches to the sink, in ring order, in chunks that
+//     follow the same in-flight protocol, so a crash during recovery is
+//     recovered the same way.
+//  3. Sync the sink, zero the ring and publish an empty state.
+//
+// Reservations that were never committed (the producer died between its CAS
+// and its header store) have a zero header word and are skipped word by word:
+// their bytes are either still zero or part of a payload whose header word
+// was never written. A word is only taken as a record if its commit bit is
+// set, its length fits the ring and the 29-bit checksum of the bytes it
+// covers matches, so no gap needs to stop the scan: the chance that payload
+// bytes of a dead reservation look like a valid header is about 2^-29 per
+// 8-byte word whose top bit is set, and zero for ASCII payloads (text log
+// lines), whose words never have the commit bit. Words with the commit bit
+// that fail these checks (corruption, e.g. after power loss) are counted; if
+// there are any, a copy of the file is kept as <file>.corrupt-<time>, a
+// warning goes to OnError, and the valid records are still replayed.
+//
+// A header that is not ours or not sane (bad magic, a version from the
+// future, a header CRC or state CRC that does not match, a file size or
+// cursors that do not add up) means nothing in the file can be trusted: it is
+// renamed to <file>.corrupt-<time>, OnError gets a *RingFileError, and the
+// bus starts with a fresh file. Nothing of it is replayed.
+//
+// Not durable: oversize records (longer than MaxRecord) live on the heap; only
+// their 8-byte reference (with their length) is in the ring, so recovery can
+// only count them (Stats.Unrecovered, and a warning). Drop markers for gaps
+// that had not been written are lost too (the drops they report were never
+// accepted).
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// ErrRingLocked is returned (wrapped) by New when the ring file is locked by
+// another process (or by another Bus in this one).
+var ErrRingLocked = errors.New("ring file is in use by another process")
+
+// ErrRingUnsupported is returned by New for Config.RingFile on platforms
+// without mmap and flock.
+var ErrRingUnsupported = errors.New("async: ring files are not supported on this platform")
+
+// RingFileError reports a ring file that could not be trusted (whole or in
+// part). It is passed to Config.OnError as a warning; the bus then runs with
+// a fresh ring file.
+type RingFileError struct {
+	Path   string // the ring file
+	Reason string // what was wrong with it
+	Aside  string // where the damaged file was renamed or copied ("" if nowhere)
+}
+
+// Error implements error.
+func (e *RingFileError) Error() string {
+	s := "async: ring file " + e.Path + ": " + e.Reason
+	if e.Aside != "" {
+		s += "; kept as " + e.Aside
+	}
+	return s
+}
+
+// SinkPosition says where a file sink's output ends: the device and inode of
+// the file and its size. See Config.SinkPosition.
+type SinkPosition struct {
+	Dev, Ino uint64
+	Size     int64
+}
+
+// Ring file format constants (see the comment at the top of this file).
+const (
+	ringMagic       = "ABUSRING"
+	ringVersion     = 1
+	ringHeaderSize  = 4096
+	ringStaticCRC   = 24  // offset of the CRC of the static header
+	ringSlot0       = 64  // offset of state slot 0
+	ringSlotSize    = 64  // 8 words: 7 state words + CRC
+	ringGeneration  = 192 // offset of the generation word
+	sumShift        = 32
+	sumMask         = uint64(1)<<29 - 1 // bits 32..60 of a header word
+	entryFlags      = flagCommit | flagPadding | flagOversize
+	unknownSinkSize = -1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// recordSum is the 29-bit checksum a durable producer puts in bits 32..60 of
+// a record's header word: CRC-32C of p seeded with its length (so a prefix of
+// a record never carries the record's sum), truncated to 29 bits.
+func recordSum(p []byte) uint64 {
+	return uint64(crc32.Update(uint32(len(p)), castagnoli, p)) & sumMask
+}
+
+// ringState is one state slot: the drainer's persisted cursors.
+type ringState struct {
+	head   uint64 // all records below were written to the sink
+	zeroed uint64 // all ring space below was zeroed
+	end    uint64 // end of the batch in flight; == head when none
+	pre    uint64 // bytes written before the batch's first record (a drop marker)
+	size   int64  // sink size before the batch, or unknownSinkSize
+	dev    uint64 // sink device, with size
+	ino    uint64 // sink inode, with size
+}
+
+func (s *ringState) words() [7]uint64 {
+	return [7]uint64{s.head, s.zeroed, s.end, s.pre, uint64(s.size), s.dev, s.ino}
+}
+
+func stateCRC(w [7]uint64) uint64 {
+	var b [56]byte
+	for i, v := range w {
+		binary.LittleEndian.PutUint64(b[8*i:], v)
+	}
+	return uint64(crc32.Checksum(b[:], castagnoli))
+}
+
+// staticHeader returns the first 32 bytes of a ring file of the capacity.
+func staticHeader(capacity uint64) []byte {
+	h := make([]byte, 32)
+	copy(h, ringMagic)
+	binary.LittleEndian.PutUint32(h[8:], ringVersion)
+	binary.LittleEndian.PutUint32(h[12:], ringHeaderSize)
+	binary.LittleEndian.PutUint64(h[16:], capacity)
+	binary.LittleEndian.PutUint32(h[ringStaticCRC:], crc32.Checksum(h[:ringStaticCRC], castagnoli))
+	return h
+}
+
+// ringImage is a validated view of a ring file's bytes.
+type ringImage struct {
+	capacity uint64
+	mask     uint64
+	st       ringState
+	gen      uint64
+	ring     []byte
+}
+
+// errUninitialized: the header is all zero (a file created but never
+// initialised, e.g. a crash right after creation).
+var errUninitialized = errors.New("uninitialized")
+
+// parseImage validates a whole ring file image. Any error means the file
+// cannot be trusted at all.
+func parseImage(data []byte) (*ringImage, error) {
+	if len(data) < ringHeaderSize {
+		return nil, fmt.Errorf("file is %d bytes, shorter than the %d-byte header", len(data), ringHeaderSize)
+	}
+	hdr := data[:ringHeaderSize]
+	if isZero(hdr) {
+		return nil, errUninitialized
+	}
+	if string(hdr[:8]) != ringMagic {
+		return nil, fmt.Errorf("bad magic %q: not an asyncbus ring file", hdr[:8])
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:]); v != ringVersion {
+		return nil, fmt.Errorf("format version %d, this build reads version %d", v, ringVersion)
+	}
+	if got, want := binary.LittleEndian.Uint32(hdr[ringStaticCRC:]), crc32.Checksum(hdr[:ringStaticCRC], castagnoli); got != want {
+		return nil, fmt.Errorf("header checksum %08x, want %08x", got, want)
+	}
+	if hs := binary.LittleEndian.Uint32(hdr[12:]); hs != ringHeaderSize {
+		return nil, fmt.Errorf("header size %d, want %d", hs, ringHeaderSize)
+	}
+	capacity := binary.LittleEndian.Uint64(hdr[16:])
+	if capacity < MinCapacity || capacity > MaxCapacity || capacity&(capacity-1) != 0 {
+		return nil, fmt.Errorf("capacity %d is not a power of two in [%d, %d]", capacity, MinCapacity, MaxCapacity)
+	}
+	if uint64(len(data)-ringHeaderSize) != capacity {
+		return nil, fmt.Errorf("file is %d bytes, the header says %d", len(data), ringHeaderSize+capacity)
+	}
+	gen := binary.LittleEndian.Uint64(hdr[ringGeneration:])
+	slot := hdr[ringSlot0+ringSlotSize*int(gen&1):][:ringSlotSize]
+	var w [7]uint64
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint64(slot[8*i:])
+	}
+	if got := binary.LittleEndian.Uint64(slot[56:]); got != stateCRC(w) {
+		return nil, fmt.Errorf("state checksum %08x, want %08x", got, stateCRC(w))
+	}
+	st := ringState{head: w[0], zeroed: w[1], end: w[2], pre: w[3], size: int64(w[4]), dev: w[5], ino: w[6]}
+	// Cursors: multiples of 8 with zeroed <= head <= end <= zeroed+capacity.
+	if (st.head|st.zeroed|st.end)&7 != 0 || st.zeroed > st.head || st.head > st.end ||
+		st.end-st.zeroed > capacity || st.zeroed > 1<<62 {
+		return nil, fmt.Errorf("cursors do not add up: head %d, zeroed %d, end %d, capacity %d", st.head, st.zeroed, st.end, capacity)
+	}
+	if st.size < unknownSinkSize {
+		return nil, fmt.Errorf("sink size %d", st.size)
+	}
+	return &ringImage{capacity: capacity, mask: capacity - 1, st: st, gen: gen, ring: data[ringHeaderSize:]}, nil
+}
+
+func isZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// entryKind is what a scanned ring entry is.
+type entryKind uint8
+
+const (
+	entRecord   entryKind = iota // inline record: data is its payload
+	entOversize                  // reference to a heap record (not durable); size is its length
+	entPadding                   // wrap padding
+)
+
+type ringEntry struct {
+	pos, end uint64 // ring positions of the entry
+	kind     entryKind
+	data     []byte // entRecord: the payload (aliases the image)
+	size     uint64 // payload bytes the drainer writes for it (entOversize: lenMask = unknown)
+}
+
+// next returns the first valid entry at or after pos and ending at or before
+// limit, and how many suspect words (commit bit set, but not a valid entry)
+// it skipped. Zero words and words without the commit bit (never-committed
+// reservations) are skipped silently.
+func (im *ringImage) next(pos, limit uint64) (e ringEntry, suspects int, ok bool) {
+	for ; pos < limit; pos += 8 {
+		off := pos & im.mask
+		w := binary.LittleEndian.Uint64(im.ring[off:])
+		if w&flagCommit == 0 {
+			continue // free space or a reservation that was never committed
+		}
+		n := w & lenMask
+		sum := (w >> sumShift) & sumMask
+		switch w & entryFlags {
+		case flagCommit | flagPadding:
+			if sum == 0 && n == im.capacity-off && n <= limit-pos {
+				return ringEntry{pos: pos, end: pos + n, kind: entPadding}, suspects, true
+			}
+		case flagCommit | flagOversize:
+			if sum == 0 && limit-pos >= hdrSize {
+				return ringEntry{pos: pos, end: pos + hdrSize, kind: entOversize, size: n}, suspects, true
+			}
+		case flagCommit:
+			need := align8(hdrSize + n)
+			if n <= maxInline && need <= im.capacity-off && need <= limit-pos {
+				p := im.ring[off+hdrSize : off+hdrSize+n]
+				if recordSum(p) == sum {
+					return ringEntry{pos: pos, end: pos + need, kind: entRecord, data: p, size: n}, suspects, true
+				}
+			}
+		}
+		suspects++
+	}
+	return ringEntry{}, suspects, false
+}
+
+// flightDone returns how many leading entries of the interrupted batch ents
+// (the valid entries in [st.head, st.end)) are wholly in the sink, given
+// where the sink ends now. ok is false when that cannot be told exactly: with
+// j == 0 the whole batch is to be replayed (position unknown, or the sink
+// shrank or grew by more than the batch); with j > 0 the sink ends inside
+// record j+1 (a torn write to a sink that does not repair its tail), which is
+// replayed after the fragment.
+func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error) (j int, ok bool) {
+	if st.size == unknownSinkSize || nowErr != nil || now.Size < 0 {
+		return 0, false
+	}
+	base := st.size
+	if now.Dev != st.dev || now.Ino != st.ino {
+		base = 0 // the sink switched files (rotation) at the start of the batch
+	}
+	rem := now.Size - base - int64(st.pre)
+	if rem < 0 {
+		// Nothing written (not even the whole marker), or the sink shrank.
+		return 0, now.Size == base
+	}
+	j, whole, cum := -1, 0, int64(0)
+	if rem == 0 {
+		j = 0
+	}
+	for i, e := range ents {
+		if e.kind == entOversize && e.size == lenMask {
+			return 0, false // unknown length: cannot measure past it
+		}
+		cum += int64(e.size) // padding: 0
+		if cum == rem {
+			j = i + 1 // the largest match: empty records after it wrote nothing
+		}
+		if cum > rem {
+			if j < 0 {
+				return whole, false // torn inside entry i
+			}
+			break
+		}
+		whole = i + 1
+	}
+	if j < 0 {
+		return 0, false // more bytes than the batch: not ours to judge
+	}
+	return j, true
+}
+
+// ringFile is an open, locked, mapped ring file (see ringfile_unix.go).
+type ringFile struct {
+	path     string
+	f        *os.File
+	data     []byte // the whole mapping
+	capacity uint64
+	st       ringState // the current state (drainer-private after New)
+	gen      uint64
+	pos      func() (SinkPosition, error) // nil: unknown
+}
+
+// ring returns the ring region of the mapping.
+func (r *ringFile) ring() []byte { return r.data[ringHeaderSize : ringHeaderSize+r.capacity] }
+
+// word returns a pointer to the 8-byte word at header offset off.
+// unsafe: the mapping is page-aligned and off is a multiple of 8 inside the
+// header page, so the pointer is aligned and in bounds; r.data keeps the
+// mapping referenced until close.
+func (r *ringFile) word(off int) *uint64 {
+	return (*uint64)(unsafe.Pointer(&r.data[off]))
+}
+
+// publish makes s the current state: it fills the slot that is not current,
+// then flips the generation. Each store is atomic (a single aligned 8-byte
+// write that the compiler may neither split nor move), and the generation is
+// stored last, so a crash between any two stores leaves the old state or s.
+func (r *ringFile) publish(s ringState) {
+	w := s.words()
+	slot := ringSlot0 + ringSlotSize*int((r.gen+1)&1)
+	for i, v := range w {
+		atomic.StoreUint64(r.word(slot+8*i), v)
+	}
+	atomic.StoreUint64(r.word(slot+56), stateCRC(w))
+	r.gen++
+	atomic.StoreUint64(r.word(ringGeneration), r.gen)
+	r.st = s
+}
+
+// initHeader writes a fresh header with an empty state.
+func (r *ringFile) initHeader() {
+	copy(r.data, staticHeader(r.capacity))
+	r.gen = 0
+	s := ringState{}
+	w := s.words()
+	for i, v := range w {
+		atomic.StoreUint64(r.word(ringSlot0+8*i), v)
+	}
+	atomic.StoreUint64(r.word(ringSlot0+56), stateCRC(w))
+	atomic.StoreUint64(r.word(ringGeneration), 0)
+	r.st = s
+}
+
+// sinkPos returns the sink's position, or unknownSinkSize.
+func (r *ringFile) sinkPos() (int64, uint64, uint64) {
+	if r.pos == nil {
+		return unknownSinkSize, 0, 0
+	}
+	p, err := r.pos()
+	if err != nil || p.Size < 0 {
+		return unknownSinkSize, 0, 0
+	}
+	return p.Size, p.Dev, p.Ino
+}
+
+// begin records that the batch ending at end (with pre bytes of marker in
+// front) is about to be written. Called by the drainer before the write.
+func (r *ringFile) begin(end uint64, pre int) {
+	s := r.st
+	s.end, s.pre = end, uint64(pre)
+	s.size, s.dev, s.ino = r.sinkPos()
+	r.publish(s)
+}
+
+// written records that everything below pos is in the sink. Called by the
+// drainer after the sink's write returned, before the space is zeroed.
+func (r *ringFile) written(pos uint64) {
+	s := r.st
+	s.head, s.end, s.pre = pos, pos, 0
+	r.publish(s)
+}
+
+// zeroedTo records that the ring space below pos is zero. Called by the
+// drainer after zeroing, before producers may reuse the space.
+func (r *ringFile) zeroedTo(pos uint64) {
+	s := r.st
+	s.zeroed = pos
+	r.publish(s)
+}
+
+// recoveryResult is what recover did.
+type recoveryResult struct {
+	recovered   uint64 // records replayed
+	unrecovered uint64 // oversize references found (their bytes were on the heap)
+	suspects    int    // words with the commit bit that were not valid entries
+	replayedAll bool   // an in-flight batch was replayed whole: it may appear twice
+	flight      int    // records in that batch
+	torn        bool   // the sink ended inside a record of the in-flight batch
+}
+
+// recover replays the committed records the file holds to w (see the
+// comment at the top of this file) and resets the ring. It returns an error
+// only if the sink failed; the file then still holds what was not written.
+func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
+	var res recoveryResult
+	im := &ringImage{capacity: r.capacity, mask: r.capacity - 1, st: r.st, ring: r.ring()}
+	limit := r.st.zeroed + r.capacity
+	head := r.st.head
+	if r.st.end > head {
+		var ents []ringEntry
+		for pos := head; ; {
+			e, sus, ok := im.next(pos, r.st.end)
+			res.suspects += sus
+			if !ok {
+				break
+			}
+			ents = append(ents, e)
+			pos = e.end
+		}
+		var now SinkPosition
+		nowErr := errors.New("unknown sink position")
+		if r.pos != nil {
+			now, nowErr = r.pos()
+		}
+		j, ok := flightDone(ents, r.st, now, nowErr)
+		res.torn = !ok && j > 0
+		if !ok && j == 0 {
+			for _, e := range ents {
+				if e.kind == entRecord {
+					res.flight++
+				}
+			}
+			res.replayedAll = res.flight > 0
+		}
+		if j > 0 {
+			head = ents[j-1].end
+		}
+		s := r.st
+		s.head, s.end, s.pre = head, head, 0
+		r.publish(s) // one atomic switch: the measurement is never applied twice
+	}
+	var batch [][]byte
+	var buf []byte
+	pos := head
+	flush := func(end uint64) error {
+		if len(batch) > 0 {
+			r.begin(end, 0)
+			err := writeAll(w, batch, &buf)
+			if err != nil {
+				return err
+			}
+			res.recovered += uint64(len(batch))
+			clear(batch)
+			batch = batch[:0]
+		}
+		r.written(end)
+		return nil
+	}
+	for {
+		e, sus, ok := im.next(pos, limit)
+		res.suspects += sus
+		if !ok {
+			break
+		}
+		pos = e.end
+		switch e.kind {
+		case entOversize:
+			if err := flush(e.pos); err != nil {
+				return res, err
+			}
+			res.unrecovered++
+			r.written(e.end)
+		case entRecord:
+			batch = append(batch, e.data)
+			if len(batch) >= maxBatch {
+				if err := flush(e.end); err != nil {
+					return res, err
+				}
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if err := flush(pos); err != nil {
+			return res, err
+		}
+	}
+	if res.recovered > 0 {
+		if s, ok := w.(Syncer); ok {
+			if err := s.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
+				return res, fmt.Errorf("async: sync after replaying the ring file: %w", err)
+			}
+		}
+	}
+	return res, nil
+}
+
+// writeAll writes recs to w in order: one WriteBatch loop for a BatchWriter,
+// one Write of the concatenation otherwise.
+func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
+	if bw, ok := w.(BatchWriter); ok {
+		for len(recs) > 0 {
+			n, err := bw.WriteBatch(recs)
+			n = max(0, min(n, len(recs)))
+			recs = recs[n:]
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return io.ErrShortWrite
+			}
+		}
+		return nil
+	}
+	b := (*buf)[:0]
+	for _, r := range recs {
+		b = append(b, r...)
+	}
+	*buf = b
+	if len(b) == 0 {
+		return nil
+	}
+	n, err := w.Write(b)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
+	}
+	return err
+}
+
+// reset zeroes every ring page that is not zero and publishes an empty
+// state. The state switch comes last: until then the old state's scan finds
+// nothing that was not replayed already (see recover).
+func (r *ringFile) reset() {
+	ring := r.ring()
+	const page = 4096
+	for off := 0; off < len(ring); off += page {
+		p := ring[off:min(off+page, len(ring))]
+		if !isZero(p) {
+			clear(p)
+		}
+	}
+	r.publish(ringState{})
+}
+
+// asideName returns an unused name path.corrupt-<time>.
+func asideName(path string) string {
+	stem := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000")
+	name := stem
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, os.ErrNotExist) {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", stem, i)
+	}
+}
+
+// copyAside copies the mapped file to an unused .corrupt-<time> name.
+func (r *ringFile) copyAside() (string, error) {
+	name := asideName(r.path)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(r.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// openRing opens, locks and maps the ring file, replays what it holds to w,
+// and returns it reset and sized for capacity. warn receives
+// *RingFileError warnings; res says what was replayed.
+func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPosition, error), maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
+	r, err := openRingFile(path, capacity, warn)
+	if err != nil {
+		return nil, recoveryResult{}, err
+	}
+	r.pos = pos
+	res, err := r.recover(w, maxBatch)
+	if err != nil {
+		r.close()
+		return nil, res, fmt.Errorf("async: replaying ring file %s: %w", path, err)
+	}
+	if res.suspects > 0 {
+		aside, cerr := r.copyAside()
+		reason := fmt.Sprintf("%d damaged entries (bad checksum or length) were not replayed; %d valid records were", res.suspects, res.recovered)
+		if cerr != nil {
+			reason += "; could not keep a copy: " + cerr.Error()
+		}
+		warn(&RingFileError{Path: path, Reason: reason, Aside: aside})
+	}
+	if res.unrecovered > 0 {
+		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("%d oversize records accepted before the crash were lost (oversize records are not kept in the ring file)", res.unrecovered)})
+	}
+	if res.torn {
+		warn(&RingFileError{Path: path, Reason: "the output ends in part of a record torn by the crash; that record is written again, whole, after the fragment"})
+	}
+	if res.replayedAll {
+		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (the output's position is unknown): up to %d records may appear twice", res.flight)})
+	}
+	r.reset()
+	if r.capacity != capacity {
+		if err := r.resize(capacity); err != nil {
+			r.close()
+			return nil, res, err
+		}
+	}
+	return r, res, nil
+}
+
+// sinkPositionOf returns the position function New uses by default: for an
+// *os.File on a regular file, fstat; for a writer with a Path() string
+// method (filesink.File), stat of that path; otherwise nil (unknown).
+func sinkPositionOf(w io.Writer) func() (SinkPosition, error) {
+	switch s := w.(type) {
+	case *os.File:
+		return filePosition(s)
+	case interface{ Path() string }:
+		if strings.TrimSpace(s.Path()) == "" {
+			return nil
+		}
+		return func() (SinkPosition, error) { return pathPosition(s.Path()) }
+	}
+	return nil
+}
+
+// openRing maps cfg.RingFile as the ring of b, after replaying what it holds
+// to the sink (New calls it before the drainer starts, so nothing new can be
+// accepted before the replay is done).
+func (b *Bus) openRing(cfg Config) error {
+	pos := cfg.SinkPosition
+	if pos == nil {
+		pos = sinkPositionOf(b.w)
+	}
+	warn := func(err error) {
+		if b.onError == nil {
+			return
+		}
+		defer func() { _ = recover() }() // a panicking callback must not fail New
+		b.onError(err)
+	}
+	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, b.maxBatch, warn)
+	if err != nil {
+		return err
+	}
+	b.ring = r
+	b.mem = r.ring()
+	b.base = unsafe.Pointer(&b.mem[0]) // page-aligned mapping: 8-byte aligned
+	b.recovered, b.unrecovered = res.recovered, res.unrecovered
+	return nil
+}

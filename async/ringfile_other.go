@@ -1,0 +1,18 @@
+//go:build !unix
+
+package async
+
+import "os"
+
+// openRingFile is not available without mmap and flock.
+func openRingFile(string, uint64, func(error)) (*ringFile, error) {
+	return nil, ErrRingUnsupported
+}
+
+func (r *ringFile) resize(uint64) error { return ErrRingUnsupported }
+
+func (r *ringFile) close() {}
+
+func filePosition(*os.File) func() (SinkPosition, error) { return nil }
+
+func pathPosition(string) (SinkPosition, error) { return SinkPosition{}, ErrRingUnsupported }

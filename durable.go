@@ -1,0 +1,27 @@
+package asyncbus
+
+import "io"
+
+// Open is NewHandler for configurations that can fail. With
+// Options.RingFile set it creates the ring file if needed, takes an
+// exclusive lock on it (a second process gets an error wrapping
+// async.ErrRingLocked), and writes every record an earlier process had
+// accepted but not yet written to w, in order, before it returns, so nothing
+// new is accepted before the replay. It fails if the file is locked, cannot
+// be created or mapped, or w fails during the replay (the records then stay
+// in the file for the next start). A damaged or foreign ring file is not an
+// error: it is renamed aside, reported to Options.OnError as an
+// *async.RingFileError, and logging starts with a fresh file. Stats.Recovered
+// counts the replayed records.
+//
+// Guarantee: a record whose Handle returned nil survives kill -9, a panic or
+// an OOM kill of the process and is written exactly once by the next Open
+// on the same ring file, when w is a regular file (a filesink.File or an
+// *os.File); for other writers the batch being written at the moment of the
+// crash may be written twice. It does not survive power loss or a kernel
+// crash unless the kernel had written the pages back; for that use the sink's
+// sync policy and Options.SyncLevel. Records longer than an eighth of the
+// ring (the oversize path) are not kept in the file.
+func Open(w io.Writer, opts *Options) (*Handler, error) {
+	return newHandler(w, opts, true)
+}
