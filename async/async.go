@@ -595,8 +595,16 @@ func (b *Bus) Enqueue(p []byte) error {
 		atomic.StoreUint64(b.hdr(off), word)
 		// One atomic load per record; it is on the drainer's read-mostly line.
 		// Sequentially consistent with the header store above, see park.
+		depth := t + total - h // an upper bound: head may have moved on since
 		if s := b.state.Load(); s != stRunning {
-			b.wake(s, t+total-h)
+			b.wake(s, depth)
+		}
+		if depth >= b.hwBytes {
+			// Back-pressure before the ring is full: when producers outnumber
+			// cores, the drainer may be runnable but waiting behind them for a
+			// processor. Yielding once lets it run; on an idle machine this
+			// costs one scheduler round trip, and only above the watermark.
+			runtime.Gosched()
 		}
 		return nil
 	}
