@@ -100,3 +100,32 @@ func BenchmarkLoggerFile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEnabled compares the disabled-level check with slog's own: one
+// atomic load against slog's Leveler call. Both allocate nothing.
+func BenchmarkEnabled(b *testing.B) {
+	ctx := context.Background()
+	b.Run("slog-json", func(b *testing.B) {
+		h := slog.NewJSONHandler(io.Discard, nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = h.Enabled(ctx, slog.LevelDebug)
+		}
+	})
+	b.Run("asyncbus", func(b *testing.B) {
+		h := NewHandler(io.Discard, nil)
+		defer h.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = h.Enabled(ctx, slog.LevelDebug)
+		}
+	})
+	b.Run("asyncbus-rules", func(b *testing.B) {
+		h := NewHandler(io.Discard, &Options{Rules: MustParseLevelRules("info,db=warn")}).Named("db")
+		defer h.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = h.Enabled(ctx, slog.LevelDebug)
+		}
+	})
+}
