@@ -806,7 +806,9 @@ func (b *Bus) broadcastSpace() {
 // Flush returns once every record committed before the call has been handed
 // to the sink (or counted as failed), and the sink has been Sync()ed if it is
 // a Syncer. It returns ctx.Err() if ctx ends first, a *SinkError if the sync
-// failed or records in its range failed, and nil after Close has drained.
+// failed or if records failed since the previous Flush was answered (so a
+// failure is always reported to the next Flush, even one called after the
+// failure), and nil after Close has drained.
 func (b *Bus) Flush(ctx context.Context) error {
 	target := b.tail.Load() &^ closedBit // every record committed before now lies below
 	req := flushReq{target: target, ch: make(chan error, 1)}

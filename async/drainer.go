@@ -54,9 +54,13 @@ type drainer struct {
 	failStreak int
 	lastErr    error
 	reqs       []pendingFlush
-	limiter    map[string]*limitState
-	closing    bool
-	closeFail  uint64 // b.failed when closing began
+	// failedAnswered is b.failed when the last Flush was answered: a Flush
+	// reports the records that failed since then, so a failure is reported
+	// to the next Flush even when it happened before that Flush was called.
+	failedAnswered uint64
+	limiter        map[string]*limitState
+	closing        bool
+	closeFail      uint64 // failedAnswered when closing began
 
 	staging []byte
 	ends    []int
@@ -116,7 +120,7 @@ func (b *Bus) run() {
 		t := b.tail.Load()
 		if t&closedBit != 0 && !d.closing {
 			d.closing = true
-			d.closeFail = b.failed.Load()
+			d.closeFail = d.failedAnswered // Close reports, like Flush, what failed since the last Flush answer
 		}
 		urgent := d.closing || len(d.reqs) > 0
 		if depth := (t &^ closedBit) - d.head; depth > b.highWater.Load() {
@@ -501,9 +505,8 @@ func (d *drainer) takeFlushes() {
 	reqs := b.flushReqs
 	b.flushReqs = nil
 	b.mu.Unlock()
-	failed := b.failed.Load()
 	for _, r := range reqs {
-		d.reqs = append(d.reqs, pendingFlush{flushReq: r, failedAt: failed})
+		d.reqs = append(d.reqs, pendingFlush{flushReq: r, failedAt: d.failedAnswered})
 	}
 }
 
@@ -532,6 +535,7 @@ func (d *drainer) answerFlushes() {
 		}
 		r.ch <- d.result(syncErr, failed-r.failedAt)
 	}
+	d.failedAnswered = failed
 	clear(d.reqs[len(keep):])
 	d.reqs = keep
 }
