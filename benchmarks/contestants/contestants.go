@@ -100,7 +100,7 @@ func All() []benchharness.Contestant {
 		{Name: Zap, New: newZap},
 		{Name: Zerolog, New: newZerolog},
 		{Name: Phuslu, New: newPhuslu},
-		{Name: Noop, New: newNoop, Discards: true},
+		{Name: Noop, New: benchharness.NewNoop, Discards: true},
 	}
 }
 
@@ -108,13 +108,5 @@ func All() []benchharness.Contestant {
 // attribute for attribute, that the harness makes for every contestant, so
 // that the Benchmark functions measure the same work as cmd/compare.
 func LogReference(ctx context.Context, l *slog.Logger, seq int) {
-	l.LogAttrs(ctx, slog.LevelInfo, "request handled",
-		slog.String("method", "GET"),
-		slog.String("path", "/api/v1/users/12345/orders"),
-		slog.Int("status", 200),
-		slog.Duration("latency", 1500*time.Microsecond),
-		slog.Int64("bytes", 5120),
-		slog.Bool("cache_hit", true),
-		slog.Int("seq", seq),
-	)
+	benchharness.LogReference(ctx, l, seq)
 }

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/benchharness"
 )
 
 // closing adds a Close method (called once, by the harness after the idle
@@ -61,29 +62,8 @@ func newSlogFile(f *os.File) (slog.Handler, func() error, error) {
 }
 
 func newSlogBufio(f *os.File) (slog.Handler, func() error, error) {
-	lw := &lockedBufio{bw: bufio.NewWriterSize(f, BufioSize)}
+	lw := benchharness.NewLockedBufio(f, BufioSize)
 	return slog.NewJSONHandler(lw, nil), lw.Flush, nil
-}
-
-// lockedBufio guards a bufio.Writer, which is not safe for concurrent use:
-// slog.JSONHandler serialises its own Write calls, but the final Flush comes
-// from another goroutine and must not race a Write.
-type lockedBufio struct {
-	mu sync.Mutex
-	bw *bufio.Writer
-}
-
-func (w *lockedBufio) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.bw.Write(p)
-}
-
-// Flush writes the buffered bytes to the file.
-func (w *lockedBufio) Flush() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.bw.Flush()
 }
 
 // --- the seeds' baselines: encode on the caller into a buffer, then emit ---
@@ -397,15 +377,3 @@ func adoptFile(dir, dst string) error {
 	err = g.Sync()
 	return errors.Join(err, g.Close())
 }
-
-// --- the floor ---
-
-// noopHandler accepts every record and does nothing.
-type noopHandler struct{}
-
-func (noopHandler) Enabled(context.Context, slog.Level) bool  { return true }
-func (noopHandler) Handle(context.Context, slog.Record) error { return nil }
-func (h noopHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h noopHandler) WithGroup(string) slog.Handler           { return h }
-
-func newNoop(*os.File) (slog.Handler, func() error, error) { return noopHandler{}, nil, nil }

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/internal/benchharness"
@@ -71,70 +68,9 @@ func contestants(format string) ([]benchharness.Contestant, error) {
 			return slogNew(f), nil, nil
 		}},
 		{Name: nameBufio, New: func(f *os.File) (slog.Handler, func() error, error) {
-			lw := &lockedWriter{bw: bufio.NewWriterSize(f, bufioSize)}
+			lw := benchharness.NewLockedBufio(f, bufioSize)
 			return slogNew(lw), lw.Flush, nil
 		}},
-		{Name: nameNoop, Discards: true, New: func(*os.File) (slog.Handler, func() error, error) {
-			return noopHandler{}, nil, nil
-		}},
+		{Name: nameNoop, Discards: true, New: benchharness.NewNoop},
 	}, nil
-}
-
-// lockedWriter guards a bufio.Writer, which is not safe for concurrent use.
-// slog's handlers already serialise their Write calls, but the final Flush
-// comes from another goroutine and must not race a Write; the mutex costs
-// one uncontended lock per record on top of slog's own.
-type lockedWriter struct {
-	mu sync.Mutex
-	bw *bufio.Writer
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.bw.Write(p)
-}
-
-// Flush writes the buffered bytes to the file.
-func (w *lockedWriter) Flush() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.bw.Flush()
-}
-
-// noopHandler accepts every record and does nothing: the floor set by
-// slog's own front end.
-type noopHandler struct{}
-
-func (noopHandler) Enabled(context.Context, slog.Level) bool  { return true }
-func (noopHandler) Handle(context.Context, slog.Record) error { return nil }
-func (h noopHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h noopHandler) WithGroup(string) slog.Handler           { return h }
-
-// filterContestants keeps the contestants whose name contains one of the
-// comma-separated parts of filter (case-insensitive); an empty filter
-// keeps all.
-func filterContestants(all []benchharness.Contestant, filter string) ([]benchharness.Contestant, error) {
-	var parts []string
-	for _, p := range strings.Split(filter, ",") {
-		if p = strings.ToLower(strings.TrimSpace(p)); p != "" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		return all, nil
-	}
-	var out []benchharness.Contestant
-	for _, c := range all {
-		for _, p := range parts {
-			if strings.Contains(strings.ToLower(c.Name), p) {
-				out = append(out, c)
-				break
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("-contestants %q matches none of %s", filter, strings.Join(contestantNames(), ", "))
-	}
-	return out, nil
 }

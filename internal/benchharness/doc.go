@@ -2,7 +2,10 @@
 // asyncbus reference workload and renders the figures as Markdown, JSON and
 // an SVG chart. It backs the asyncbus-bench command and the nested
 // benchmarks module (github.com/asyncbus/asyncbus/benchmarks), which may
-// import it because Go's internal rule is by import-path prefix.
+// import it because Go's internal rule is by import-path prefix. [CLI]
+// holds what those commands share (the common flags, the run, the output
+// files and the FAIL checks of [Problems]); package clitest holds their
+// shared test helpers.
 //
 // # Workload
 //

@@ -137,7 +137,7 @@ func perGoroutine(n, goroutines, g int) int {
 // logRecord logs the reference record with the given seq. LogAttrs is used
 // instead of Info so that the front end does not box the int attributes;
 // every contestant gets the identical call.
-func logRecord(ctx context.Context, l *slog.Logger, seq int) {
+func LogReference(ctx context.Context, l *slog.Logger, seq int) {
 	l.LogAttrs(ctx, slog.LevelInfo, "request handled",
 		slog.String("method", "GET"),
 		slog.String("path", "/api/v1/users/12345/orders"),
@@ -232,10 +232,10 @@ func Measure(c Contestant, j Job) (s Sample, err error) {
 				if countdown == 0 {
 					countdown = every
 					a := time.Since(base) // monotonic-only read: cheaper than two time.Now
-					logRecord(ctx, logger, seq)
+					LogReference(ctx, logger, seq)
 					buf = append(buf, int64(time.Since(base)-a))
 				} else {
-					logRecord(ctx, logger, seq)
+					LogReference(ctx, logger, seq)
 				}
 				countdown--
 			}

@@ -82,8 +82,8 @@ func (r *Results) Markdown(baseline string) string {
 				unverified = true
 			}
 			fmt.Fprintf(&b, " %.0f ns | %s | %s | %s | %s | %.2f | %s | %s | %s | %s | %s | %s |\n",
-				s.NsPerCall, fmtDur(s.P50NS), fmtDur(s.P99NS), fmtDur(s.P999NS), fmtDur(s.MaxNS),
-				s.AllocsPerRecord, fmtDur(s.CPUPerRecordNS), fmtBytes(s.PeakRSSBytes),
+				s.NsPerCall, FormatDuration(s.P50NS), FormatDuration(s.P99NS), FormatDuration(s.P999NS), FormatDuration(s.MaxNS),
+				s.AllocsPerRecord, FormatDuration(s.CPUPerRecordNS), fmtBytes(s.PeakRSSBytes),
 				fmtPercent(s.IdleCPUPercent, r.IdleNS), lines, lost, dropped)
 		}
 	}
@@ -118,7 +118,9 @@ func fmtRate(x float64) string {
 	}
 }
 
-func fmtDur(ns float64) string {
+// FormatDuration renders a duration in nanoseconds as the tables show it:
+// "850 ns", "1.5 µs", "2.25 ms" or "1.20 s".
+func FormatDuration(ns float64) string {
 	switch {
 	case ns < 1e3:
 		return fmt.Sprintf("%.0f ns", ns)

@@ -119,7 +119,7 @@ func (r *Results) throughputPanel(b *strings.Builder, color map[string]string) {
 		var pts []string
 		var marks strings.Builder
 		for i, g := range r.Goroutines {
-			s, ok := r.summary(c, g)
+			s, ok := r.SummaryOf(c, g)
 			if !ok || s.RecordsPerSec <= 0 {
 				continue
 			}
@@ -143,7 +143,7 @@ func (r *Results) latencyPanel(b *strings.Builder, color map[string]string) {
 	var rows []Summary
 	var vals []float64
 	for _, c := range r.Contestants {
-		if s, ok := r.summary(c, g); ok {
+		if s, ok := r.SummaryOf(c, g); ok {
 			rows = append(rows, s)
 			vals = append(vals, s.P50NS, s.P99NS, s.P999NS)
 		}
@@ -163,7 +163,7 @@ func (r *Results) latencyPanel(b *strings.Builder, color map[string]string) {
 			y := a.y(v)
 			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="%s"><title>%s</title></rect>`+"\n",
 				x0+barW*float64(k), float64(panelTop)+y, barW, float64(panelH)-y, color[s.Contestant], opacity[k],
-				esc(fmt.Sprintf("%s %s: %s", s.Contestant, names[k], fmtDur(v))))
+				esc(fmt.Sprintf("%s %s: %s", s.Contestant, names[k], FormatDuration(v))))
 		}
 		text(b, int(x0+groupW*0.4), panelTop+panelH+18, "middle", 10, "normal", shorten(s.Contestant, int(groupW/6)))
 	}
@@ -188,7 +188,9 @@ func tickLabel(units ...string) func(float64) string {
 	}
 }
 
-func (r *Results) summary(c string, g int) (Summary, bool) {
+// SummaryOf returns the summary of contestant c at g goroutines, and
+// whether there is one.
+func (r *Results) SummaryOf(c string, g int) (Summary, bool) {
 	for _, s := range r.Summaries {
 		if s.Contestant == c && s.Goroutines == g {
 			return s, true

@@ -19,17 +19,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/asyncbus/asyncbus/benchmarks/contestants"
 	"github.com/asyncbus/asyncbus/internal/benchharness"
@@ -37,19 +28,6 @@ import (
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// settings are the parsed flags.
-type settings struct {
-	n           int
-	goroutines  []int
-	repeat      int
-	idle        time.Duration
-	out         string
-	filter      string
-	isolate     bool
-	sampleEvery int
-	quiet       bool
 }
 
 const usageHead = `compare measures asyncbus against slog, zap, zerolog, phuslu/log and the
@@ -69,207 +47,38 @@ Usage: go run ./cmd/compare [flags]
 Flags:
 `
 
-func parseFlags(args []string, stderr io.Writer) (settings, error) {
-	var s settings
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.IntVar(&s.n, "n", 200_000, "records per run")
-	gs := fs.String("goroutines", "1,4,16", "comma-separated goroutine counts")
-	fs.IntVar(&s.repeat, "repeat", 3, "runs per contestant and goroutine count; the median is reported")
-	fs.DurationVar(&s.idle, "idle", 200*time.Millisecond, "how long each handler stays open and idle after its run while the process CPU is measured; 0 skips it")
-	fs.StringVar(&s.out, "out", "results", "directory for results.md, results.json and chart.svg (created if missing); empty writes nothing")
-	fs.StringVar(&s.filter, "contestants", "", "comma-separated contestant names or parts of names to run (default all: "+strings.Join(contestants.Names(), ", ")+")")
-	fs.BoolVar(&s.isolate, "isolate", true, "run each measurement in a child process (per-run peak RSS, no heap carried between runs)")
-	fs.IntVar(&s.sampleEvery, "sample-every", 1, "time every k-th call of each goroutine for the latency percentiles")
-	fs.BoolVar(&s.quiet, "quiet", false, "no progress line on stderr")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usageHead)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return s, err
-	}
-	if fs.NArg() > 0 {
-		return s, fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
-	var err error
-	if s.goroutines, err = parseInts(*gs); err != nil {
-		return s, fmt.Errorf("-goroutines: %w", err)
-	}
-	switch {
-	case s.n < 1:
-		return s, fmt.Errorf("-n must be at least 1, got %d", s.n)
-	case s.repeat < 1:
-		return s, fmt.Errorf("-repeat must be at least 1, got %d", s.repeat)
-	case s.idle < 0:
-		return s, fmt.Errorf("-idle must not be negative, got %v", s.idle)
-	case s.sampleEvery < 1:
-		return s, fmt.Errorf("-sample-every must be at least 1, got %d", s.sampleEvery)
-	}
-	for _, g := range s.goroutines {
-		if g > s.n {
-			return s, fmt.Errorf("-goroutines: %d goroutines for %d records", g, s.n)
-		}
-	}
-	return s, nil
-}
-
-// parseInts parses "1,4,16" into distinct positive ints, in order.
-func parseInts(s string) ([]int, error) {
-	var out []int
-	seen := map[int]bool{}
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		v, err := strconv.Atoi(f)
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", f)
-		}
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no goroutine counts")
-	}
-	return out, nil
-}
-
-// filterContestants keeps the contestants whose name contains one of the
-// comma-separated parts of filter (case-insensitive); an empty filter keeps
-// all.
-func filterContestants(all []benchharness.Contestant, filter string) ([]benchharness.Contestant, error) {
-	var parts []string
-	for _, p := range strings.Split(filter, ",") {
-		if p = strings.ToLower(strings.TrimSpace(p)); p != "" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		return all, nil
-	}
-	var out []benchharness.Contestant
-	for _, c := range all {
-		for _, p := range parts {
-			if strings.Contains(strings.ToLower(c.Name), p) {
-				out = append(out, c)
-				break
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("-contestants %q matches none of %s", filter, strings.Join(contestants.Names(), ", "))
-	}
-	return out, nil
-}
-
 // run is main without the exit: it returns 0 on success, 1 when a run
 // failed or a record went missing where it must not, 2 on bad flags.
 func run(args []string, stdout, stderr io.Writer) int {
-	s, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "compare: %v\n", err)
-		return 2
-	}
-	all := contestants.All()
-	if benchharness.IsChild() {
-		return benchharness.ServeChild(all, stdout, stderr)
-	}
-	chosen, err := filterContestants(all, s.filter)
-	if err != nil {
-		fmt.Fprintf(stderr, "compare: %v\n", err)
-		return 2
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	cfg := benchharness.Config{
-		Contestants: chosen,
-		Goroutines:  s.goroutines,
-		N:           s.n,
-		Repeat:      s.repeat,
-		Idle:        s.idle,
-		SampleEvery: s.sampleEvery,
-		Isolate:     s.isolate,
-		ChildArgs:   args,
-		Label:       "Format JSON.",
-	}
-	if !s.quiet {
-		cfg.Progress = stderr
-	}
-	loadBefore := loadAverage()
-	res, err := benchharness.Run(ctx, cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "compare: %v\n", err)
-		return 1
-	}
-	env := describeRun(res, loadBefore, loadAverage())
-	md := env + "\n" + res.Markdown(contestants.Baseline) + "\n" + notes(res) + "\n" + targets(res)
-	fmt.Fprint(stdout, md)
-	code := 0
-	if s.out != "" {
-		if err := writeOutputs(s.out, res, md); err != nil {
-			fmt.Fprintf(stderr, "compare: %v\n", err)
-			code = 1
-		} else {
-			fmt.Fprintf(stdout, "\nWrote %s, %s and %s.\n",
-				filepath.Join(s.out, "results.md"), filepath.Join(s.out, "results.json"), filepath.Join(s.out, "chart.svg"))
-		}
-	}
-	for _, p := range problems(res) {
-		fmt.Fprintf(stderr, "compare: FAIL: %s\n", p)
-		code = 1
-	}
-	return code
+	return newCLI().Main(args, stdout, stderr)
 }
 
-// problems lists what must never happen: a failed run, a lost record in a
-// contestant that must not lose any, a record of asyncbus-drop neither in
-// the file nor reported by a drop marker, or a file that does not verify
-// (torn, duplicated or foreign lines). zerolog-diode's losses are reported
-// in the tables, not counted as problems: losing records is its design.
-func problems(res *benchharness.Results) []string {
-	var out []string
-	out = append(out, res.Failures...)
-	for _, s := range res.Samples {
-		where := fmt.Sprintf("%s at %d goroutines, run %d", s.Contestant, s.Goroutines, s.Rep)
-		switch {
-		case s.Discards:
-		case s.Lost != 0 && !contestants.MayLose(s.Contestant):
-			out = append(out, fmt.Sprintf("%s lost %d of %d records", where, s.Lost, s.N))
-		case s.Unaccounted != 0 && contestants.MustAccount(s.Contestant):
-			out = append(out, fmt.Sprintf("%s: %d records neither in the file nor reported dropped", where, s.Unaccounted))
-		}
-		if !s.Count.Verified() {
-			out = append(out, fmt.Sprintf("%s: file does not verify (%d duplicate, %d unparsed lines, %d unreadable markers)",
-				where, s.Count.Duplicates, s.Count.Unparsed, s.Count.BadMarkers))
-		}
+// newCLI returns the command: the harness's common flags, the contestants
+// of package contestants, and a report that adds the machine and load,
+// notes on zerolog's losses and the issue's targets to the tables.
+//
+// zerolog-diode's losses are reported in the tables, not counted as
+// problems: losing records is its design (contestants.MayLose and
+// contestants.MustAccount).
+func newCLI() *benchharness.CLI {
+	var loadBefore string
+	return &benchharness.CLI{
+		Name:       "compare",
+		Usage:      usageHead,
+		Title:      "asyncbus side-by-side benchmark results",
+		DefaultOut: "results",
+		IdleUsage:  "how long each handler stays open and idle after its run while the process CPU is measured; 0 skips it",
+		Names:      contestants.Names(),
+		Baseline:   contestants.Baseline,
+		Setup: func() ([]benchharness.Contestant, string, error) {
+			return contestants.All(), "Format JSON.", nil
+		},
+		BeforeRun: func() { loadBefore = loadAverage() },
+		Report: func(res *benchharness.Results, tables string) string {
+			env := describeRun(res, loadBefore, loadAverage())
+			return env + "\n" + tables + "\n" + notes(res) + "\n" + targets(res)
+		},
+		MayLose:     contestants.MayLose,
+		MustAccount: contestants.MustAccount,
 	}
-	return out
-}
-
-func writeOutputs(dir string, res *benchharness.Results, md string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	js, err := res.JSON()
-	if err != nil {
-		return err
-	}
-	for name, data := range map[string][]byte{
-		"results.md":   []byte("# asyncbus side-by-side benchmark results\n\n" + md),
-		"results.json": append(js, '\n'),
-		"chart.svg":    res.SVG(),
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,12 +1,7 @@
 package main
 
 import (
-	"encoding/json"
-	"encoding/xml"
-	"errors"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,27 +10,20 @@ import (
 
 	"github.com/asyncbus/asyncbus/benchmarks/contestants"
 	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"github.com/asyncbus/asyncbus/internal/benchharness/clitest"
 )
 
 // TestMain lets the test binary serve as the child process of isolated
 // runs: the child is re-executed with run's arguments.
-func TestMain(m *testing.M) {
-	if benchharness.IsChild() {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { clitest.Main(m, run) }
 
 // TestSmokeIsolated runs every contestant once per goroutine count, each in
 // its own child process, and checks the three output files.
 func TestSmokeIsolated(t *testing.T) {
-	quickRaceExit(t)
+	clitest.QuickRaceExit(t)
 	out := t.TempDir()
-	var stdout, stderr strings.Builder
-	code := run([]string{"-n", "500", "-goroutines", "1,3", "-repeat", "1", "-idle", "5ms", "-out", out}, &stdout, &stderr)
-	require.Equal(t, 0, code, "stderr: %s", stderr.String())
+	md, stderr := clitest.RunOK(t, run, "-n", "500", "-goroutines", "1,3", "-repeat", "1", "-idle", "5ms", "-out", out)
 
-	md := stdout.String()
 	assert.Contains(t, md, "Measured ")
 	assert.Contains(t, md, "Load average (1/5/15 min) before the run: ")
 	assert.Contains(t, md, "### 3 goroutines\n")
@@ -45,12 +33,9 @@ func TestSmokeIsolated(t *testing.T) {
 	assert.Contains(t, md, "### The issue's targets")
 	assert.Contains(t, md, "| 1 | ", "target row at 1 goroutine")
 	assert.Contains(t, md, "diode alert count")
-	assert.NotContains(t, stderr.String(), "FAIL")
+	assert.NotContains(t, stderr, "FAIL")
 
-	b, err := os.ReadFile(filepath.Join(out, "results.json"))
-	require.NoError(t, err)
-	var res benchharness.Results
-	require.NoError(t, json.Unmarshal(b, &res))
+	res := clitest.CheckOutputs(t, out, md)
 	require.Len(t, res.Samples, 2*len(contestants.Names()))
 	require.Empty(t, res.Failures)
 	for _, s := range res.Samples {
@@ -60,68 +45,24 @@ func TestSmokeIsolated(t *testing.T) {
 			assert.Zero(t, s.Lost, s.Contestant)
 		}
 	}
-	mdFile, err := os.ReadFile(filepath.Join(out, "results.md"))
-	require.NoError(t, err)
-	assert.Contains(t, string(mdFile), md[:strings.Index(md, "\nWrote ")])
-	svg, err := os.ReadFile(filepath.Join(out, "chart.svg"))
-	require.NoError(t, err)
-	d := xml.NewDecoder(strings.NewReader(string(svg)))
-	for {
-		_, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-	}
 }
 
 func TestFilterInProcess(t *testing.T) {
-	var stdout, stderr strings.Builder
-	code := run([]string{"-n", "300", "-goroutines", "2", "-repeat", "1", "-idle", "0",
-		"-isolate=false", "-quiet", "-out", "", "-contestants", "ZAP, phuslu"}, &stdout, &stderr)
-	require.Equal(t, 0, code, "stderr: %s", stderr.String())
-	assert.Empty(t, stderr.String())
-	assert.Contains(t, stdout.String(), "| zap-buffered |")
-	assert.Contains(t, stdout.String(), "| phuslu-async |")
-	assert.NotContains(t, stdout.String(), "| noop |")
-	assert.NotContains(t, stdout.String(), "Wrote ")
-	assert.Contains(t, stdout.String(), "not measured", "no asyncbus, so no target row")
+	stdout, stderr := clitest.RunOK(t, run, "-n", "300", "-goroutines", "2", "-repeat", "1", "-idle", "0",
+		"-isolate=false", "-quiet", "-out", "", "-contestants", "ZAP, phuslu")
+	assert.Empty(t, stderr)
+	assert.Contains(t, stdout, "| zap-buffered |")
+	assert.Contains(t, stdout, "| phuslu-async |")
+	assert.NotContains(t, stdout, "| noop |")
+	assert.NotContains(t, stdout, "Wrote ")
+	assert.Contains(t, stdout, "not measured", "no asyncbus, so no target row")
 }
 
 func TestBadFlags(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
-		{"help", []string{"-help"}, 0, "seeds' baselines"},
-		{"unknown flag", []string{"-nope"}, 2, "flag provided but not defined"},
-		{"bad goroutines", []string{"-goroutines", "1,x"}, 2, `"x" is not a positive integer`},
-		{"zero goroutines", []string{"-goroutines", "0"}, 2, "not a positive integer"},
-		{"empty goroutines", []string{"-goroutines", ","}, 2, "no goroutine counts"},
-		{"goroutines above n", []string{"-n", "2", "-goroutines", "4"}, 2, "4 goroutines for 2 records"},
-		{"zero n", []string{"-n", "0"}, 2, "-n must be"},
-		{"zero repeat", []string{"-repeat", "0"}, 2, "-repeat must be"},
-		{"negative idle", []string{"-idle", "-1s"}, 2, "-idle must not be negative"},
-		{"zero sample-every", []string{"-sample-every", "0"}, 2, "-sample-every"},
-		{"no match", []string{"-contestants", "log4j"}, 2, "matches none"},
-		{"extra args", []string{"extra"}, 2, "unexpected arguments"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var stdout, stderr strings.Builder
-			assert.Equal(t, tt.code, run(tt.args, &stdout, &stderr))
-			assert.Contains(t, stderr.String(), tt.want)
-			assert.Empty(t, stdout.String())
-		})
-	}
-}
-
-func TestParseInts(t *testing.T) {
-	got, err := parseInts(" 16, 1,4,1 ,")
-	require.NoError(t, err)
-	assert.Equal(t, []int{16, 1, 4}, got)
+	clitest.RunBadFlags(t, run, append([]clitest.BadFlag{
+		{Name: "help", Args: []string{"-help"}, Code: 0, Want: "seeds' baselines"},
+		{Name: "no match", Args: []string{"-contestants", "log4j"}, Code: 2, Want: "matches none"},
+	}, clitest.CommonBadFlags...))
 }
 
 func TestProblems(t *testing.T) {
@@ -217,9 +158,8 @@ func TestLoadAverage(t *testing.T) {
 	assert.Len(t, strings.Fields(la), 3)
 }
 
-// quickRaceExit stops race-enabled child processes from sleeping a second
-// at exit (the race runtime's atexit_sleep_ms default), which would
-// dominate the isolated runs' wall time.
-func quickRaceExit(t *testing.T) {
-	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+// problems is what the command reports as FAIL lines.
+func problems(res *benchharness.Results) []string {
+	cli := newCLI()
+	return benchharness.Problems(res, cli.MayLose, cli.MustAccount)
 }

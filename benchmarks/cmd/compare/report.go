@@ -105,15 +105,6 @@ func bestLossless(res *benchharness.Results, g int) (benchharness.Summary, bool)
 	return best, found
 }
 
-func summaryOf(res *benchharness.Results, name string, g int) (benchharness.Summary, bool) {
-	for _, s := range res.Summaries {
-		if s.Contestant == name && s.Goroutines == g {
-			return s, true
-		}
-	}
-	return benchharness.Summary{}, false
-}
-
 // targets checks the issue's goals against the medians and says, for each,
 // whether this run met it.
 func targets(res *benchharness.Results) string {
@@ -125,7 +116,7 @@ func targets(res *benchharness.Results) string {
 	measured := false
 	for _, t := range issueTargets {
 		peer, ok := bestLossless(res, t.goroutines)
-		ab, ok2 := summaryOf(res, contestants.AsyncbusBlock, t.goroutines)
+		ab, ok2 := res.SummaryOf(contestants.AsyncbusBlock, t.goroutines)
 		if !ok || !ok2 {
 			continue
 		}
@@ -135,7 +126,7 @@ func targets(res *benchharness.Results) string {
 		lat := "—"
 		if t.p99Frac > 0 {
 			limit := t.p99Frac * peer.P99NS
-			lat = fmt.Sprintf("%s (< %s)", fmtNS(ab.P99NS), fmtNS(limit))
+			lat = fmt.Sprintf("%s (< %s)", benchharness.FormatDuration(ab.P99NS), benchharness.FormatDuration(limit))
 			met = met && ab.P99NS < limit
 		}
 		verdict := "no"
@@ -143,7 +134,7 @@ func targets(res *benchharness.Results) string {
 			verdict = "yes"
 		}
 		fmt.Fprintf(&b, "| %d | %s | %.2f M/s | %s | %.2f M/s | %.2f× (≥ %.1f×) | %s | %s |\n",
-			t.goroutines, peer.Contestant, peer.RecordsPerSec/1e6, fmtNS(peer.P99NS), ab.RecordsPerSec/1e6,
+			t.goroutines, peer.Contestant, peer.RecordsPerSec/1e6, benchharness.FormatDuration(peer.P99NS), ab.RecordsPerSec/1e6,
 			ratio, t.speedup, lat, verdict)
 	}
 	if !measured {
@@ -151,10 +142,10 @@ func targets(res *benchharness.Results) string {
 	}
 	b.WriteString("\n")
 	for _, g := range res.Goroutines {
-		if s, ok := summaryOf(res, contestants.AsyncbusBlock, g); ok {
+		if s, ok := res.SummaryOf(contestants.AsyncbusBlock, g); ok {
 			fmt.Fprintf(&b, "- asyncbus-block, %s: %d lost (target 0).\n", goroutines(g), s.Lost)
 		}
-		if s, ok := summaryOf(res, contestants.AsyncbusDrop, g); ok {
+		if s, ok := res.SummaryOf(contestants.AsyncbusDrop, g); ok {
 			fmt.Fprintf(&b, "- asyncbus-drop, %s: %d in the file + %d in drop markers = %d of %d (target: all).\n",
 				goroutines(g), s.Lines, s.DroppedReported, s.Lines+int64(s.DroppedReported), s.N)
 		}
@@ -168,15 +159,4 @@ func goroutines(g int) string {
 		return "1 goroutine"
 	}
 	return fmt.Sprintf("%d goroutines", g)
-}
-
-func fmtNS(ns float64) string {
-	switch {
-	case ns < 1e3:
-		return fmt.Sprintf("%.0f ns", ns)
-	case ns < 1e6:
-		return fmt.Sprintf("%.1f µs", ns/1e3)
-	default:
-		return fmt.Sprintf("%.2f ms", ns/1e6)
-	}
 }
