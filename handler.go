@@ -148,11 +148,12 @@ type Options struct {
 // WithGroup and Named share one ring and one drainer; Close any one of them
 // (typically the root) to flush and stop all.
 type Handler struct {
-	core    *core
-	enc     *encode.Encoder
-	name    string
-	slot    *levelSlot   // the level to compare against: one atomic load
-	leveler slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
+	core     *core
+	enc      *encode.Encoder
+	name     string
+	slot     *levelSlot   // the level to compare against: one atomic load
+	leveler  slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
+	stateful bool         // WithAttrs or WithGroup was applied (see HandleAttrs)
 }
 
 // core is what all handlers derived from one NewHandler share.
@@ -284,22 +285,60 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 // are written and synced before Handle returns.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	b := bufPool.Get().(*buffer)
-	var extra []slog.Attr
-	if hook := h.core.context; hook != nil {
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		b.fields.reset(h.core.copyCtx)
-		hook(ctx, &b.fields)
-		extra = b.fields.attrs
+	b.data = h.enc.Append(b.data[:0], r, h.contextFields(ctx, b))
+	return h.enqueue(b, r.Level)
+}
+
+// HandleAttrs is Handle for a record made of t, level, msg and attrs,
+// without building a slog.Record: a Record keeps five attributes inline
+// and allocates for more, while this path writes attrs straight from the
+// slice. The output is the same as Handle's for such a record (PC 0: no
+// source). attrs are not retained. Bridges that convert records from
+// other APIs (otelbridge) use it.
+func (h *Handler) HandleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
+	if h.stateful {
+		// WithAttrs/WithGroup state sits between top-level fields and the
+		// record's attributes: only a Record puts attrs after it.
+		r := slog.NewRecord(t, level, msg, 0)
+		r.AddAttrs(attrs...)
+		return h.Handle(ctx, r)
 	}
-	b.data = h.enc.Append(b.data[:0], r, extra)
+	b := bufPool.Get().(*buffer)
+	extra := attrs
+	if fields := h.contextFields(ctx, b); len(fields) > 0 {
+		b.extra = append(append(b.extra[:0], fields...), attrs...)
+		extra = b.extra
+	}
+	// Without WithAttrs/WithGroup state, top-level extra attributes land
+	// exactly where a record's attributes would (after the built-ins and
+	// the logger name), with the same ReplaceAttr groups (none).
+	b.data = h.enc.Append(b.data[:0], slog.NewRecord(t, level, msg, 0), extra)
+	return h.enqueue(b, level)
+}
+
+// contextFields runs the Options.Context hook into b's FieldWriter.
+func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
+	hook := h.core.context
+	if hook == nil {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b.fields.reset(h.core.copyCtx)
+	hook(ctx, &b.fields)
+	return b.fields.attrs
+}
+
+// enqueue puts the encoded line in b on the bus, releases b, and syncs for
+// levels at or above SyncLevel.
+func (h *Handler) enqueue(b *buffer, level slog.Level) error {
 	err := h.core.bus.Enqueue(b.data)
 	b.release()
 	if err != nil {
 		return err
 	}
-	if r.Level >= h.core.syncLevel.Level() {
+	if level >= h.core.syncLevel.Level() {
 		// The caller may be about to exit: sync regardless of ctx.
 		return h.core.bus.Flush(context.Background())
 	}
@@ -314,6 +353,7 @@ func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	}
 	h2 := *h
 	h2.enc = h.enc.WithAttrs(attrs)
+	h2.stateful = true
 	return &h2
 }
 
@@ -324,6 +364,7 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 	}
 	h2 := *h
 	h2.enc = h.enc.WithGroup(name)
+	h2.stateful = true
 	return &h2
 }
 
@@ -447,6 +488,7 @@ func (w *FieldWriter) AddAttr(a slog.Attr) {
 type buffer struct {
 	data   []byte
 	fields FieldWriter
+	extra  []slog.Attr // HandleAttrs: context fields followed by the caller's attrs
 }
 
 // maxPooledBuffer keeps one huge record from pinning its buffer forever.
@@ -459,6 +501,8 @@ func (b *buffer) release() {
 		return
 	}
 	b.fields.attrs = nil // drop references to caller values before pooling
+	clear(b.extra)
+	b.extra = b.extra[:0]
 	bufPool.Put(b)
 }
 

@@ -460,3 +460,83 @@ func TestWritesAreBatched(t *testing.T) {
 	assert.EqualValues(t, n, w.lines.Load())
 	assert.Less(t, w.calls.Load(), int64(n/4), "far fewer writes than records")
 }
+
+type resolveTo struct{ v slog.Value }
+
+func (r resolveTo) LogValue() slog.Value { return r.v }
+
+// TestHandleAttrsMatchesHandle: HandleAttrs writes exactly what Handle
+// writes for a record with the same attributes, in every format, for root,
+// named, derived and hooked handlers, with and without ReplaceAttr.
+func TestHandleAttrsMatchesHandle(t *testing.T) {
+	attrSets := map[string][]slog.Attr{
+		"none":  nil,
+		"seven": {slog.String("method", "GET"), slog.Int("status", 200), slog.Bool("ok", true), slog.Float64("f", 1.5), slog.Duration("d", time.Second), slog.Time("at", fixedTime), slog.Any("nil", nil)},
+		"groups": {slog.Group("g", slog.Int("a", 1), slog.Group("h", slog.String("b", "x"))), slog.Group("empty"),
+			slog.Group("", slog.String("inline", "y")), slog.Int("after", 2)},
+		"valuers": {slog.Any("lv", resolveTo{slog.GroupValue(slog.Int("x", 1))}), slog.Any("lv2", resolveTo{slog.StringValue("s")}), slog.String("odd key=\"q\"", "v\nw")},
+		"empty-first": {slog.Group("e"), slog.String("k", "v")},
+	}
+	upper := func(groups []string, a slog.Attr) slog.Attr {
+		if a.Key == "status" || a.Key == "a" {
+			a.Key = strings.ToUpper(a.Key)
+		}
+		if a.Key == "ok" {
+			return slog.Attr{}
+		}
+		return a
+	}
+	type key struct{}
+	hook := func(ctx context.Context, w *FieldWriter) {
+		if id, ok := ctx.Value(key{}).(string); ok {
+			w.AddBytes("trace_id", []byte(id))
+		}
+	}
+	ctx := context.WithValue(context.Background(), key{}, "4bf92f3577b34da6a3ce929d0e0e4736")
+	handlers := map[string]func(h *Handler) *Handler{
+		"root":    func(h *Handler) *Handler { return h },
+		"named":   func(h *Handler) *Handler { return h.Named("db") },
+		"derived": func(h *Handler) *Handler { return h.WithAttrs([]slog.Attr{slog.Int("w", 1)}).WithGroup("req").(*Handler) },
+	}
+	for _, format := range []Format{JSON, Text, Logfmt, Console} {
+		for _, replace := range []bool{false, true} {
+			for _, hooked := range []bool{false, true} {
+				for hname, derive := range handlers {
+					for sname, attrs := range attrSets {
+						name := fmt.Sprintf("%v/replace=%v/hook=%v/%s/%s", format, replace, hooked, hname, sname)
+						t.Run(name, func(t *testing.T) {
+							opts := &Options{Format: format, Color: ColorNever}
+							if replace {
+								opts.ReplaceAttr = upper
+							}
+							if hooked {
+								opts.Context = hook
+							}
+							var viaRecord, viaAttrs memSink
+							h1 := NewHandler(&viaRecord, opts)
+							h2 := NewHandler(&viaAttrs, opts)
+							r := slog.NewRecord(fixedTime, slog.LevelWarn, "msg here", 0)
+							r.AddAttrs(attrs...)
+							require.NoError(t, derive(h1).Handle(ctx, r))
+							require.NoError(t, derive(h2).HandleAttrs(ctx, fixedTime, slog.LevelWarn, "msg here", attrs))
+							require.NoError(t, h1.Close())
+							require.NoError(t, h2.Close())
+							assert.Equal(t, viaRecord.String(), viaAttrs.String())
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestHandleAttrsAllocatesNothing(t *testing.T) {
+	h := NewHandler(io.Discard, nil)
+	defer h.Close()
+	ctx := context.Background()
+	attrs := []slog.Attr{slog.String("a", "1"), slog.Int("b", 2), slog.Bool("c", true), slog.String("d", "4"),
+		slog.Int("e", 5), slog.String("f", "6"), slog.Int("g", 7)}
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		_ = h.HandleAttrs(ctx, fixedTime, slog.LevelInfo, "seven attrs", attrs)
+	}))
+}

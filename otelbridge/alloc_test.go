@@ -7,6 +7,7 @@ package otelbridge
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"testing"
 
@@ -41,6 +42,32 @@ func TestOnEmitAllocations(t *testing.T) {
 			r := &cp.recs[0]
 			got := testing.AllocsPerRun(200, func() { _ = p.OnEmit(context.Background(), r) })
 			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestOnEmitIntoAsyncbusAllocations: into an asyncbus handler the
+// attributes go through HandleAttrs from a stack buffer, so OnEmit itself
+// allocates nothing without a span (the SDK's own record is the one
+// allocation of an emit) and only the hex ID string with one.
+func TestOnEmitIntoAsyncbusAllocations(t *testing.T) {
+	rec := record(log.SeverityInfo, attribute.StringValue("m"),
+		attribute.String("a", "x"), attribute.Int("b", 1), attribute.Bool("c", true), attribute.Float64("d", 1.5), attribute.String("e", "y"))
+	h := asyncbus.NewHandler(io.Discard, nil)
+	defer h.Close()
+	p := NewProcessor(h)
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want float64
+	}{{"no span", context.Background(), 0}, {"span", spanCtx(1), 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cp := &captureProc{}
+			l, _ := emitter(t, cp)
+			l.Emit(tc.ctx, rec)
+			require.Len(t, cp.recs, 1)
+			r := &cp.recs[0]
+			assert.Equal(t, tc.want, testing.AllocsPerRun(200, func() { _ = p.OnEmit(context.Background(), r) }))
 		})
 	}
 }

@@ -1,17 +1,21 @@
 package otelbridge
 
 import (
+	"context"
 	"encoding/hex"
 	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/asyncbus/asyncbus"
 )
 
 // Keys of the fields the bridge adds to each converted record.
@@ -104,6 +108,28 @@ const inlineAttrs = 16
 // convert builds the slog record for r. The result shares no memory with r
 // that r may later mutate (strings and attribute values are immutable).
 func (c *converter) convert(r *sdklog.Record) slog.Record {
+	var buf [inlineAttrs]slog.Attr
+	t, lvl, msg, attrs := c.fill(r, buf[:0])
+	rec := slog.NewRecord(t, lvl, msg, 0)
+	rec.AddAttrs(attrs...)
+	return rec
+}
+
+// handle converts r and hands it to h. An asyncbus handler takes the
+// attributes straight from the stack buffer (HandleAttrs), which avoids the
+// allocation a slog.Record makes for more than five attributes.
+func (c *converter) handle(ctx context.Context, h slog.Handler, r *sdklog.Record) error {
+	if ah, ok := h.(*asyncbus.Handler); ok {
+		var buf [inlineAttrs]slog.Attr
+		t, lvl, msg, attrs := c.fill(r, buf[:0])
+		return ah.HandleAttrs(ctx, t, lvl, msg, attrs)
+	}
+	return h.Handle(ctx, c.convert(r))
+}
+
+// fill appends r's attributes to attrs and returns the record's time,
+// level and message with them.
+func (c *converter) fill(r *sdklog.Record, attrs []slog.Attr) (time.Time, slog.Level, string, []slog.Attr) {
 	t := r.Timestamp()
 	if t.IsZero() {
 		t = r.ObservedTimestamp()
@@ -113,10 +139,6 @@ func (c *converter) convert(r *sdklog.Record) slog.Record {
 	if body.Type() == attribute.STRING {
 		msg = body.AsString()
 	}
-	rec := slog.NewRecord(t, level(r.Severity()), msg, 0)
-
-	var buf [inlineAttrs]slog.Attr
-	attrs := buf[:0]
 	if st := r.SeverityText(); st != "" {
 		attrs = append(attrs, slog.String(KeySeverityText, st))
 	}
@@ -164,8 +186,7 @@ func (c *converter) convert(r *sdklog.Record) slog.Record {
 			attrs = append(attrs, slog.Attr{Key: KeyResource, Value: v})
 		}
 	}
-	rec.AddAttrs(attrs...)
-	return rec
+	return t, level(r.Severity()), msg, attrs
 }
 
 // flagsHex holds the two-digit lowercase hex form of every trace-flags byte,

@@ -105,7 +105,7 @@ func (p *Processor) OnEmit(ctx context.Context, r *sdklog.Record) error {
 	if r == nil || p.down.Load() || !p.h.Enabled(ctx, level(r.Severity())) {
 		return nil
 	}
-	return p.h.Handle(ctx, p.conv.convert(r))
+	return p.conv.handle(ctx, p.h, r)
 }
 
 // Shutdown flushes the handler (when it has a Flush method) and makes OnEmit
@@ -155,7 +155,7 @@ func (e *Exporter) Export(ctx context.Context, records []sdklog.Record) error {
 		if !e.h.Enabled(ctx, level(r.Severity())) {
 			continue
 		}
-		if err := e.h.Handle(ctx, e.conv.convert(r)); err != nil {
+		if err := e.conv.handle(ctx, e.h, r); err != nil {
 			if first == nil {
 				first = err
 			}
