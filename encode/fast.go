@@ -314,9 +314,23 @@ func appendJSONKey(b []byte, key string, comma bool) []byte {
 // ---- Text ----
 
 func (e *Encoder) appendText(b []byte, r *slog.Record, extra []slog.Attr) []byte {
+	return e.appendKeyValues(b, r, extra, false)
+}
+
+// appendKeyValues is the Text and Logfmt fast path; they differ only in the
+// time key, how strings are quoted and how keys are sanitized (logfmt).
+func (e *Encoder) appendKeyValues(b []byte, r *slog.Record, extra []slog.Attr, logfmt bool) []byte {
 	c := e.c
+	valueString := appendTextValueString
+	if logfmt {
+		valueString = appendLogfmtValueString
+	}
 	if !r.Time.IsZero() {
-		b = append(b, "time="...)
+		if logfmt {
+			b = append(b, "ts="...)
+		} else {
+			b = append(b, "time="...)
+		}
 		b = appendRFC3339Millis(b, r.Time)
 		b = append(b, ' ')
 	}
@@ -324,7 +338,7 @@ func (e *Encoder) appendText(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		b = append(b, c.levelTok[l-levelTabMin]...)
 	} else {
 		b = append(b, "level="...)
-		b = appendTextValueString(b, c.levelName(l))
+		b = valueString(b, c.levelName(l))
 	}
 	if c.addSource {
 		if src := sourceFor(r.PC); src != nil {
@@ -332,13 +346,13 @@ func (e *Encoder) appendText(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		}
 	}
 	b = append(b, " msg="...)
-	b = appendTextValueString(b, r.Message)
+	b = valueString(b, r.Message)
 	if len(e.named) > 0 {
 		b = append(b, ' ')
 		b = append(b, e.named...)
 	}
 	for _, a := range extra {
-		if nb, ok := appendTextAttr(b, a, "", true); ok {
+		if nb, ok := appendKVAttr(b, a, "", true, logfmt); ok {
 			b = nb
 		} else {
 			b, _, _ = e.slowAttr(b, a, " ", "")
@@ -354,7 +368,7 @@ func (e *Encoder) appendText(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		general := false
 		r.Attrs(func(a slog.Attr) bool {
 			if !general {
-				if nb, ok := appendTextAttr(b, a, prefix, plain); ok {
+				if nb, ok := appendKVAttr(b, a, prefix, plain, logfmt); ok {
 					b = nb
 					return true
 				}
@@ -365,6 +379,14 @@ func (e *Encoder) appendText(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		s.free()
 	}
 	return append(b, '\n')
+}
+
+// appendKVAttr is appendLogfmtAttr or appendTextAttr.
+func appendKVAttr(b []byte, a slog.Attr, prefix string, plain, logfmt bool) ([]byte, bool) {
+	if logfmt {
+		return appendLogfmtAttr(b, a, prefix)
+	}
+	return appendTextAttr(b, a, prefix, plain)
 }
 
 // appendTextAttr appends " key=value" for a scalar attribute and reports
@@ -434,57 +456,7 @@ func appendTextValueString(b []byte, s string) []byte {
 // ---- Logfmt ----
 
 func (e *Encoder) appendLogfmt(b []byte, r *slog.Record, extra []slog.Attr) []byte {
-	c := e.c
-	if !r.Time.IsZero() {
-		b = append(b, "ts="...)
-		b = appendRFC3339Millis(b, r.Time)
-		b = append(b, ' ')
-	}
-	if l := r.Level; l >= levelTabMin && l <= levelTabMax {
-		b = append(b, c.levelTok[l-levelTabMin]...)
-	} else {
-		b = append(b, "level="...)
-		b = appendLogfmtValueString(b, c.levelName(l))
-	}
-	if c.addSource {
-		if src := sourceFor(r.PC); src != nil {
-			b = e.appendSource(b, src, " ")
-		}
-	}
-	b = append(b, " msg="...)
-	b = appendLogfmtValueString(b, r.Message)
-	if len(e.named) > 0 {
-		b = append(b, ' ')
-		b = append(b, e.named...)
-	}
-	for _, a := range extra {
-		if nb, ok := appendLogfmtAttr(b, a, ""); ok {
-			b = nb
-		} else {
-			b, _, _ = e.slowAttr(b, a, " ", "")
-		}
-	}
-	if pre := e.pre; len(pre) > 0 {
-		b = append(b, ' ')
-		b = append(b, pre...)
-	}
-	if r.NumAttrs() > 0 {
-		prefix := e.recGroups
-		var s state // the general code's state, once an attr needed it
-		general := false
-		r.Attrs(func(a slog.Attr) bool {
-			if !general {
-				if nb, ok := appendLogfmtAttr(b, a, prefix); ok {
-					b = nb
-					return true
-				}
-			}
-			b, general = e.generalAttr(&s, b, a, prefix)
-			return true
-		})
-		s.free()
-	}
-	return append(b, '\n')
+	return e.appendKeyValues(b, r, extra, true)
 }
 
 // appendLogfmtAttr is appendTextAttr for logfmt (prefix is already sanitized).
