@@ -428,12 +428,18 @@ func (h *Handler) Stats() Stats {
 // /debug/vars by net/http/pprof-style muxes). Publishing a name twice is an
 // error, not a panic.
 func (h *Handler) PublishExpvar(name string) error {
+	// expvar.Publish panics on a duplicate name: check and publish under
+	// one lock so that two concurrent calls cannot both pass the check.
+	expvarMu.Lock()
+	defer expvarMu.Unlock()
 	if expvar.Get(name) != nil {
 		return fmt.Errorf("asyncbus: expvar %q is already published", name)
 	}
 	expvar.Publish(name, expvar.Func(func() any { return h.Stats() }))
 	return nil
 }
+
+var expvarMu sync.Mutex // serialises PublishExpvar's check-then-publish
 
 // FieldWriter collects the top-level fields that Options.Context adds to one
 // record. Its memory belongs to the handler and is reused for the next
