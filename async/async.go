@@ -200,9 +200,14 @@ type Config struct {
 	// OnError is called from the drainer with a *SinkError when the sink
 	// fails, rate-limited to about once per second per distinct situation
 	// (operation and error text), with the number of suppressed repeats.
+	// It runs on the drainer goroutine: it must not call Flush, Close or a
+	// blocking Enqueue on the same bus (the drainer would wait for itself).
+	// A panic in it is recovered.
 	OnError func(error)
 	// DropMarker formats the one in-band line written at a gap after drops.
-	// Default: a plain text line "asyncbus: dropped N records\n".
+	// Default: a plain text line "asyncbus: dropped N records\n". It runs on
+	// the drainer goroutine under the same rule as OnError; if it panics or
+	// returns nothing, the default line is written and OnError told.
 	DropMarker func(dst []byte, dropped uint64) []byte
 }
 
@@ -520,6 +525,10 @@ func (b *Bus) applyDefaults(cfg Config) error {
 	if b.maxBatch == 0 {
 		b.maxBatch = DefaultMaxBatch
 	}
+	// The ring never holds more than capacity/hdrSize entries: larger batch
+	// sizes mean nothing and would make the drainer allocate for them.
+	maxEntries := int(min(b.capacity/hdrSize, math.MaxInt32))
+	b.minBatch, b.maxBatch = min(b.minBatch, maxEntries), min(b.maxBatch, maxEntries)
 	if b.minBatch > b.maxBatch {
 		return fmt.Errorf("async: MinBatch %d > MaxBatch %d", b.minBatch, b.maxBatch)
 	}
@@ -557,11 +566,15 @@ func (b *Bus) Enqueue(p []byte) error {
 	need := align8(hdrSize + n)
 	var w waitState
 	for {
+		// Head before tail: both only grow and head <= tail at every moment,
+		// so h <= t. Read the other way round, a producer paused between the
+		// loads could see a head already past its tail, making t+total-h
+		// wrap and a ring with room look full.
+		h := b.head.Load() // atomic acquire: the space below h is consumed and zeroed
 		t := b.tail.Load() // atomic: may observe closedBit set by Close
 		if t&closedBit != 0 {
 			return b.dropClosed()
 		}
-		h := b.head.Load() // atomic acquire: the space below h is consumed and zeroed
 		off := t & b.mask
 		total := need
 		if room := b.capacity - off; need > room {
@@ -616,11 +629,11 @@ func (b *Bus) enqueueOversize(p []byte) error {
 	sz := int64(len(p))
 	var w waitState
 	for {
+		h := b.head.Load() // before tail, as in Enqueue, so that h <= t
 		t := b.tail.Load()
 		if t&closedBit != 0 {
 			return b.dropClosed()
 		}
-		h := b.head.Load()
 		// Outstanding oversize bytes are bounded by capacity; one record is
 		// always admitted when none is outstanding, so any size makes progress.
 		ob := b.oversizeBytes.Load()
@@ -810,6 +823,11 @@ func (b *Bus) broadcastSpace() {
 // failure is always reported to the next Flush, even one called after the
 // failure), and nil after Close has drained.
 func (b *Bus) Flush(ctx context.Context) error {
+	select {
+	case <-b.done:
+		return b.closeErr // the drainer is gone: nobody would take the request
+	default:
+	}
 	target := b.tail.Load() &^ closedBit // every record committed before now lies below
 	req := flushReq{target: target, ch: make(chan error, 1)}
 	b.mu.Lock()
@@ -822,7 +840,11 @@ func (b *Bus) Flush(ctx context.Context) error {
 		return err
 	case <-b.done:
 		// The drainer has drained everything up to the final tail, which is
-		// at least target.
+		// at least target. It may have exited before taking this request:
+		// remove it so that it is not kept forever.
+		b.mu.Lock()
+		b.flushReqs = slices.DeleteFunc(b.flushReqs, func(r flushReq) bool { return r.ch == req.ch })
+		b.mu.Unlock()
 		return b.closeErr
 	case <-ctx.Done():
 		return ctx.Err()

@@ -712,11 +712,12 @@ func TestConfigValidation(t *testing.T) {
 		require.Equal(t, DefaultMaxLatency, b.maxLatency)
 		require.EqualValues(t, 768, b.hwBytes)
 		require.Equal(t, DefaultMinBatch, b.minBatch)
-		require.Equal(t, DefaultMaxBatch, b.maxBatch)
+		require.Equal(t, 1024/hdrSize, b.maxBatch, "a 1 KiB ring holds at most 128 entries: MaxBatch is clamped to that")
 		closeBus(t, b)
 		b, err = New(io.Discard, Config{})
 		require.NoError(t, err)
 		require.EqualValues(t, DefaultCapacity, b.Stats().Capacity)
+		require.Equal(t, DefaultMaxBatch, b.maxBatch)
 		closeBus(t, b)
 	})
 }

@@ -2,6 +2,7 @@ package async
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -224,9 +225,26 @@ func (d *drainer) takeGap() {
 }
 
 func (d *drainer) addMarker(n uint64) {
-	d.marker = d.b.dropMarker(d.marker[:0], n)
+	d.marker = d.formatMarker(n)
 	d.views = append(d.views, d.marker)
 	d.kinds = append(d.kinds, kMarker)
+}
+
+// formatMarker runs the caller's DropMarker hook. A hook that panics or
+// returns nothing must not kill the drainer or hide the gap: the default
+// marker is written instead, and the panic is reported through OnError.
+func (d *drainer) formatMarker(n uint64) (out []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.report("drop marker", fmt.Errorf("DropMarker panicked: %v", r))
+			out = DefaultDropMarker(d.marker[:0], n)
+		}
+	}()
+	out = d.b.dropMarker(d.marker[:0], n)
+	if len(out) == 0 {
+		out = DefaultDropMarker(out, n)
+	}
+	return out
 }
 
 // writeRound writes the batch, accounts for it, and releases its ring space.

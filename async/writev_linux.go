@@ -87,12 +87,15 @@ func (s *writevState) step(d *drainer, idx, off int) (int, int, error) {
 		iov.SetLen(len(v))
 		s.iov = append(s.iov, iov)
 	}
+	// Reset first: rc.Write can fail without calling fn (a closed file), and
+	// then s.n must not be the previous call's count.
+	s.n, s.err = 0, nil
 	err := s.rc.Write(s.fn)
 	d.b.writeCalls.Add(1)
 	if err == nil {
 		err = s.err
 	}
-	n := s.n
+	n := s.n // bytes the last writev reported, also when rc.Write failed after it
 	// Advance n bytes from (idx, off).
 	for n > 0 && idx < len(views) {
 		rem := len(views[idx]) - off

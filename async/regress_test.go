@@ -1,0 +1,157 @@
+package async
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Regression tests for bugs found in review.
+
+// TestHugeMaxBatchIsClamped: an absurd MaxBatch is clamped to the number of
+// entries the ring can hold instead of making New allocate for it (or panic).
+func TestHugeMaxBatchIsClamped(t *testing.T) {
+	for _, mb := range []int{math.MaxInt, 1 << 34} {
+		b, err := New(io.Discard, Config{Capacity: 4096, MaxBatch: mb, MinBatch: mb})
+		require.NoError(t, err)
+		assert.LessOrEqual(t, b.maxBatch, 4096/hdrSize)
+		assert.LessOrEqual(t, b.minBatch, b.maxBatch)
+		require.NoError(t, b.Enqueue([]byte("x\n")))
+		require.NoError(t, b.Close(context.Background()))
+		assert.EqualValues(t, 1, b.Stats().Written)
+	}
+}
+
+// TestWritevFailureOnClosedFileCountsFailed: when the file is closed under
+// the bus, rc.Write fails without running the syscall; the bytes of the
+// previous writev must not be counted again as written.
+func TestWritevFailureOnClosedFileCountsFailed(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	b, err := newBus(w, Config{Capacity: 4096}, fastRetry)
+	require.NoError(t, err)
+	require.Equal(t, sinkWritev, b.sink, "an *os.File pipe is written with writev")
+	require.NoError(t, b.Enqueue([]byte("first-record\n")))
+	require.NoError(t, b.Flush(context.Background()))
+	buf := make([]byte, 64)
+	n, err := r.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "first-record\n", string(buf[:n]))
+
+	require.NoError(t, w.Close()) // nothing more can be written
+	require.NoError(t, b.Enqueue([]byte("x\n")))
+	ferr := b.Flush(context.Background())
+	_ = b.Close(context.Background())
+	st := b.Stats()
+	assert.EqualValues(t, 1, st.Written)
+	assert.EqualValues(t, 1, st.Failed)
+	var se *SinkError
+	require.True(t, errors.As(ferr, &se), "Flush reports the failure: %v", ferr)
+	assert.Equal(t, "write", se.Op)
+}
+
+// TestDropModeNeverDropsWithRoom: producers paused between reading the
+// cursors must not see a ring with room as full. 16 producers enqueue
+// 512 KiB in total into a 1 MiB ring, so any drop is spurious.
+func TestDropModeNeverDropsWithRoom(t *testing.T) {
+	iterations := 60
+	if testing.Short() {
+		iterations = 10
+	}
+	for iter := range iterations {
+		b, err := New(io.Discard, Config{Capacity: 1 << 20, Overflow: Drop, MaxLatency: 1})
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		var drops atomic.Int64
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := make([]byte, 24)
+				for i := range 1000 { // 16 × 1000 × 32 ring bytes = 512 KiB
+					if b.Enqueue(p) != nil {
+						drops.Add(1)
+					}
+					if i%64 == 0 {
+						runtime.Gosched()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		require.NoError(t, b.Close(context.Background()))
+		require.Zero(t, drops.Load(), "iteration %d: stats %+v", iter, b.Stats())
+	}
+}
+
+// TestFlushAfterCloseRetainsNothing: Flush after Close returns Close's
+// result and leaves no request behind.
+func TestFlushAfterCloseRetainsNothing(t *testing.T) {
+	b, err := New(io.Discard, Config{Capacity: 4096})
+	require.NoError(t, err)
+	require.NoError(t, b.Close(context.Background()))
+	for range 10000 {
+		require.NoError(t, b.Flush(context.Background()))
+	}
+	b.mu.Lock()
+	n := len(b.flushReqs)
+	b.mu.Unlock()
+	assert.Zero(t, n)
+}
+
+// TestPanickingDropMarkerFallsBack: a DropMarker hook that panics neither
+// kills the drainer nor hides the gap: the default marker is written and
+// the panic is reported.
+func TestPanickingDropMarkerFallsBack(t *testing.T) {
+	gate := make(chan struct{})
+	sink := &gatedSink{gate: gate}
+	var reported atomic.Int64
+	b, err := New(sink, Config{Capacity: 256, Overflow: Drop,
+		OnError:    func(error) { reported.Add(1) },
+		DropMarker: func([]byte, uint64) []byte { panic("boom") }})
+	require.NoError(t, err)
+	dropped := 0
+	for range 64 {
+		if b.Enqueue([]byte("0123456789012345678901234567890\n")) != nil {
+			dropped++
+		}
+	}
+	require.Positive(t, dropped)
+	close(gate)
+	require.NoError(t, b.Close(context.Background()))
+	assert.Contains(t, sink.String(), "asyncbus: dropped ")
+	assert.Positive(t, reported.Load())
+	st := b.Stats()
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+}
+
+// gatedSink holds every write until gate is closed.
+type gatedSink struct {
+	gate chan struct{}
+	mu   sync.Mutex
+	buf  []byte
+}
+
+func (g *gatedSink) Write(p []byte) (int, error) {
+	<-g.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.buf = append(g.buf, p...)
+	return len(p), nil
+}
+
+func (g *gatedSink) String() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return string(g.buf)
+}
