@@ -474,7 +474,7 @@ func TestHandleAttrsMatchesHandle(t *testing.T) {
 		"seven": {slog.String("method", "GET"), slog.Int("status", 200), slog.Bool("ok", true), slog.Float64("f", 1.5), slog.Duration("d", time.Second), slog.Time("at", fixedTime), slog.Any("nil", nil)},
 		"groups": {slog.Group("g", slog.Int("a", 1), slog.Group("h", slog.String("b", "x"))), slog.Group("empty"),
 			slog.Group("", slog.String("inline", "y")), slog.Int("after", 2)},
-		"valuers": {slog.Any("lv", resolveTo{slog.GroupValue(slog.Int("x", 1))}), slog.Any("lv2", resolveTo{slog.StringValue("s")}), slog.String("odd key=\"q\"", "v\nw")},
+		"valuers":     {slog.Any("lv", resolveTo{slog.GroupValue(slog.Int("x", 1))}), slog.Any("lv2", resolveTo{slog.StringValue("s")}), slog.String("odd key=\"q\"", "v\nw")},
 		"empty-first": {slog.Group("e"), slog.String("k", "v")},
 	}
 	upper := func(groups []string, a slog.Attr) slog.Attr {
@@ -494,9 +494,11 @@ func TestHandleAttrsMatchesHandle(t *testing.T) {
 	}
 	ctx := context.WithValue(context.Background(), key{}, "4bf92f3577b34da6a3ce929d0e0e4736")
 	handlers := map[string]func(h *Handler) *Handler{
-		"root":    func(h *Handler) *Handler { return h },
-		"named":   func(h *Handler) *Handler { return h.Named("db") },
-		"derived": func(h *Handler) *Handler { return h.WithAttrs([]slog.Attr{slog.Int("w", 1)}).WithGroup("req").(*Handler) },
+		"root":  func(h *Handler) *Handler { return h },
+		"named": func(h *Handler) *Handler { return h.Named("db") },
+		"derived": func(h *Handler) *Handler {
+			return h.WithAttrs([]slog.Attr{slog.Int("w", 1)}).WithGroup("req").(*Handler)
+		},
 	}
 	for _, format := range []Format{JSON, Text, Logfmt, Console} {
 		for _, replace := range []bool{false, true} {
