@@ -506,7 +506,8 @@ func (b *buffer) release() {
 	if cap(b.data) > maxPooledBuffer {
 		return
 	}
-	b.fields.attrs = nil // drop references to caller values before pooling
+	clear(b.fields.arr[:]) // drop references to caller values before pooling
+	b.fields.attrs = nil
 	clear(b.extra)
 	b.extra = b.extra[:0]
 	bufPool.Put(b)

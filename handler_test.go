@@ -542,3 +542,18 @@ func TestHandleAttrsAllocatesNothing(t *testing.T) {
 		_ = h.HandleAttrs(ctx, fixedTime, slog.LevelInfo, "seven attrs", attrs)
 	}))
 }
+
+// TestReleaseDropsCallerValues: a pooled buffer keeps no reference to the
+// values a context hook added, so a large value is not pinned by the pool.
+func TestReleaseDropsCallerValues(t *testing.T) {
+	b := &buffer{}
+	b.fields.reset(false)
+	b.fields.AddAttr(slog.Any("k", &struct{ payload [1 << 20]byte }{}))
+	b.extra = append(b.extra, slog.Any("e", &struct{}{}))
+	b.release()
+	for _, a := range b.fields.arr {
+		assert.Nil(t, a.Value.Any())
+	}
+	assert.Empty(t, b.extra)
+	assert.Nil(t, b.extra[:cap(b.extra)][0].Value.Any())
+}

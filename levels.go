@@ -257,7 +257,9 @@ type rulesPayload struct {
 // ServeHTTP makes the rules readable and changeable on a live process, like
 // zap's AtomicLevel: GET answers {"rules":"info,db=debug"}; PUT takes the
 // same JSON object, or the bare rule string as text/plain, and answers with
-// the rules now in force. A malformed body gets 400 and changes nothing.
+// the rules now in force. A malformed body (bad rules, unknown JSON keys, no
+// "rules" key, an empty body, over 64 KiB) gets an error status and changes
+// nothing.
 func (r *LevelRules) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	reply := func(code int, v any) {
 		w.Header().Set("Content-Type", "application/json")
@@ -268,19 +270,38 @@ func (r *LevelRules) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case http.MethodGet:
 		reply(http.StatusOK, rulesPayload{Rules: r.String()})
 	case http.MethodPut:
-		body, err := io.ReadAll(io.LimitReader(req.Body, 64<<10))
+		const limit = 64 << 10
+		body, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
 		if err != nil {
 			reply(http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
-		rules := string(body)
-		if strings.HasPrefix(strings.TrimSpace(rules), "{") {
-			var p rulesPayload
-			if err := json.Unmarshal(body, &p); err != nil {
-				reply(http.StatusBadRequest, map[string]string{"error": "asyncbus: bad JSON body: " + err.Error()})
+		if len(body) > limit {
+			reply(http.StatusRequestEntityTooLarge, map[string]string{"error": "asyncbus: rules body over 64 KiB"})
+			return
+		}
+		rules := strings.TrimSpace(string(body))
+		if strings.HasPrefix(rules, "{") {
+			// Strict: a misspelled or missing "rules" key must not reset
+			// every logger to the default.
+			var p struct {
+				Rules *string `json:"rules"`
+			}
+			dec := json.NewDecoder(strings.NewReader(rules))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&p); err != nil || p.Rules == nil {
+				msg := `asyncbus: want {"rules":"..."}`
+				if err != nil {
+					msg += ": " + err.Error()
+				}
+				reply(http.StatusBadRequest, map[string]string{"error": msg})
 				return
 			}
-			rules = p.Rules
+			rules = *p.Rules
+		}
+		if strings.TrimSpace(rules) == "" {
+			reply(http.StatusBadRequest, map[string]string{"error": "asyncbus: empty rules (send \"info\" to reset to Info)"})
+			return
 		}
 		if err := r.Set(rules); err != nil {
 			reply(http.StatusBadRequest, map[string]string{"error": err.Error()})

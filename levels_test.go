@@ -165,6 +165,10 @@ func TestLevelRulesHTTP(t *testing.T) {
 	assert.Equal(t, "error", get())
 	assert.Equal(t, http.StatusBadRequest, put("db=shout", "text/plain"))
 	assert.Equal(t, http.StatusBadRequest, put(`{"rules":`, "application/json"))
+	assert.Equal(t, http.StatusBadRequest, put(`{"rule":"debug"}`, "application/json"), "a misspelled key")
+	assert.Equal(t, http.StatusBadRequest, put(`{}`, "application/json"), "no rules key")
+	assert.Equal(t, http.StatusBadRequest, put("", "text/plain"), "an empty body")
+	assert.Equal(t, http.StatusRequestEntityTooLarge, put(strings.Repeat("a", 65<<10), "text/plain"))
 	assert.Equal(t, "error", get(), "rejected PUTs change nothing")
 
 	resp, err := http.Post(srv.URL, "text/plain", strings.NewReader("info"))
