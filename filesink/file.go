@@ -101,6 +101,13 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 		return nil, fmt.Errorf("filesink: Perm %v has bits other than permissions", opts.Perm)
 	}
 	path = filepath.Clean(path)
+	if opts.Symlink != "" {
+		abs, err1 := filepath.Abs(path)
+		link, err2 := filepath.Abs(opts.Symlink)
+		if err1 == nil && err2 == nil && abs == link {
+			return nil, fmt.Errorf("filesink: Symlink %q is the log file itself", opts.Symlink)
+		}
+	}
 	base := filepath.Base(path)
 	ext := filepath.Ext(base)
 	f := &File{
@@ -372,6 +379,12 @@ func (f *File) writeRecords(records [][]byte) (int, error) {
 		f.size += int64(len(rest[0]))
 		return idx + 1, err
 	}
+	// The torn record's bytes are the last ones in the file (append mode).
+	// Cut them by the file's real size, which may be below f.size if the
+	// file was truncated underneath since the last check.
+	if fi, serr := f.file.Stat(); serr == nil {
+		f.size = max(fi.Size()-int64(off)-int64(max(n, 0)), 0)
+	}
 	if terr := f.truncate(f.fd, f.size); terr != nil {
 		f.cutTo = f.size // retried before the next write, which waits for it
 		err = errors.Join(err, fmt.Errorf("cut back to %d bytes: %w", f.size, terr))
@@ -484,9 +497,19 @@ func (f *File) openCurrent() error {
 // closeCurrent releases preallocated blocks and closes the file.
 func (f *File) closeCurrent() error {
 	var err error
+	if f.cutTo >= 0 {
+		// A torn record is still at the end: cut it before the file is
+		// closed or becomes a backup.
+		if terr := f.truncate(f.fd, f.cutTo); terr != nil {
+			err = fmt.Errorf("filesink: %s keeps a partly written record at its end: cut back to %d bytes: %w", f.path, f.cutTo, terr)
+		} else {
+			f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1
+		}
+	}
+	f.syncSize()
 	if f.allocEnd > f.size && f.cutTo < 0 {
 		if terr := f.truncate(f.fd, f.size); terr != nil {
-			err = fmt.Errorf("filesink: release preallocated space of %s: %w", f.path, terr)
+			err = errors.Join(err, fmt.Errorf("filesink: release preallocated space of %s: %w", f.path, terr))
 		}
 	}
 	if cerr := f.file.Close(); cerr != nil {
@@ -494,6 +517,19 @@ func (f *File) closeCurrent() error {
 	}
 	f.file = nil
 	return err
+}
+
+// syncSize lowers f.size to the file's real size when the file shrank
+// underneath (logrotate's copytruncate), so that a later ftruncate to
+// f.size can never extend the file with zero bytes.
+func (f *File) syncSize() {
+	if f.file == nil {
+		return
+	}
+	if fi, err := f.file.Stat(); err == nil && fi.Size() < f.size {
+		f.size = fi.Size()
+		f.allocEnd = min(f.allocEnd, f.size)
+	}
 }
 
 // checkPath reopens the path if it no longer names the open file (renamed

@@ -90,6 +90,31 @@ type backup struct {
 	plain, gz bool
 }
 
+// parseBackupName reports whether name (without ".gz") is one of f's
+// backups, <prefix><time>[-N]<ext>, and returns its time and sequence.
+func (f *File) parseBackupName(name string) (time.Time, int, bool) {
+	if !strings.HasPrefix(name, f.prefix) || !strings.HasSuffix(name, f.ext) {
+		return time.Time{}, 0, false
+	}
+	mid := name[len(f.prefix) : len(name)-len(f.ext)]
+	if len(mid) < len(backupLayout) {
+		return time.Time{}, 0, false
+	}
+	t, err := time.ParseInLocation(backupLayout, mid[:len(backupLayout)], f.loc)
+	if err != nil {
+		return time.Time{}, 0, false
+	}
+	seq := 0
+	if rest := mid[len(backupLayout):]; rest != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(rest, "-"))
+		if err != nil || !strings.HasPrefix(rest, "-") || n < 1 {
+			return time.Time{}, 0, false
+		}
+		seq = n
+	}
+	return t, seq, true
+}
+
 // backups lists the rotated files of f, newest first.
 func (f *File) backups() ([]*backup, error) {
 	entries, err := os.ReadDir(f.dir)
@@ -105,24 +130,9 @@ func (f *File) backups() ([]*backup, error) {
 		name := e.Name()
 		compressed := strings.HasSuffix(name, gzExt)
 		name = strings.TrimSuffix(name, gzExt)
-		if !strings.HasPrefix(name, f.prefix) || !strings.HasSuffix(name, f.ext) {
+		t, seq, ok := f.parseBackupName(name)
+		if !ok {
 			continue
-		}
-		mid := name[len(f.prefix) : len(name)-len(f.ext)]
-		if len(mid) < len(backupLayout) {
-			continue
-		}
-		t, err := time.ParseInLocation(backupLayout, mid[:len(backupLayout)], f.loc)
-		if err != nil {
-			continue
-		}
-		seq := 0
-		if rest := mid[len(backupLayout):]; rest != "" {
-			n, err := strconv.Atoi(strings.TrimPrefix(rest, "-"))
-			if err != nil || !strings.HasPrefix(rest, "-") || n < 1 {
-				continue
-			}
-			seq = n
 		}
 		stem := filepath.Join(f.dir, name)
 		b := byStem[stem]
@@ -262,7 +272,9 @@ func (f *File) removeTemps() {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, f.prefix) && strings.HasSuffix(name, gzExt+tmpExt) {
+		// Only this file's own backups: another sink in the same directory
+		// (app.json next to app.log, app-worker.log) may be compressing.
+		if _, _, ok := f.parseBackupName(strings.TrimSuffix(name, gzExt+tmpExt)); ok && strings.HasSuffix(name, gzExt+tmpExt) {
 			if err := os.Remove(filepath.Join(f.dir, name)); err != nil {
 				f.report(fmt.Errorf("filesink: remove temporary file: %w", err))
 			}

@@ -1,0 +1,132 @@
+package filesink
+
+// Regression tests for bugs found in review.
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// After logrotate's copytruncate, with preallocation, Close trims to the
+// real end of the file, never past it (no zero bytes appear).
+func TestCopytruncateThenCloseNeverZeroExtends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	f, err := Open(path, Options{Preallocate: 1 << 20})
+	require.NoError(t, err)
+	_, err = f.Write([]byte(strings.Repeat("x", 99) + "\n"))
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(path, 0)) // logrotate copytruncate
+	_, err = f.Write([]byte("after\n"))      // within CheckInterval (1s default)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.False(t, bytes.Contains(b, []byte{0}), "file has %d bytes incl. NULs: %q", len(b), b)
+}
+
+// After copytruncate, cutting back a torn record removes exactly its bytes
+// and never extends the file with zeros.
+func TestCopytruncateThenCutBackNeverZeroExtends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	w := &failingWriter{failures: 0, keep: 3, errno: syscall.ENOSPC}
+	f, err := open(path, Options{OnError: func(error) {}}, func(f *File) { f.writev = w.writev })
+	require.NoError(t, err)
+	_, err = f.Write([]byte(strings.Repeat("x", 99) + "\n"))
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(path, 0))
+	w.mu.Lock()
+	w.failures = 2 // the write and its completion attempt fail part-way
+	w.mu.Unlock()
+	_, err = f.Write([]byte("0123456789\n"))
+	require.Error(t, err)
+	require.NoError(t, f.Close())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.False(t, bytes.Contains(b, []byte{0}), "file has %d bytes incl. NULs: %q", len(b), b)
+}
+
+// Rotate while a cut back is pending applies the cut first, so the backup
+// never ends in a torn record.
+func TestRotateAppliesPendingCutBack(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	w := &failingWriter{failures: 0, keep: 5, errno: syscall.EIO}
+	var mu sync.Mutex
+	failTrunc := 0
+	f, err := open(path, Options{OnError: func(error) {}}, func(f *File) {
+		f.writev = w.writev
+		f.truncate = func(fd int, size int64) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if failTrunc > 0 {
+				failTrunc--
+				return errors.New("truncate failed")
+			}
+			return truncateFD(fd, size)
+		}
+	})
+	require.NoError(t, err)
+	_, err = f.Write([]byte("whole\n"))
+	require.NoError(t, err)
+	w.mu.Lock()
+	w.failures = 2
+	w.mu.Unlock()
+	mu.Lock()
+	failTrunc = 1
+	mu.Unlock()
+	_, err = f.Write([]byte("0123456789\n"))
+	require.Error(t, err)
+	require.NoError(t, f.Rotate())
+	require.NoError(t, f.Close())
+	bs := backupFiles(t, dir, "app-")
+	require.Len(t, bs, 1)
+	b, err := os.ReadFile(bs[0])
+	require.NoError(t, err)
+	require.Equal(t, "whole\n", string(b), "backup holds a torn record")
+}
+
+// Many empty records ahead of a real one are not mistaken for a write that
+// made no progress.
+func TestManyEmptyRecordsAreNotAShortWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	f, err := Open(path, Options{})
+	require.NoError(t, err)
+	recs := make([][]byte, 3*iovMax+1)
+	for i := range recs {
+		recs[i] = []byte{}
+	}
+	recs[len(recs)-1] = []byte("real\n")
+	n, err := f.WriteBatch(recs)
+	require.NoError(t, f.Close())
+	require.NoError(t, err, "written=%d", n)
+	require.Equal(t, len(recs), n)
+}
+
+// TestSymlinkEqualToPathIsRejected: a Symlink naming the log file itself
+// would replace the log with a link to itself.
+func TestSymlinkEqualToPathIsRejected(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	_, err := Open(path, Options{Symlink: path})
+	require.ErrorContains(t, err, "is the log file itself")
+}
+
+// Open removes only its own leftover compression temp files, not those of
+// another sink with the same prefix in the same directory (app.json).
+func TestRemoveTempsSparesOtherSinks(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "app-2024-01-01T00-00-00.000.json.gz.tmp")
+	require.NoError(t, os.WriteFile(other, []byte("x"), 0o644))
+	f, err := Open(filepath.Join(dir, "app.log"), Options{})
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = os.Stat(other)
+	require.NoError(t, err, "sibling sink's temp file was deleted")
+}
