@@ -67,6 +67,8 @@ type File struct {
 	nextRotate time.Time
 	nextCheck  time.Time
 	closed     bool
+	closeDone  chan struct{} // closed when the first Close has finished
+	closeErr   error         // the first Close's result, set before closeDone is closed
 	repair     *TailRepair
 	iov        [][]byte
 	one        [1][]byte
@@ -111,18 +113,19 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 	base := filepath.Base(path)
 	ext := filepath.Ext(base)
 	f := &File{
-		path:     path,
-		dir:      filepath.Dir(path),
-		prefix:   strings.TrimSuffix(base, ext) + "-",
-		ext:      ext,
-		opts:     opts,
-		loc:      time.Local,
-		writev:   newWritev(),
-		truncate: truncateFD,
-		datasync: datasync,
-		openFile: os.OpenFile,
-		cutTo:    -1,
-		iov:      make([][]byte, 0, 64),
+		path:      path,
+		dir:       filepath.Dir(path),
+		prefix:    strings.TrimSuffix(base, ext) + "-",
+		ext:       ext,
+		opts:      opts,
+		loc:       time.Local,
+		writev:    newWritev(),
+		truncate:  truncateFD,
+		datasync:  datasync,
+		openFile:  os.OpenFile,
+		cutTo:     -1,
+		iov:       make([][]byte, 0, 64),
+		closeDone: make(chan struct{}),
 	}
 	if opts.UTC {
 		f.loc = time.UTC
@@ -249,12 +252,16 @@ func (f *File) Rotate() error {
 // Close syncs (unless the policy is SyncNever), releases preallocated space,
 // closes the file and stops and waits for the background goroutines,
 // including a compression in progress and one still pending. Close is
-// idempotent.
+// idempotent and safe from several goroutines: every call returns once the
+// first has finished, with its result.
 func (f *File) Close() error {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return nil
+		// A barrier: return only once the first Close has synced and its
+		// background work (compression, interval sync) has stopped.
+		<-f.closeDone
+		return f.closeErr
 	}
 	f.closed = true
 	var err error
@@ -276,6 +283,8 @@ func (f *File) Close() error {
 	if n > 0 {
 		f.emit(fmt.Errorf("filesink: %s: %d errors were suppressed by rate limiting", f.path, n))
 	}
+	f.closeErr = err
+	close(f.closeDone) // publishes closeErr to the Close calls waiting above
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -129,4 +130,31 @@ func TestRemoveTempsSparesOtherSinks(t *testing.T) {
 	require.NoError(t, f.Close())
 	_, err = os.Stat(other)
 	require.NoError(t, err, "sibling sink's temp file was deleted")
+}
+
+// TestConcurrentCloseIsABarrier: every Close returns only after the first
+// has finished, so no caller sees Close return while the background
+// compression of a just-rotated backup is still running.
+func TestConcurrentCloseIsABarrier(t *testing.T) {
+	dir := t.TempDir()
+	clk := newClock(t0)
+	f, err := Open(filepath.Join(dir, "app.log"), Options{Compress: true, Clock: clk.Now, UTC: true})
+	require.NoError(t, err)
+	_, err = f.Write([]byte(strings.Repeat("x", 1<<20) + "\n"))
+	require.NoError(t, err)
+	clk.Add(time.Second)
+	require.NoError(t, f.Rotate())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			require.NoError(t, f.Close())
+			// Whichever call this was, the compression has finished.
+			files := backupFiles(t, dir, "app-")
+			require.Len(t, files, 1)
+			require.True(t, strings.HasSuffix(files[0], ".log.gz"), files[0])
+		}()
+	}
+	wg.Wait()
 }
