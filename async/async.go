@@ -355,6 +355,10 @@ type Bus struct {
 
 	dropMu sync.Mutex // guards gaps
 	gaps   []gap      // pending drop gaps by ring position, ascending
+	// gapsFinal is set, under dropMu, by the drainer's last takeGaps: a
+	// drop registered after it could never get its marker, so it counts as
+	// refused after Close instead.
+	gapsFinal bool
 
 	mu        sync.Mutex    // guards spaceCh, flushReqs, side
 	spaceCh   chan struct{} // closed (and replaced) by the drainer to wake parked Block producers
@@ -677,8 +681,14 @@ func (b *Bus) dropClosed() error {
 // lies below t, every record it accepts afterwards at or above t. This runs
 // only when the ring is full, so a short critical section is acceptable here.
 func (b *Bus) drop(t uint64) error {
-	b.dropped.Add(1)
 	b.dropMu.Lock()
+	if b.gapsFinal {
+		// Close has finished draining while this producer waited: the
+		// output is complete, so this is a record refused after Close.
+		b.dropMu.Unlock()
+		return b.dropClosed()
+	}
+	b.dropped.Add(1)
 	i := len(b.gaps)
 	for i > 0 && b.gaps[i-1].pos > t { // nearly always appends or hits the last gap
 		i--
@@ -696,9 +706,11 @@ func (b *Bus) drop(t uint64) error {
 }
 
 // takeGaps removes the gaps at or below pos and returns their drop count.
-func (b *Bus) takeGaps(pos uint64) uint64 {
+// final marks the last call, after which no gap is accepted (see gapsFinal).
+func (b *Bus) takeGaps(pos uint64, final bool) uint64 {
 	b.dropMu.Lock()
 	defer b.dropMu.Unlock()
+	b.gapsFinal = b.gapsFinal || final
 	var n uint64
 	i := 0
 	for ; i < len(b.gaps) && b.gaps[i].pos <= pos; i++ {

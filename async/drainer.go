@@ -219,7 +219,7 @@ func (d *drainer) collect() {
 // takeGap consumes the gaps at or below the read position and puts their
 // marker at the start of the (empty) batch.
 func (d *drainer) takeGap() {
-	if n := d.b.takeGaps(d.pos); n > 0 {
+	if n := d.b.takeGaps(d.pos, false); n > 0 {
 		d.addMarker(n)
 	}
 }
@@ -596,7 +596,7 @@ func (d *drainer) sync() error {
 // finish runs once the ring is drained after Close.
 func (d *drainer) finish() {
 	b := d.b
-	if n := b.takeGaps(math.MaxUint64); n > 0 {
+	if n := b.takeGaps(math.MaxUint64, true); n > 0 {
 		// Drops registered at the very end (a Drop racing with Close).
 		d.addMarker(n)
 		d.writeRound()

@@ -155,3 +155,21 @@ func (g *gatedSink) String() string {
 	defer g.mu.Unlock()
 	return string(g.buf)
 }
+
+// TestDropAfterFinalGapsCountsAsClosed: a Drop-mode producer that found
+// the ring full before Close, and registers its drop only after the
+// drainer has written its last marker, is counted as refused after Close
+// (ErrClosed) instead of leaving a gap that no marker will ever report.
+func TestDropAfterFinalGapsCountsAsClosed(t *testing.T) {
+	b, err := New(io.Discard, Config{Capacity: 4096, Overflow: Drop})
+	require.NoError(t, err)
+	require.NoError(t, b.Close(context.Background()))
+	require.ErrorIs(t, b.drop(0), ErrClosed)
+	st := b.Stats()
+	assert.EqualValues(t, 1, st.Dropped)
+	assert.EqualValues(t, 1, st.DroppedClosed)
+	b.dropMu.Lock()
+	assert.Empty(t, b.gaps)
+	b.dropMu.Unlock()
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+}
