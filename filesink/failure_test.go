@@ -290,23 +290,38 @@ func TestErrorCallbackIsRateLimited(t *testing.T) {
 	assert.Empty(t, readLines(t, path))
 }
 
+// flakyTruncate fails its next failures calls with err, then truncates
+// for real.
+type flakyTruncate struct {
+	mu       sync.Mutex
+	failures int
+	err      error
+}
+
+func (ft *flakyTruncate) truncate(fd int, size int64) error {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	if ft.failures > 0 {
+		ft.failures--
+		return ft.err
+	}
+	return truncateFD(fd, size)
+}
+
+func (ft *flakyTruncate) failNext(n int) {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	ft.failures = n
+}
+
 func TestCutBackFailureBlocksFurtherWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.log")
 	w := &failingWriter{failures: 2, keep: 5, errno: syscall.EIO}
-	truncErr := errors.New("truncate failed")
-	var mu sync.Mutex
-	failTrunc := 2
+	tr := &flakyTruncate{failures: 2, err: errors.New("truncate failed")}
+	truncErr := tr.err
 	f, err := open(path, Options{OnError: func(error) {}}, func(f *File) {
 		f.writev = w.writev
-		f.truncate = func(fd int, size int64) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if failTrunc > 0 {
-				failTrunc--
-				return truncErr
-			}
-			return truncateFD(fd, size)
-		}
+		f.truncate = tr.truncate
 	})
 	require.NoError(t, err)
 	n, err := f.Write([]byte("0123456789\n"))

@@ -60,19 +60,10 @@ func TestRotateAppliesPendingCutBack(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
 	w := &failingWriter{failures: 0, keep: 5, errno: syscall.EIO}
-	var mu sync.Mutex
-	failTrunc := 0
+	tr := &flakyTruncate{err: errors.New("truncate failed")}
 	f, err := open(path, Options{OnError: func(error) {}}, func(f *File) {
 		f.writev = w.writev
-		f.truncate = func(fd int, size int64) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if failTrunc > 0 {
-				failTrunc--
-				return errors.New("truncate failed")
-			}
-			return truncateFD(fd, size)
-		}
+		f.truncate = tr.truncate
 	})
 	require.NoError(t, err)
 	_, err = f.Write([]byte("whole\n"))
@@ -80,9 +71,7 @@ func TestRotateAppliesPendingCutBack(t *testing.T) {
 	w.mu.Lock()
 	w.failures = 2
 	w.mu.Unlock()
-	mu.Lock()
-	failTrunc = 1
-	mu.Unlock()
+	tr.failNext(1)
 	_, err = f.Write([]byte("0123456789\n"))
 	require.Error(t, err)
 	require.NoError(t, f.Rotate())
