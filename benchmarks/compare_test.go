@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncbus/asyncbus/benchmarks/contestants"
-	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 )
 
 // TestCompareSmoke runs every contestant of cmd/compare once, in-process,
@@ -25,7 +25,7 @@ import (
 // nothing.
 func TestCompareSmoke(t *testing.T) {
 	const n = 2000
-	res, err := benchharness.Run(context.Background(), benchharness.Config{
+	res, err := harness.Run(context.Background(), harness.Config{
 		Contestants: contestants.All(),
 		Goroutines:  []int{1, 4},
 		N:           n,
@@ -109,7 +109,7 @@ func BenchmarkCompare(b *testing.B) {
 			data, err := os.ReadFile(f.Name())
 			require.NoError(b, err)
 			// Drop-marker lines are not records.
-			lines := int64(bytes.Count(data, []byte{'\n'}) - bytes.Count(data, []byte(benchharness.DropMarkerMsg)))
+			lines := int64(bytes.Count(data, []byte{'\n'}) - bytes.Count(data, []byte(harness.DropMarkerMsg)))
 			if !c.Discards {
 				lost := calls.Load() - lines
 				b.ReportMetric(float64(lost)/float64(b.N), "lost/op")

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 	"github.com/asyncbus/asyncbus/encode"
 )
 
@@ -24,7 +25,7 @@ import (
 // goroutine. asyncbus-encoder is the encoder alone (encode.Encoder.Append
 // into a reused buffer), the part that compares with the others' encoding.
 func BenchmarkHandleReference(b *testing.B) {
-	r := encode.ReferenceRecord()
+	r := harness.ReferenceRecord()
 	ctx := context.Background()
 	handlers := []struct {
 		name string

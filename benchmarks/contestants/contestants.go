@@ -1,9 +1,9 @@
 // Package contestants defines the slog handler set-ups that the side-by-side
 // comparison (cmd/compare, and the Benchmark functions of this module)
 // measures against asyncbus on the reference workload of
-// github.com/asyncbus/asyncbus/internal/benchharness.
+// github.com/asyncbus/asyncbus/benchmarks/harness.
 //
-// Every contestant is a [benchharness.Contestant]: a constructor that builds
+// Every contestant is a [harness.Contestant]: a constructor that builds
 // a slog.Handler writing JSON to the *os.File it is given, plus a flush that
 // returns once every handled record is in that file. They all sit behind the
 // same slog.Logger front end and get the same reference record:
@@ -31,7 +31,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 )
 
 // The contestants' names, as tables, charts and filters show them.
@@ -89,8 +89,8 @@ func MayLose(name string) bool { return name == AsyncbusDrop || name == Zerolog 
 func MustAccount(name string) bool { return name != Zerolog }
 
 // All returns every contestant, in the order of Names.
-func All() []benchharness.Contestant {
-	return []benchharness.Contestant{
+func All() []harness.Contestant {
+	return []harness.Contestant{
 		{Name: AsyncbusBlock, New: newAsyncbus(false)},
 		{Name: AsyncbusDrop, New: newAsyncbus(true)},
 		{Name: SlogFile, New: newSlogFile},
@@ -100,7 +100,7 @@ func All() []benchharness.Contestant {
 		{Name: Zap, New: newZap},
 		{Name: Zerolog, New: newZerolog},
 		{Name: Phuslu, New: newPhuslu},
-		{Name: Noop, New: benchharness.NewNoop, Discards: true},
+		{Name: Noop, New: harness.NewNoop, Discards: true},
 	}
 }
 
@@ -108,5 +108,5 @@ func All() []benchharness.Contestant {
 // attribute for attribute, that the harness makes for every contestant, so
 // that the Benchmark functions measure the same work as cmd/compare.
 func LogReference(ctx context.Context, l *slog.Logger, seq int) {
-	benchharness.LogReference(ctx, l, seq)
+	harness.LogReference(ctx, l, seq)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 )
 
 func TestNamesMatchAll(t *testing.T) {
@@ -55,20 +55,20 @@ func attrsOf(r *slog.Record) []slog.Attr {
 // TestLogReferenceIsTheHarnessRecord checks that the Benchmark functions
 // log exactly what the harness logs.
 func TestLogReferenceIsTheHarnessRecord(t *testing.T) {
-	harness := &recorder{}
-	c := benchharness.Contestant{Name: "rec", Discards: true, New: func(*os.File) (slog.Handler, func() error, error) {
-		return harness, nil, nil
+	rec := &recorder{}
+	c := harness.Contestant{Name: "rec", Discards: true, New: func(*os.File) (slog.Handler, func() error, error) {
+		return rec, nil, nil
 	}}
-	_, err := benchharness.Measure(c, benchharness.Job{Contestant: "rec", Goroutines: 1, N: 1, SampleEvery: 1, TempDir: t.TempDir()})
+	_, err := harness.Measure(c, harness.Job{Contestant: "rec", Goroutines: 1, N: 1, SampleEvery: 1, TempDir: t.TempDir()})
 	require.NoError(t, err)
-	require.NotNil(t, harness.r)
+	require.NotNil(t, rec.r)
 
 	ours := &recorder{}
 	LogReference(context.Background(), slog.New(ours), 0)
 	require.NotNil(t, ours.r)
-	assert.Equal(t, harness.r.Message, ours.r.Message)
-	assert.Equal(t, harness.r.Level, ours.r.Level)
-	assert.Equal(t, attrsOf(harness.r), attrsOf(ours.r))
+	assert.Equal(t, rec.r.Message, ours.r.Message)
+	assert.Equal(t, rec.r.Level, ours.r.Level)
+	assert.Equal(t, attrsOf(rec.r), attrsOf(ours.r))
 }
 
 // TestEmitHandlerEncodesLikeSlog checks that the seeds' baselines write

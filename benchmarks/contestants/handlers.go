@@ -22,7 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 )
 
 // closing adds a Close method (called once, by the harness after the idle
@@ -62,7 +62,7 @@ func newSlogFile(f *os.File) (slog.Handler, func() error, error) {
 }
 
 func newSlogBufio(f *os.File) (slog.Handler, func() error, error) {
-	lw := benchharness.NewLockedBufio(f, BufioSize)
+	lw := harness.NewLockedBufio(f, BufioSize)
 	return slog.NewJSONHandler(lw, nil), lw.Flush, nil
 }
 

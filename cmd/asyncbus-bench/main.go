@@ -1,78 +1,67 @@
-// Command asyncbus-bench shows what asyncbus does: it logs the reference
-// ~200-byte access-log record through slog.Logger into a real temporary
-// file with asyncbus (Block and Drop), with slog.JSONHandler writing
-// straight to the file and through a bufio.Writer, and with a no-op
-// handler (the floor slog's front end allows), at 1, 4 and 16 goroutines,
-// and prints a table per goroutine count. It also writes results.md,
-// results.json and chart.svg to the -out directory.
+// Command asyncbus-bench is the README's first command: it runs the
+// asyncbus-vs-log/slog benchmark, whose code lives with every other
+// benchmark in the nested module benchmarks/ (benchmarks/cmd/asyncbus-bench),
+// outside the library's import graph and its go.mod.
 //
-// Usage:
+// Usage, from the repository root:
 //
 //	go run ./cmd/asyncbus-bench [flags]
 //
-// Run it with -help for the flags. The defaults finish in well under a
-// minute on a 2-core machine.
+// It hands its arguments to `go run ./cmd/asyncbus-bench` in the benchmarks
+// module and exits with that command's status; -help lists the flags.
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
-	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
-
-	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"runtime"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-const usageHead = `asyncbus-bench measures asyncbus against the standard library's slog
-handlers on the reference workload: N copies of a ~200-byte access-log
-record, logged through slog.Logger into a real temporary file (removed
-afterwards), split across G goroutines.
-
-Figures per run: records/s end to end (until every byte is in the file),
-ns per call, call latency P50/P99/P99.9/max, allocations and CPU time per
-record, peak RSS, handler CPU while idle, and the lines actually found in
-the file (lost = records - lines; dropped = what Drop mode's marker lines
-report). Each run is repeated in alternation and the median reported;
-each run executes in its own child process so that peak RSS is per run.
-
-The defaults (200000 records, 3 repeats, 1/4/16 goroutines, 200ms idle
-window) finish in under a minute on a 2-core machine.
-
-Usage: go run ./cmd/asyncbus-bench [flags]
-
-Flags:
-`
-
-// run is main without the exit: it returns 0 on success, 1 when a run
-// failed or a record went missing, 2 on bad flags.
-func run(args []string, stdout, stderr io.Writer) int {
-	return newCLI().Main(args, stdout, stderr)
-}
-
-// newCLI returns the command: the harness's common flags plus -format,
-// this command's contestants, and its output file names.
-func newCLI() *benchharness.CLI {
-	var format string
-	return &benchharness.CLI{
-		Name:       "asyncbus-bench",
-		Usage:      usageHead,
-		Title:      "asyncbus-bench results",
-		DefaultOut: filepath.Join(os.TempDir(), "asyncbus-bench"),
-		IdleUsage:  "how long each handler stays open and idle after its run while its CPU is measured (e.g. 10s for a steadier idle figure); 0 skips it",
-		Names:      contestantNames(),
-		Baseline:   baselineName,
-		Flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&format, "format", "json", "asyncbus output format: json, text, logfmt or console (the slog contestants use JSONHandler for json, TextHandler otherwise)")
-		},
-		Setup: func() ([]benchharness.Contestant, string, error) {
-			all, err := contestants(format)
-			return all, fmt.Sprintf("Format %s.", format), err
-		},
-		MayLose: mayDrop,
+	dir, err := benchmarksDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "asyncbus-bench:", err)
+		os.Exit(2)
 	}
+	cmd := exec.Command("go", append([]string{"run", "./cmd/asyncbus-bench"}, os.Args[1:]...)...)
+	cmd.Dir = dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			os.Exit(exit.ExitCode())
+		}
+		fmt.Fprintln(os.Stderr, "asyncbus-bench:", err)
+		os.Exit(2)
+	}
+}
+
+// benchmarksDir finds the benchmarks module: next to this source file's
+// repository root when built from a checkout (go run), else above the
+// working directory.
+func benchmarksDir() (string, error) {
+	var starts []string
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	for _, d := range starts {
+		for {
+			cand := filepath.Join(d, "benchmarks")
+			if _, err := os.Stat(filepath.Join(cand, "go.mod")); err == nil {
+				return cand, nil
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				break
+			}
+			d = parent
+		}
+	}
+	return "", errors.New("cannot find the benchmarks module (benchmarks/go.mod); run from the asyncbus repository")
 }

@@ -23,7 +23,7 @@ import (
 	"os"
 
 	"github.com/asyncbus/asyncbus/benchmarks/contestants"
-	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 )
 
 func main() {
@@ -60,9 +60,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // zerolog-diode's losses are reported in the tables, not counted as
 // problems: losing records is its design (contestants.MayLose and
 // contestants.MustAccount).
-func newCLI() *benchharness.CLI {
+func newCLI() *harness.CLI {
 	var loadBefore string
-	return &benchharness.CLI{
+	return &harness.CLI{
 		Name:       "compare",
 		Usage:      usageHead,
 		Title:      "asyncbus side-by-side benchmark results",
@@ -70,11 +70,11 @@ func newCLI() *benchharness.CLI {
 		IdleUsage:  "how long each handler stays open and idle after its run while the process CPU is measured; 0 skips it",
 		Names:      contestants.Names(),
 		Baseline:   contestants.Baseline,
-		Setup: func() ([]benchharness.Contestant, string, error) {
+		Setup: func() ([]harness.Contestant, string, error) {
 			return contestants.All(), "Format JSON.", nil
 		},
 		BeforeRun: func() { loadBefore = loadAverage() },
-		Report: func(res *benchharness.Results, tables string) string {
+		Report: func(res *harness.Results, tables string) string {
 			env := describeRun(res, loadBefore, loadAverage())
 			return env + "\n" + tables + "\n" + notes(res) + "\n" + targets(res)
 		},

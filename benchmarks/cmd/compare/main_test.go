@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncbus/asyncbus/benchmarks/contestants"
-	"github.com/asyncbus/asyncbus/internal/benchharness"
-	"github.com/asyncbus/asyncbus/internal/benchharness/clitest"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
+	"github.com/asyncbus/asyncbus/benchmarks/harness/clitest"
 )
 
 // TestMain lets the test binary serve as the child process of isolated
@@ -66,26 +66,26 @@ func TestBadFlags(t *testing.T) {
 }
 
 func TestProblems(t *testing.T) {
-	ok := benchharness.LineCount{Lines: 10, Unique: 10}
+	ok := harness.LineCount{Lines: 10, Unique: 10}
 	tests := []struct {
 		name string
-		s    benchharness.Sample
+		s    harness.Sample
 		want string
 	}{
-		{"clean", benchharness.Sample{Contestant: contestants.AsyncbusBlock, N: 10, Count: ok}, ""},
-		{"block lost", benchharness.Sample{Contestant: contestants.AsyncbusBlock, N: 10, Lost: 1, Unaccounted: 1, Count: ok}, "lost 1 of 10"},
-		{"zap lost", benchharness.Sample{Contestant: contestants.Zap, N: 10, Lost: 2, Unaccounted: 2, Count: ok}, "lost 2 of 10"},
-		{"drop reported", benchharness.Sample{Contestant: contestants.AsyncbusDrop, N: 10, Lost: 3, Count: ok}, ""},
-		{"drop unreported", benchharness.Sample{Contestant: contestants.AsyncbusDrop, N: 10, Lost: 3, Unaccounted: 2, Count: ok}, "2 records neither"},
-		{"diode loses by design", benchharness.Sample{Contestant: contestants.Zerolog, N: 10, Lost: 8, Unaccounted: 8, Count: ok}, ""},
-		{"diode torn line", benchharness.Sample{Contestant: contestants.Zerolog, N: 10, Lost: 8, Unaccounted: 8,
-			Count: benchharness.LineCount{Lines: 2, Unique: 1, Unparsed: 1}}, "does not verify"},
-		{"noop", benchharness.Sample{Contestant: contestants.Noop, Discards: true, N: 10}, ""},
-		{"duplicates", benchharness.Sample{Contestant: contestants.SlogFile, N: 10, Count: benchharness.LineCount{Lines: 10, Unique: 9, Duplicates: 1}}, "does not verify"},
+		{"clean", harness.Sample{Contestant: contestants.AsyncbusBlock, N: 10, Count: ok}, ""},
+		{"block lost", harness.Sample{Contestant: contestants.AsyncbusBlock, N: 10, Lost: 1, Unaccounted: 1, Count: ok}, "lost 1 of 10"},
+		{"zap lost", harness.Sample{Contestant: contestants.Zap, N: 10, Lost: 2, Unaccounted: 2, Count: ok}, "lost 2 of 10"},
+		{"drop reported", harness.Sample{Contestant: contestants.AsyncbusDrop, N: 10, Lost: 3, Count: ok}, ""},
+		{"drop unreported", harness.Sample{Contestant: contestants.AsyncbusDrop, N: 10, Lost: 3, Unaccounted: 2, Count: ok}, "2 records neither"},
+		{"diode loses by design", harness.Sample{Contestant: contestants.Zerolog, N: 10, Lost: 8, Unaccounted: 8, Count: ok}, ""},
+		{"diode torn line", harness.Sample{Contestant: contestants.Zerolog, N: 10, Lost: 8, Unaccounted: 8,
+			Count: harness.LineCount{Lines: 2, Unique: 1, Unparsed: 1}}, "does not verify"},
+		{"noop", harness.Sample{Contestant: contestants.Noop, Discards: true, N: 10}, ""},
+		{"duplicates", harness.Sample{Contestant: contestants.SlogFile, N: 10, Count: harness.LineCount{Lines: 10, Unique: 9, Duplicates: 1}}, "does not verify"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := problems(&benchharness.Results{Samples: []benchharness.Sample{tt.s}})
+			p := problems(&harness.Results{Samples: []harness.Sample{tt.s}})
 			if tt.want == "" {
 				assert.Empty(t, p)
 				return
@@ -94,21 +94,21 @@ func TestProblems(t *testing.T) {
 			assert.Contains(t, p[0], tt.want)
 		})
 	}
-	assert.Equal(t, []string{"x failed"}, problems(&benchharness.Results{Failures: []string{"x failed"}}))
+	assert.Equal(t, []string{"x failed"}, problems(&harness.Results{Failures: []string{"x failed"}}))
 }
 
-func sum(name string, g int, rate, p99 float64, lost int64) benchharness.Summary {
-	return benchharness.Summary{Contestant: name, Goroutines: g, N: 100, RecordsPerSec: rate, P99NS: p99,
+func sum(name string, g int, rate, p99 float64, lost int64) harness.Summary {
+	return harness.Summary{Contestant: name, Goroutines: g, N: 100, RecordsPerSec: rate, P99NS: p99,
 		Lost: lost, Lines: 100 - lost, Verified: true, Discards: name == contestants.Noop}
 }
 
 func TestTargets(t *testing.T) {
 	tests := []struct {
 		name string
-		rows []benchharness.Summary
+		rows []harness.Summary
 		want []string
 	}{
-		{"met", []benchharness.Summary{
+		{"met", []harness.Summary{
 			sum(contestants.AsyncbusBlock, 1, 3e6, 500, 0), sum(contestants.Zap, 1, 1e6, 900, 0),
 			sum(contestants.Zerolog, 1, 9e6, 100, 50), // lossy: not the best peer
 			sum(contestants.Noop, 1, 20e6, 50, 0),     // the floor is no peer
@@ -117,20 +117,20 @@ func TestTargets(t *testing.T) {
 			"| 1 | zap-buffered | 1.00 M/s | 900 ns | 3.00 M/s | 3.00× (≥ 2.0×) | — | yes |",
 			"| 16 | phuslu-async | 1.00 M/s | 1.0 µs | 3.00 M/s | 3.00× (≥ 2.5×) | 50 ns (< 100 ns) | yes |",
 		}},
-		{"missed on latency", []benchharness.Summary{
+		{"missed on latency", []harness.Summary{
 			sum(contestants.AsyncbusBlock, 16, 3e6, 200, 0), sum(contestants.Phuslu, 16, 1e6, 1000, 0),
 		}, []string{"| 200 ns (< 100 ns) | no |"}},
-		{"missed on speed", []benchharness.Summary{
+		{"missed on speed", []harness.Summary{
 			sum(contestants.AsyncbusBlock, 1, 1.5e6, 200, 0), sum(contestants.SlogFile, 1, 1e6, 1000, 0),
 		}, []string{"1.50× (≥ 2.0×) | — | no |"}},
-		{"block lost", []benchharness.Summary{
+		{"block lost", []harness.Summary{
 			sum(contestants.AsyncbusBlock, 1, 5e6, 200, 1), sum(contestants.SlogFile, 1, 1e6, 1000, 0),
 		}, []string{"5.00× (≥ 2.0×) | — | no |", "- asyncbus-block, 1 goroutine: 1 lost (target 0)."}},
-		{"nothing to compare", []benchharness.Summary{sum(contestants.Zap, 4, 1e6, 1, 0)}, []string{"not measured"}},
+		{"nothing to compare", []harness.Summary{sum(contestants.Zap, 4, 1e6, 1, 0)}, []string{"not measured"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := &benchharness.Results{Goroutines: []int{1, 16}, Summaries: tt.rows}
+			res := &harness.Results{Goroutines: []int{1, 16}, Summaries: tt.rows}
 			got := targets(res)
 			for _, w := range tt.want {
 				assert.Contains(t, got, w)
@@ -140,13 +140,13 @@ func TestTargets(t *testing.T) {
 }
 
 func TestNotesZerolog(t *testing.T) {
-	res := &benchharness.Results{Goroutines: []int{4}, Samples: []benchharness.Sample{
+	res := &harness.Results{Goroutines: []int{4}, Samples: []harness.Sample{
 		{Contestant: contestants.Zerolog, Goroutines: 4, N: 1000, Lost: 300, HandlerStats: map[string]uint64{"Missed": 310}},
 		{Contestant: contestants.Zerolog, Goroutines: 4, N: 1000, Lost: 500, HandlerStats: map[string]uint64{"Missed": 500}},
 		{Contestant: contestants.Zap, Goroutines: 4, N: 1000},
 	}}
 	assert.Contains(t, notes(res), "| 4 | 500 of 1000 | 50.0 % | 500 |", "the worst run")
-	assert.NotContains(t, notes(&benchharness.Results{Goroutines: []int{4}}), "diode alert count")
+	assert.NotContains(t, notes(&harness.Results{Goroutines: []int{4}}), "diode alert count")
 }
 
 func TestLoadAverage(t *testing.T) {
@@ -159,7 +159,7 @@ func TestLoadAverage(t *testing.T) {
 }
 
 // problems is what the command reports as FAIL lines.
-func problems(res *benchharness.Results) []string {
+func problems(res *harness.Results) []string {
 	cli := newCLI()
-	return benchharness.Problems(res, cli.MayLose, cli.MustAccount)
+	return harness.Problems(res, cli.MayLose, cli.MustAccount)
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus/benchmarks/contestants"
-	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 )
 
 // loadAverage returns the 1, 5 and 15 minute load averages as
@@ -27,7 +27,7 @@ func loadAverage() string {
 
 // describeRun says when and on what the figures were taken, and how loaded
 // the machine was before and after.
-func describeRun(res *benchharness.Results, loadBefore, loadAfter string) string {
+func describeRun(res *harness.Results, loadBefore, loadAfter string) string {
 	m := res.Machine
 	model := m.CPUModel
 	if model == "" {
@@ -42,7 +42,7 @@ func describeRun(res *benchharness.Results, loadBefore, loadAfter string) string
 // notes explains the figures that the generic table cannot: zerolog's
 // losses next to what its diode reported, and the idle CPU of contestants
 // whose only flush is a Close.
-func notes(res *benchharness.Results) string {
+func notes(res *harness.Results) string {
 	var b strings.Builder
 	b.WriteString("### Notes\n\n")
 	b.WriteString("- zerolog-diode and phuslu-async have no flush but Close, so their flush closes them: their idle CPU " +
@@ -50,7 +50,7 @@ func notes(res *benchharness.Results) string {
 	b.WriteString("- zap-buffered uses zap.NewProductionEncoderConfig (epoch-seconds float time); everyone else writes an RFC 3339 time.\n")
 	var rows []string
 	for _, g := range res.Goroutines {
-		var worst *benchharness.Sample
+		var worst *harness.Sample
 		for i := range res.Samples {
 			s := &res.Samples[i]
 			if s.Contestant == contestants.Zerolog && s.Goroutines == g && (worst == nil || s.Lost > worst.Lost) {
@@ -85,14 +85,14 @@ var issueTargets = []target{{1, 2, 0}, {16, 2.5, 0.1}}
 
 // isPeer reports whether a contestant counts as a peer for the targets:
 // everyone but asyncbus itself and the no-op floor.
-func isPeer(s benchharness.Summary) bool {
+func isPeer(s harness.Summary) bool {
 	return !s.Discards && !strings.HasPrefix(s.Contestant, "asyncbus")
 }
 
 // bestLossless returns the fastest peer at g whose every run wrote every
 // record and verified.
-func bestLossless(res *benchharness.Results, g int) (benchharness.Summary, bool) {
-	var best benchharness.Summary
+func bestLossless(res *harness.Results, g int) (harness.Summary, bool) {
+	var best harness.Summary
 	found := false
 	for _, s := range res.Summaries {
 		if s.Goroutines != g || !isPeer(s) || s.Lost != 0 || !s.Verified {
@@ -107,7 +107,7 @@ func bestLossless(res *benchharness.Results, g int) (benchharness.Summary, bool)
 
 // targets checks the issue's goals against the medians and says, for each,
 // whether this run met it.
-func targets(res *benchharness.Results) string {
+func targets(res *harness.Results) string {
 	var b strings.Builder
 	b.WriteString("### The issue's targets\n\n")
 	fmt.Fprintf(&b, "Measured on %d logical CPUs; the 16-goroutine target is stated for 16 cores.\n\n", runtime.NumCPU())
@@ -126,7 +126,7 @@ func targets(res *benchharness.Results) string {
 		lat := "—"
 		if t.p99Frac > 0 {
 			limit := t.p99Frac * peer.P99NS
-			lat = fmt.Sprintf("%s (< %s)", benchharness.FormatDuration(ab.P99NS), benchharness.FormatDuration(limit))
+			lat = fmt.Sprintf("%s (< %s)", harness.FormatDuration(ab.P99NS), harness.FormatDuration(limit))
 			met = met && ab.P99NS < limit
 		}
 		verdict := "no"
@@ -134,7 +134,7 @@ func targets(res *benchharness.Results) string {
 			verdict = "yes"
 		}
 		fmt.Fprintf(&b, "| %d | %s | %.2f M/s | %s | %.2f M/s | %.2f× (≥ %.1f×) | %s | %s |\n",
-			t.goroutines, peer.Contestant, peer.RecordsPerSec/1e6, benchharness.FormatDuration(peer.P99NS), ab.RecordsPerSec/1e6,
+			t.goroutines, peer.Contestant, peer.RecordsPerSec/1e6, harness.FormatDuration(peer.P99NS), ab.RecordsPerSec/1e6,
 			ratio, t.speedup, lat, verdict)
 	}
 	if !measured {

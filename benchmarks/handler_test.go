@@ -1,4 +1,4 @@
-package asyncbus
+package benchmarks
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asyncbus/asyncbus/encode"
+	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 )
 
 // BenchmarkHandle compares Handle alone (encode + enqueue; the write happens
 // on the drainer) with slog.JSONHandler.Handle to io.Discard, on the
 // reference record. Target: asyncbus at most 0.5x slog's ns/op, 0 allocs.
 func BenchmarkHandle(b *testing.B) {
-	r := encode.ReferenceRecord()
+	r := harness.ReferenceRecord()
 	ctx := context.Background()
 	b.Run("slog-json", func(b *testing.B) {
 		h := slog.NewJSONHandler(io.Discard, nil)
@@ -26,26 +27,13 @@ func BenchmarkHandle(b *testing.B) {
 		}
 	})
 	b.Run("asyncbus-json", func(b *testing.B) {
-		h := NewHandler(io.Discard, nil)
+		h := asyncbus.NewHandler(io.Discard, nil)
 		defer h.Close()
 		b.ReportAllocs()
 		for b.Loop() {
 			_ = h.Handle(ctx, r)
 		}
 	})
-}
-
-// logReference makes the whole call through slog.Logger with the reference
-// record's attributes.
-func logReference(l *slog.Logger, i int) {
-	l.LogAttrs(context.Background(), slog.LevelInfo, "request handled",
-		slog.String("method", "GET"),
-		slog.String("path", "/api/v1/users/12345/orders"),
-		slog.Int("status", 200),
-		slog.Duration("latency", 1500*time.Microsecond),
-		slog.Int64("bytes", 5120),
-		slog.Bool("cache_hit", true),
-		slog.Int("seq", i))
 }
 
 // BenchmarkLoggerFile measures the whole call through slog.Logger, JSON into
@@ -61,7 +49,7 @@ func BenchmarkLoggerFile(b *testing.B) {
 			return slog.NewJSONHandler(f, nil), func() error { return nil }
 		}},
 		{"asyncbus", func(f *os.File) (slog.Handler, func() error) {
-			h := NewHandler(f, nil)
+			h := asyncbus.NewHandler(f, nil)
 			return h, h.Close
 		}},
 	}
@@ -75,19 +63,20 @@ func BenchmarkLoggerFile(b *testing.B) {
 				defer f.Close()
 				h, done := c.make(f)
 				l := slog.New(h)
+				ctx := context.Background()
 				b.ReportAllocs()
 				b.ResetTimer()
 				start := time.Now()
 				if mode == "serial" {
 					for i := 0; i < b.N; i++ {
-						logReference(l, i)
+						harness.LogReference(ctx, l, i)
 					}
 				} else {
 					b.SetParallelism(2)
 					b.RunParallel(func(pb *testing.PB) {
 						i := 0
 						for pb.Next() {
-							logReference(l, i)
+							harness.LogReference(ctx, l, i)
 							i++
 						}
 					})
@@ -113,7 +102,7 @@ func BenchmarkEnabled(b *testing.B) {
 		}
 	})
 	b.Run("asyncbus", func(b *testing.B) {
-		h := NewHandler(io.Discard, nil)
+		h := asyncbus.NewHandler(io.Discard, nil)
 		defer h.Close()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -121,7 +110,7 @@ func BenchmarkEnabled(b *testing.B) {
 		}
 	})
 	b.Run("asyncbus-rules", func(b *testing.B) {
-		h := NewHandler(io.Discard, &Options{Rules: MustParseLevelRules("info,db=warn")}).Named("db")
+		h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Rules: asyncbus.MustParseLevelRules("info,db=warn")}).Named("db")
 		defer h.Close()
 		b.ReportAllocs()
 		for b.Loop() {

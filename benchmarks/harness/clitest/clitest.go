@@ -1,5 +1,5 @@
 // Package clitest holds the test helpers that the benchmark commands built
-// on [benchharness.CLI] (cmd/asyncbus-bench and the benchmarks module's
+// on [harness.CLI] (cmd/asyncbus-bench and the benchmarks module's
 // cmd/compare) share: checks of the flags every such command has and of
 // the files it writes.
 package clitest
@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 )
 
 // QuickRaceExit stops race-enabled child processes from sleeping a second
@@ -29,9 +29,9 @@ func QuickRaceExit(t *testing.T) {
 
 // Main is a command's TestMain: it lets the test binary serve as the child
 // process of isolated runs (the child is re-executed with run's arguments,
-// see [benchharness.IsChild]) and otherwise runs the tests.
+// see [harness.IsChild]) and otherwise runs the tests.
 func Main(m *testing.M, run func(args []string, stdout, stderr io.Writer) int) {
-	if benchharness.IsChild() {
+	if harness.IsChild() {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -57,7 +57,7 @@ type BadFlag struct {
 }
 
 // CommonBadFlags are the bad invocations of the flags every
-// [benchharness.CLI] has; a command adds its own (help text, its own flags,
+// [harness.CLI] has; a command adds its own (help text, its own flags,
 // a -contestants filter that matches none of its contestants).
 var CommonBadFlags = []BadFlag{
 	{"unknown flag", []string{"-nope"}, 2, "flag provided but not defined"},
@@ -91,11 +91,11 @@ func RunBadFlags(t *testing.T, run func(args []string, stdout, stderr io.Writer)
 // the report printed on stdout (up to its "Wrote ..." line), chart.svg is
 // well-formed XML, and results.json decodes; it returns the decoded
 // results for the command's own checks.
-func CheckOutputs(t *testing.T, dir, stdout string) benchharness.Results {
+func CheckOutputs(t *testing.T, dir, stdout string) harness.Results {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	require.NoError(t, err)
-	var res benchharness.Results
+	var res harness.Results
 	require.NoError(t, json.Unmarshal(b, &res))
 
 	i := strings.Index(stdout, "\nWrote ")

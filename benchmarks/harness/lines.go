@@ -1,4 +1,4 @@
-package benchharness
+package harness
 
 import (
 	"bufio"
@@ -76,7 +76,7 @@ func (x seqIndex) index(seq uint64) int {
 func CountLines(r io.Reader, n, goroutines int) (LineCount, error) {
 	var c LineCount
 	if n < 0 || goroutines < 1 {
-		return c, fmt.Errorf("benchharness: CountLines: bad n=%d goroutines=%d", n, goroutines)
+		return c, fmt.Errorf("harness: CountLines: bad n=%d goroutines=%d", n, goroutines)
 	}
 	idx := newSeqIndex(n, goroutines)
 	seen := make([]uint64, (n+63)/64)

@@ -1,4 +1,4 @@
-// Package benchharness measures slog handlers ("contestants") on the
+// Package harness measures slog handlers ("contestants") on the
 // asyncbus reference workload and renders the figures as Markdown, JSON and
 // an SVG chart. It backs the asyncbus-bench command and the nested
 // benchmarks module (github.com/asyncbus/asyncbus/benchmarks), which may
@@ -51,4 +51,4 @@
 // alike; a [Summary] holds the median of each figure, except the line
 // accounting (lines, lost, reported drops, unaccounted), which is the
 // worst repeat's, so that a single loss is never hidden by the median.
-package benchharness
+package harness

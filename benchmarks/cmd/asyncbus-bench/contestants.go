@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/benchharness"
+	"github.com/asyncbus/asyncbus/benchmarks/harness"
 )
 
 // The contestants' names, as the tables and -contestants show them.
@@ -38,7 +38,7 @@ func contestantNames() []string {
 // contestants returns every contestant for the given -format. The slog
 // contestants use slog.JSONHandler for json and slog.TextHandler for the
 // other formats (the nearest standard handler).
-func contestants(format string) ([]benchharness.Contestant, error) {
+func contestants(format string) ([]harness.Contestant, error) {
 	var af asyncbus.Format
 	slogNew := func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }
 	switch strings.ToLower(format) {
@@ -54,23 +54,23 @@ func contestants(format string) ([]benchharness.Contestant, error) {
 	default:
 		return nil, fmt.Errorf("-format must be json, text, logfmt or console, got %q", format)
 	}
-	bus := func(o asyncbus.Overflow) benchharness.Constructor {
+	bus := func(o asyncbus.Overflow) harness.Constructor {
 		return func(f *os.File) (slog.Handler, func() error, error) {
 			// The harness calls h.Close after the idle window.
 			h := asyncbus.NewHandler(f, &asyncbus.Options{Format: af, Overflow: o, Color: asyncbus.ColorNever})
 			return h, h.Flush, nil
 		}
 	}
-	return []benchharness.Contestant{
+	return []harness.Contestant{
 		{Name: nameBlock, New: bus(asyncbus.Block)},
 		{Name: nameDrop, New: bus(asyncbus.Drop)},
 		{Name: nameFile, New: func(f *os.File) (slog.Handler, func() error, error) {
 			return slogNew(f), nil, nil
 		}},
 		{Name: nameBufio, New: func(f *os.File) (slog.Handler, func() error, error) {
-			lw := benchharness.NewLockedBufio(f, bufioSize)
+			lw := harness.NewLockedBufio(f, bufioSize)
 			return slogNew(lw), lw.Flush, nil
 		}},
-		{Name: nameNoop, Discards: true, New: benchharness.NewNoop},
+		{Name: nameNoop, Discards: true, New: harness.NewNoop},
 	}, nil
 }

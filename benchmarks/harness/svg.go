@@ -1,4 +1,4 @@
-package benchharness
+package harness
 
 import (
 	"encoding/xml"

@@ -1,4 +1,4 @@
-package benchharness
+package harness
 
 import (
 	"context"
@@ -134,11 +134,13 @@ func perGoroutine(n, goroutines, g int) int {
 	return c
 }
 
-// logRecord logs the reference record with the given seq. LogAttrs is used
-// instead of Info so that the front end does not box the int attributes;
-// every contestant gets the identical call.
-func LogReference(ctx context.Context, l *slog.Logger, seq int) {
-	l.LogAttrs(ctx, slog.LevelInfo, "request handled",
+// ReferenceAttrs returns the attributes of the benchmark reference record,
+// the ~200-byte access-log line "request handled" that every asyncbus
+// benchmark and comparison logs: method, path, status, latency (a
+// duration), bytes (int64), cache_hit and seq. It is the one definition of
+// the workload; everything else derives from it.
+func ReferenceAttrs(seq int) [7]slog.Attr {
+	return [7]slog.Attr{
 		slog.String("method", "GET"),
 		slog.String("path", "/api/v1/users/12345/orders"),
 		slog.Int("status", 200),
@@ -146,21 +148,46 @@ func LogReference(ctx context.Context, l *slog.Logger, seq int) {
 		slog.Int64("bytes", 5120),
 		slog.Bool("cache_hit", true),
 		slog.Int("seq", seq),
-	)
+	}
+}
+
+// ReferenceMessage and ReferenceTime are the reference record's message and
+// the fixed time [ReferenceRecord] carries.
+const ReferenceMessage = "request handled"
+
+// ReferenceTime is the fixed time of [ReferenceRecord].
+var ReferenceTime = time.Date(2024, 5, 17, 10, 30, 45, 123456789, time.UTC)
+
+// ReferenceRecord returns the reference record as a slog.Record with seq 42,
+// at [ReferenceTime] and with no source PC, for benchmarks of a handler or
+// encoder alone.
+func ReferenceRecord() slog.Record {
+	r := slog.NewRecord(ReferenceTime, slog.LevelInfo, ReferenceMessage, 0)
+	a := ReferenceAttrs(42)
+	r.AddAttrs(a[:]...)
+	return r
+}
+
+// LogReference logs the reference record with the given seq through l.
+// LogAttrs is used instead of Info so that the front end does not box the
+// int attributes; every contestant gets the identical call.
+func LogReference(ctx context.Context, l *slog.Logger, seq int) {
+	a := ReferenceAttrs(seq)
+	l.LogAttrs(ctx, slog.LevelInfo, ReferenceMessage, a[:]...)
 }
 
 func (j Job) validate() error {
 	switch {
 	case j.N <= 0:
-		return fmt.Errorf("benchharness: N must be > 0, got %d", j.N)
+		return fmt.Errorf("harness: N must be > 0, got %d", j.N)
 	case j.Goroutines <= 0 || j.Goroutines > j.N:
-		return fmt.Errorf("benchharness: goroutines must be in [1, N=%d], got %d", j.N, j.Goroutines)
+		return fmt.Errorf("harness: goroutines must be in [1, N=%d], got %d", j.N, j.Goroutines)
 	case j.N/j.Goroutines+1 > SeqStride:
-		return fmt.Errorf("benchharness: more than %d records per goroutine", SeqStride)
+		return fmt.Errorf("harness: more than %d records per goroutine", SeqStride)
 	case j.SampleEvery < 1:
-		return fmt.Errorf("benchharness: SampleEvery must be >= 1, got %d", j.SampleEvery)
+		return fmt.Errorf("harness: SampleEvery must be >= 1, got %d", j.SampleEvery)
 	case j.Idle < 0:
-		return fmt.Errorf("benchharness: negative idle window %v", j.Idle)
+		return fmt.Errorf("harness: negative idle window %v", j.Idle)
 	}
 	return nil
 }
@@ -171,7 +198,7 @@ func Measure(c Contestant, j Job) (s Sample, err error) {
 		return s, err
 	}
 	if c.New == nil {
-		return s, fmt.Errorf("benchharness: contestant %q has no constructor", c.Name)
+		return s, fmt.Errorf("harness: contestant %q has no constructor", c.Name)
 	}
 	dir := j.TempDir
 	if dir == "" {
@@ -179,24 +206,24 @@ func Measure(c Contestant, j Job) (s Sample, err error) {
 	}
 	f, err := os.CreateTemp(dir, "asyncbus-bench-*.log")
 	if err != nil {
-		return s, fmt.Errorf("benchharness: %w", err)
+		return s, fmt.Errorf("harness: %w", err)
 	}
 	name := f.Name()
 	defer func() {
 		if cerr := f.Close(); cerr != nil && !errors.Is(cerr, os.ErrClosed) && err == nil {
-			err = fmt.Errorf("benchharness: closing %s: %w", name, cerr)
+			err = fmt.Errorf("harness: closing %s: %w", name, cerr)
 		}
 		if rerr := os.Remove(name); rerr != nil && err == nil {
-			err = fmt.Errorf("benchharness: %w", rerr)
+			err = fmt.Errorf("harness: %w", rerr)
 		}
 	}()
 
 	h, flush, err := c.New(f)
 	if err != nil {
-		return s, fmt.Errorf("benchharness: %s: %w", c.Name, err)
+		return s, fmt.Errorf("harness: %s: %w", c.Name, err)
 	}
 	if h == nil {
-		return s, fmt.Errorf("benchharness: %s: constructor returned a nil handler", c.Name)
+		return s, fmt.Errorf("harness: %s: constructor returned a nil handler", c.Name)
 	}
 	closer, _ := h.(interface{ Close() error })
 	closed := false
@@ -252,7 +279,7 @@ func Measure(c Contestant, j Job) (s Sample, err error) {
 	done.Wait()
 	if flush != nil {
 		if err := flush(); err != nil {
-			return s, fmt.Errorf("benchharness: %s: flush: %w", c.Name, err)
+			return s, fmt.Errorf("harness: %s: flush: %w", c.Name, err)
 		}
 	}
 	// Every contestant's run ends with one fsync inside the timed region:
@@ -261,7 +288,7 @@ func Measure(c Contestant, j Job) (s Sample, err error) {
 	// dirty). SyncNS shows what it cost.
 	ts := time.Now()
 	if err := f.Sync(); err != nil {
-		return s, fmt.Errorf("benchharness: %s: fsync: %w", c.Name, err)
+		return s, fmt.Errorf("harness: %s: fsync: %w", c.Name, err)
 	}
 	syncDur := time.Since(ts)
 	elapsed := time.Since(t0)
@@ -304,24 +331,24 @@ func Measure(c Contestant, j Job) (s Sample, err error) {
 	if closer != nil {
 		closed = true
 		if err := closer.Close(); err != nil {
-			return s, fmt.Errorf("benchharness: %s: close: %w", c.Name, err)
+			return s, fmt.Errorf("harness: %s: close: %w", c.Name, err)
 		}
 	}
 	s.HandlerStats = handlerStats(h)
 	s.PeakRSSBytes = readUsage().maxRSS // before the read-back below adds its buffers
 
 	if err := f.Close(); err != nil {
-		return s, fmt.Errorf("benchharness: closing %s: %w", name, err)
+		return s, fmt.Errorf("harness: closing %s: %w", name, err)
 	}
 	// The file is read back even for a Discards contestant: it must be empty.
 	rf, err := os.Open(name)
 	if err != nil {
-		return s, fmt.Errorf("benchharness: %w", err)
+		return s, fmt.Errorf("harness: %w", err)
 	}
 	count, err := CountLines(rf, j.N, G)
 	_ = rf.Close() // read-only file: nothing to lose on close
 	if err != nil {
-		return s, fmt.Errorf("benchharness: %s: reading back: %w", c.Name, err)
+		return s, fmt.Errorf("harness: %s: reading back: %w", c.Name, err)
 	}
 	s.Count = count
 	s.FileBytes = count.Bytes
@@ -383,15 +410,15 @@ func handlerStats(h slog.Handler) map[string]uint64 {
 // contestantNames checks that names are present and unique.
 func contestantNames(cs []Contestant) error {
 	if len(cs) == 0 {
-		return errors.New("benchharness: no contestants")
+		return errors.New("harness: no contestants")
 	}
 	seen := map[string]bool{}
 	for _, c := range cs {
 		if c.Name == "" || strings.ContainsAny(c.Name, "\r\n") {
-			return fmt.Errorf("benchharness: invalid contestant name %q", c.Name)
+			return fmt.Errorf("harness: invalid contestant name %q", c.Name)
 		}
 		if seen[c.Name] {
-			return fmt.Errorf("benchharness: duplicate contestant %q", c.Name)
+			return fmt.Errorf("harness: duplicate contestant %q", c.Name)
 		}
 		seen[c.Name] = true
 	}

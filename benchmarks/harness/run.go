@@ -1,4 +1,4 @@
-package benchharness
+package harness
 
 import (
 	"bufio"
@@ -85,10 +85,10 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		return nil, err
 	}
 	if cfg.Repeat < 1 {
-		return nil, fmt.Errorf("benchharness: Repeat must be >= 1, got %d", cfg.Repeat)
+		return nil, fmt.Errorf("harness: Repeat must be >= 1, got %d", cfg.Repeat)
 	}
 	if len(cfg.Goroutines) == 0 {
-		return nil, fmt.Errorf("benchharness: no goroutine counts")
+		return nil, fmt.Errorf("harness: no goroutine counts")
 	}
 	if cfg.SampleEvery == 0 {
 		cfg.SampleEvery = 1
@@ -180,7 +180,7 @@ func runChild(ctx context.Context, cfg Config, j Job) (Sample, error) {
 	// removed even if it dies or is killed before its own clean-up.
 	dir, err := os.MkdirTemp(j.TempDir, "asyncbus-bench-")
 	if err != nil {
-		return Sample{}, fmt.Errorf("benchharness: %w", err)
+		return Sample{}, fmt.Errorf("harness: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	j.TempDir = dir
@@ -234,7 +234,7 @@ func IsChild() bool { return os.Getenv(ChildEnv) != "" }
 func ServeChild(contestants []Contestant, stdout, stderr io.Writer) int {
 	var j Job
 	if err := json.Unmarshal([]byte(os.Getenv(ChildEnv)), &j); err != nil {
-		fmt.Fprintf(stderr, "benchharness child: bad %s: %v\n", ChildEnv, err)
+		fmt.Fprintf(stderr, "harness child: bad %s: %v\n", ChildEnv, err)
 		return 2
 	}
 	for _, c := range contestants {
@@ -243,20 +243,20 @@ func ServeChild(contestants []Contestant, stdout, stderr io.Writer) int {
 		}
 		s, err := Measure(c, j)
 		if err != nil {
-			fmt.Fprintf(stderr, "benchharness child: %v\n", err)
+			fmt.Fprintf(stderr, "harness child: %v\n", err)
 			return 2
 		}
 		b, err := json.Marshal(s)
 		if err != nil {
-			fmt.Fprintf(stderr, "benchharness child: %v\n", err)
+			fmt.Fprintf(stderr, "harness child: %v\n", err)
 			return 2
 		}
 		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
-			fmt.Fprintf(stderr, "benchharness child: %v\n", err)
+			fmt.Fprintf(stderr, "harness child: %v\n", err)
 			return 2
 		}
 		return 0
 	}
-	fmt.Fprintf(stderr, "benchharness child: unknown contestant %q\n", j.Contestant)
+	fmt.Fprintf(stderr, "harness child: unknown contestant %q\n", j.Contestant)
 	return 2
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package benchharness
+package harness
 
 import (
 	"runtime"
