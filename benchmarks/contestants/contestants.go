@@ -38,14 +38,17 @@ import (
 const (
 	AsyncbusBlock = "asyncbus-block"
 	AsyncbusDrop  = "asyncbus-drop"
-	SlogFile      = "slog-file"
-	SlogBufio     = "slog-bufio"
-	MutexWrite    = "mutex-write"
-	LAW           = "law-chan-bufio"
-	Zap           = "zap-buffered"
-	Zerolog       = "zerolog-diode"
-	Phuslu        = "phuslu-async"
-	Noop          = "noop"
+	// AsyncbusDurable is asyncbus-block with the ring in a memory-mapped
+	// file (Options.RingFile): what surviving kill -9 costs.
+	AsyncbusDurable = "asyncbus-durable"
+	SlogFile        = "slog-file"
+	SlogBufio       = "slog-bufio"
+	MutexWrite      = "mutex-write"
+	LAW             = "law-chan-bufio"
+	Zap             = "zap-buffered"
+	Zerolog         = "zerolog-diode"
+	Phuslu          = "phuslu-async"
+	Noop            = "noop"
 )
 
 // Baseline is the contestant the tables' ratio column divides by.
@@ -73,7 +76,7 @@ const (
 
 // Names lists every contestant's name in table order.
 func Names() []string {
-	return []string{AsyncbusBlock, AsyncbusDrop, SlogFile, SlogBufio, MutexWrite, LAW, Zap, Zerolog, Phuslu, Noop}
+	return []string{AsyncbusBlock, AsyncbusDrop, AsyncbusDurable, SlogFile, SlogBufio, MutexWrite, LAW, Zap, Zerolog, Phuslu, Noop}
 }
 
 // MayLose reports whether a contestant is allowed to lose records:
@@ -93,6 +96,7 @@ func All() []harness.Contestant {
 	return []harness.Contestant{
 		{Name: AsyncbusBlock, New: newAsyncbus(false)},
 		{Name: AsyncbusDrop, New: newAsyncbus(true)},
+		{Name: AsyncbusDurable, New: newAsyncbusDurable},
 		{Name: SlogFile, New: newSlogFile},
 		{Name: SlogBufio, New: newSlogBufio},
 		{Name: MutexWrite, New: newMutexWrite},

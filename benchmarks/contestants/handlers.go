@@ -55,6 +55,17 @@ func newAsyncbus(drop bool) func(f *os.File) (slog.Handler, func() error, error)
 	}
 }
 
+// newAsyncbusDurable is asyncbus-block with the durable ring: the ring lives
+// in a file beside the log (removed with the run's temporary directory).
+func newAsyncbusDurable(f *os.File) (slog.Handler, func() error, error) {
+	h, err := asyncbus.Open(f, &asyncbus.Options{Format: asyncbus.JSON, Color: asyncbus.ColorNever,
+		RingFile: f.Name() + ".ring"})
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, h.Flush, nil
+}
+
 // --- the standard library ---
 
 func newSlogFile(f *os.File) (slog.Handler, func() error, error) {

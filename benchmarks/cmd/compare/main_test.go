@@ -30,7 +30,9 @@ func TestSmokeIsolated(t *testing.T) {
 	for _, name := range contestants.Names() {
 		assert.Equal(t, 2, strings.Count(md, "\n| "+name+" |"), name)
 	}
-	assert.Contains(t, md, "### The issue's targets")
+	assert.Contains(t, md, "### The targets")
+	assert.Contains(t, md, "The handler's share of a call")
+	assert.Contains(t, md, "- asyncbus-durable, 1 goroutine: ")
 	assert.Contains(t, md, "| 1 | ", "target row at 1 goroutine")
 	assert.Contains(t, md, "diode alert count")
 	assert.NotContains(t, stderr, "FAIL")
@@ -109,34 +111,53 @@ func TestTargets(t *testing.T) {
 		want []string
 	}{
 		{"met", []harness.Summary{
-			sum(contestants.AsyncbusBlock, 1, 3e6, 500, 0), sum(contestants.Zap, 1, 1e6, 900, 0),
-			sum(contestants.Zerolog, 1, 9e6, 100, 50), // lossy: not the best peer
-			sum(contestants.Noop, 1, 20e6, 50, 0),     // the floor is no peer
+			sum(contestants.AsyncbusBlock, 1, 3e6, 500, 0), sum(contestants.Phuslu, 1, 1e6, 900, 0),
+			sum(contestants.Zerolog, 16, 9e6, 100, 50), // lossy: not the best peer
+			sum(contestants.Noop, 16, 20e6, 50, 0),     // the floor is no peer
 			sum(contestants.AsyncbusBlock, 16, 3e6, 50, 0), sum(contestants.Phuslu, 16, 1e6, 1000, 0),
 		}, []string{
-			"| 1 | zap-buffered | 1.00 M/s | 900 ns | 3.00 M/s | 3.00× (≥ 2.0×) | — | yes |",
+			"| 1 | phuslu-async | 1.00 M/s | 900 ns | 3.00 M/s | 3.00× (≥ 2.0×) | — | yes |",
 			"| 16 | phuslu-async | 1.00 M/s | 1.0 µs | 3.00 M/s | 3.00× (≥ 2.5×) | 50 ns (< 100 ns) | yes |",
 		}},
+		{"zap at 4", []harness.Summary{
+			sum(contestants.AsyncbusBlock, 4, 3e6, 500, 0), sum(contestants.Zap, 4, 2e6, 900, 0),
+		}, []string{"| 4 | zap-buffered | 2.00 M/s | 900 ns | 3.00 M/s | 1.50× (≥ 2.0×) | — | no |"}},
 		{"missed on latency", []harness.Summary{
 			sum(contestants.AsyncbusBlock, 16, 3e6, 200, 0), sum(contestants.Phuslu, 16, 1e6, 1000, 0),
 		}, []string{"| 200 ns (< 100 ns) | no |"}},
 		{"missed on speed", []harness.Summary{
 			sum(contestants.AsyncbusBlock, 1, 1.5e6, 200, 0), sum(contestants.SlogFile, 1, 1e6, 1000, 0),
-		}, []string{"1.50× (≥ 2.0×) | — | no |"}},
+		}, []string{"| 1 | slog-file | 1.00 M/s | 1.0 µs | 1.50 M/s | 1.50× (≥ 3.0×) | — | no |"}},
 		{"block lost", []harness.Summary{
 			sum(contestants.AsyncbusBlock, 1, 5e6, 200, 1), sum(contestants.SlogFile, 1, 1e6, 1000, 0),
-		}, []string{"5.00× (≥ 2.0×) | — | no |", "- asyncbus-block, 1 goroutine: 1 lost (target 0)."}},
+		}, []string{"5.00× (≥ 3.0×) | — | no |", "- asyncbus-block, 1 goroutine: 1 lost (target 0)."}},
 		{"nothing to compare", []harness.Summary{sum(contestants.Zap, 4, 1e6, 1, 0)}, []string{"not measured"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := &harness.Results{Goroutines: []int{1, 16}, Summaries: tt.rows}
+			res := &harness.Results{Goroutines: []int{1, 4, 16}, Summaries: tt.rows}
 			got := targets(res)
 			for _, w := range tt.want {
 				assert.Contains(t, got, w)
 			}
 		})
 	}
+}
+
+// TestShares checks the share column: a call's ns minus the no-op floor's
+// at the same goroutine count, and the 150 ns goal at 1 goroutine.
+func TestShares(t *testing.T) {
+	rows := []harness.Summary{
+		{Contestant: contestants.AsyncbusBlock, Goroutines: 1, NsPerCall: 520},
+		{Contestant: contestants.Phuslu, Goroutines: 1, NsPerCall: 1100},
+		{Contestant: contestants.Noop, Goroutines: 1, NsPerCall: 400, Discards: true},
+	}
+	got := shares(&harness.Results{Goroutines: []int{1}, Summaries: rows})
+	assert.Contains(t, got, "| 1 | asyncbus-block | 520 ns | 400 ns | 120 ns (target ≤ 150 ns: yes) |")
+	assert.Contains(t, got, "| 1 | phuslu-async | 1100 ns | 400 ns | 700 ns |")
+	rows[0].NsPerCall = 600
+	assert.Contains(t, shares(&harness.Results{Goroutines: []int{1}, Summaries: rows}), "200 ns (target ≤ 150 ns: no)")
+	assert.Empty(t, shares(&harness.Results{Goroutines: []int{1}, Summaries: rows[:2]}), "no floor, no shares")
 }
 
 func TestNotesZerolog(t *testing.T) {
