@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/bits"
 	"runtime"
@@ -190,7 +191,11 @@ type SinkError struct {
 
 // Error implements error.
 func (e *SinkError) Error() string {
-	s := "asyncbus: " + e.Op + " " + e.Output + ": " + e.Err.Error()
+	msg := e.Err.Error()
+	if pe, ok := e.Err.(*fs.PathError); ok && pe.Path == e.Output {
+		msg = pe.Err.Error() // "write /dev/full: ..." would repeat op and output
+	}
+	s := "asyncbus: " + e.Op + " " + e.Output + ": " + msg
 	if e.Failed > 0 {
 		s += fmt.Sprintf(" (%d records failed)", e.Failed)
 	}
