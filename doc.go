@@ -15,4 +15,10 @@
 // full (Drop mode) or because the handler was closed are counted in Stats,
 // and the drainer writes an in-band marker line at the gap saying how many
 // records were lost there.
+//
+// Importing asyncbus adds no HTTP routes and pulls in neither net/http nor
+// expvar. Related packages: filesink (a rotating log file output), levelhttp
+// (per-logger levels over HTTP), otelbridge (OpenTelemetry logs, trace IDs
+// and metrics, including these Stats), logrbridge (a logr sink) and encode
+// (the formats).
 package asyncbus
