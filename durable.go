@@ -2,16 +2,18 @@ package asyncbus
 
 import "io"
 
-// Open is NewHandler for configurations that can fail. With
+// Open is NewHandler for configurations that can fail: it returns an error
+// for an invalid option (see NewHandler) instead of using the default. With
 // Options.RingFile set it creates the ring file if needed, takes an
 // exclusive lock on it (a second process gets an error wrapping
-// async.ErrRingLocked), and writes every record an earlier process had
+// ErrRingLocked), and writes every record an earlier process had
 // accepted but not yet written to w, in order, before it returns, so nothing
 // new is accepted before the replay. It fails if the file is locked, cannot
 // be created or mapped, or w fails during the replay (the records then stay
 // in the file for the next start). A damaged or foreign ring file is not an
-// error: it is renamed aside, reported to Options.OnError as an
-// *async.RingFileError, and logging starts with a fresh file. Stats.Recovered
+// error: it is renamed aside, reported to Options.OnError (an error starting
+// "asyncbus: ring file <path>: " that says what was wrong and where the file
+// was kept), and logging starts with a fresh file. Stats.Recovered
 // counts the replayed records.
 //
 // Guarantee: a record whose Handle returned nil survives kill -9, a panic or

@@ -23,7 +23,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/async"
 	"github.com/asyncbus/asyncbus/filesink"
 )
 
@@ -200,7 +199,7 @@ func TestOpenRingFileLocked(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = asyncbus.Open(&out2, &asyncbus.Options{RingFile: ring, Capacity: 4096})
-	require.ErrorIs(t, err, async.ErrRingLocked)
+	require.ErrorIs(t, err, asyncbus.ErrRingLocked)
 
 	// NewHandler cannot return the error: it reports it and logs anyway.
 	var reported []error
@@ -209,7 +208,7 @@ func TestOpenRingFileLocked(t *testing.T) {
 	slog.New(h2).Info("still logged")
 	require.NoError(t, h2.Close())
 	require.Len(t, reported, 1)
-	assert.ErrorIs(t, reported[0], async.ErrRingLocked)
+	assert.ErrorIs(t, reported[0], asyncbus.ErrRingLocked)
 	assert.Contains(t, out2.String(), "still logged")
 
 	slog.New(h1).Info("durable")

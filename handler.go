@@ -1,25 +1,8 @@
-// Package asyncbus is a fast, asynchronous log/slog handler.
-//
-// Each record is encoded on the caller's goroutine into a pooled buffer (JSON,
-// text, logfmt or console), then copied into a lock-free multi-producer ring
-// (package async). One drainer goroutine writes the ring to the output in
-// large batches, adapting batch size and sleep to the backlog and parking
-// when idle. A log call therefore never waits for a lock, a syscall or the
-// disk, unless the ring is full and Options.Overflow is Block.
-//
-//	h := asyncbus.NewHandler(os.Stdout, nil)
-//	defer h.Close()
-//	slog.SetDefault(slog.New(h))
-//
-// Nothing accepted is lost silently: records refused because the ring was
-// full (Drop mode) or because the handler was closed are counted in Stats,
-// and the drainer writes an in-band marker line at the gap saying how many
-// records were lost there.
 package asyncbus
 
 import (
 	"context"
-	"expvar"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,8 +11,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/asyncbus/asyncbus/async"
 	"github.com/asyncbus/asyncbus/encode"
+	"github.com/asyncbus/asyncbus/internal/bus"
 )
 
 // Format selects how records are encoded.
@@ -48,102 +31,6 @@ const (
 	Console = encode.Console
 )
 
-// Overflow says what Handle does when the ring is full.
-type Overflow = async.Overflow
-
-// The overflow policies.
-const (
-	// Block waits for space (the zero value). With Options.BlockTimeout it
-	// waits at most that long, then drops the record and counts it.
-	Block = async.Block
-	// Drop returns ErrDropped at once and counts the record as dropped.
-	Drop = async.Drop
-)
-
-// Stats is a snapshot of a handler's counters; derived handlers share them.
-// After Flush or Close, Enqueued == Written + Dropped + Failed.
-type Stats = async.Stats
-
-var (
-	// ErrClosed is returned by Handle after Close. The record is counted in
-	// Stats.Dropped and Stats.DroppedClosed.
-	ErrClosed = async.ErrClosed
-	// ErrDropped is returned by Handle when the ring was full and the
-	// record was dropped (Drop mode, or Block with a BlockTimeout).
-	ErrDropped = async.ErrDropped
-)
-
-// ColorMode says when the Console format uses ANSI colours.
-type ColorMode int
-
-const (
-	// ColorAuto colours when the output is a terminal and NO_COLOR is unset.
-	ColorAuto ColorMode = iota
-	// ColorAlways always colours.
-	ColorAlways
-	// ColorNever never colours.
-	ColorNever
-)
-
-// Options configures a Handler. The zero value (or nil) means: JSON, Info,
-// Block, an 8 MiB ring, 20 ms maximum latency, FATAL records synced.
-type Options struct {
-	// Level is the minimum level written; nil means Info. A *slog.LevelVar
-	// may be used to change it at run time. Ignored when Rules is set.
-	Level slog.Leveler
-	// AddSource adds the caller's file and line, as slog.HandlerOptions does.
-	AddSource bool
-	// ReplaceAttr rewrites or drops attributes, as slog.HandlerOptions does.
-	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
-	// SlogLevelNames prints LevelTrace and LevelFatal as slog does
-	// (DEBUG-4, ERROR+4) instead of TRACE and FATAL.
-	SlogLevelNames bool
-
-	// Format is the output format; the zero value is JSON.
-	Format Format
-	// Color controls ANSI colour in the Console format.
-	Color ColorMode
-
-	// Overflow is the policy when the ring is full; the zero value is Block.
-	Overflow Overflow
-	// BlockTimeout bounds the wait in Block mode; after it the record is
-	// dropped and counted. Zero waits until space frees.
-	BlockTimeout time.Duration
-	// Capacity is the ring size in bytes; zero means 8 MiB.
-	Capacity int
-	// MaxLatency bounds how long a committed record waits before its write
-	// starts, even under light load; zero means 20 ms.
-	MaxLatency time.Duration
-	// HighWatermark is the ring fill fraction (0..1) at which the drainer is
-	// woken at once and switches to its largest batches; zero means 0.75.
-	HighWatermark float64
-
-	// SyncLevel: records at or above it are written, and synced where the
-	// output can sync, before Handle returns, so they survive a following
-	// os.Exit. Nil means LevelFatal.
-	SyncLevel slog.Leveler
-	// OnError receives write errors from the drainer, rate-limited. Nil
-	// prints them to standard error.
-	OnError func(error)
-	// RingFile, if set, keeps the ring in this memory-mapped file, so that
-	// records accepted before a kill -9, panic or OOM kill are written by the
-	// next start (see Open, which reports its errors; NewHandler falls back
-	// to an in-memory ring and reports them to OnError).
-	RingFile string
-
-	// Rules, when set, gives per-logger levels (see Handler.Named) and
-	// replaces Level.
-	Rules *LevelRules
-	// LoggerKey is the key of the logger name written by Named handlers;
-	// empty means "logger".
-	LoggerKey string
-	// Context, when set, is called for every record written with the
-	// context passed to Handle, to add top-level fields such as trace IDs
-	// (otelbridge.TraceContext supplies one). FieldWriter's AddBytes and
-	// AddUint64 allocate nothing.
-	Context func(ctx context.Context, w *FieldWriter)
-}
-
 // Handler is an asynchronous slog.Handler. Handlers derived with WithAttrs,
 // WithGroup and Named share one ring and one drainer; Close any one of them
 // (typically the root) to flush and stop all.
@@ -158,7 +45,7 @@ type Handler struct {
 
 // core is what all handlers derived from one NewHandler share.
 type core struct {
-	bus       *async.Bus
+	bus       *bus.Bus
 	syncLevel slog.Leveler
 	context   func(context.Context, *FieldWriter)
 	rules     *LevelRules
@@ -167,30 +54,38 @@ type core struct {
 	closeErr  error
 }
 
-// NewHandler returns a handler writing to w. If w implements
-// async.BatchWriter (filesink.File does), it receives whole batches;
-// *os.File is written with writev. If w has a Sync method, Flush and
-// synchronous levels call it.
+// NewHandler returns a handler writing to w. If w has a WriteBatch method
+// (filesink.File does), it receives whole batches; *os.File is written
+// with writev. If w has a Sync method, Flush and synchronous levels call it.
 //
-// Invalid numeric options (negative sizes or durations, a watermark outside
-// 0..1) fall back to their defaults.
+// NewHandler never fails: an invalid option (a negative size or duration,
+// a watermark outside 0..1, an unknown enum value) is replaced by its
+// default and reported to Options.OnError, a nil w discards, and a ring
+// file that cannot be used is reported and replaced by an in-memory ring.
+// Open returns those errors instead.
 func NewHandler(w io.Writer, opts *Options) *Handler {
 	h, _ := newHandler(w, opts, false)
 	return h
 }
 
-// newHandler is NewHandler; with strict, a ring file that cannot be opened
-// or recovered is returned as an error instead of falling back.
+// newHandler is NewHandler; with strict, invalid options and a ring file
+// that cannot be opened or recovered are returned as errors instead.
 func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
+	if o.OnError == nil {
+		o.OnError = func(err error) { fmt.Fprintln(os.Stderr, err) }
+	}
+	if err := o.validate(w); err != nil {
+		if strict {
+			return nil, err
+		}
+		o.OnError(err)
+	}
 	if w == nil {
 		w = io.Discard
-	}
-	if o.OnError == nil {
-		o.OnError = func(err error) { fmt.Fprintf(os.Stderr, "asyncbus: %v\n", err) }
 	}
 	color := false
 	switch o.Color {
@@ -200,49 +95,33 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		_, noColor := os.LookupEnv("NO_COLOR")
 		color = !noColor && isTerminal(w)
 	}
-	enc := encode.New(encode.Options{
+	encOpts := encode.Options{
 		Format:         o.Format,
 		AddSource:      o.AddSource,
 		ReplaceAttr:    o.ReplaceAttr,
 		SlogLevelNames: o.SlogLevelNames,
 		Color:          color,
 		LoggerKey:      o.LoggerKey,
-	})
-	cfg := async.Config{
-		Capacity:      max(o.Capacity, 0),
-		Overflow:      o.Overflow,
-		BlockTimeout:  max(o.BlockTimeout, 0),
-		MaxLatency:    max(o.MaxLatency, 0),
-		HighWatermark: o.HighWatermark,
-		OnError:       o.OnError,
-		RingFile:      o.RingFile,
-		DropMarker: func(dst []byte, n uint64) []byte {
-			return enc.AppendDropMarker(dst, time.Now(), n)
-		},
 	}
-	if cfg.HighWatermark < 0 || cfg.HighWatermark > 1 {
-		cfg.HighWatermark = 0
-	}
-	bus, err := async.New(w, cfg)
-	if err != nil && cfg.RingFile != "" {
+	enc := encode.New(encOpts)
+	b, err := bus.New(w, o.busConfig(dropMarker(enc, encOpts)))
+	if err != nil {
+		// Only a ring file can fail.
+		if errors.Is(err, bus.ErrRingLocked) {
+			err = fmt.Errorf("%w: %s", ErrRingLocked, o.RingFile)
+		}
 		if strict {
 			return nil, err
 		}
-		o.OnError(fmt.Errorf("ring file unusable, logging to an in-memory ring: %w", err))
-		cfg.RingFile = ""
-		bus, err = async.New(w, cfg)
-	}
-	if err != nil {
-		// Only reachable through an option the checks above missed: report
-		// it and run with the defaults rather than lose the logs.
-		o.OnError(fmt.Errorf("invalid options, using defaults: %w", err))
-		bus, err = async.New(w, async.Config{OnError: o.OnError, DropMarker: cfg.DropMarker})
+		o.OnError(fmt.Errorf("asyncbus: ring file unusable, logging to an in-memory ring: %w", err))
+		o.RingFile = ""
+		b, err = bus.New(w, o.busConfig(dropMarker(enc, encOpts)))
 		if err != nil {
-			panic("asyncbus: cannot start the bus: " + err.Error())
+			panic("asyncbus: in-memory ring failed: " + err.Error()) // cannot happen: only ring files fail
 		}
 	}
 	c := &core{
-		bus:       bus,
+		bus:       b,
 		syncLevel: o.SyncLevel,
 		context:   o.Context,
 		rules:     o.Rules,
@@ -335,7 +214,13 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 func (h *Handler) enqueue(b *buffer, level slog.Level) error {
 	err := h.core.bus.Enqueue(b.data)
 	b.release()
-	if err != nil {
+	switch err {
+	case nil:
+	case bus.ErrClosed:
+		return ErrClosed
+	case bus.ErrDropped:
+		return ErrDropped
+	default:
 		return err
 	}
 	if level >= h.core.syncLevel.Level() {
@@ -421,25 +306,8 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 // Stats returns the counters of the ring that h and every handler derived
 // from the same NewHandler share. It is cheap and safe at any time.
 func (h *Handler) Stats() Stats {
-	return h.core.bus.Stats()
+	return statsFrom(h.core.bus.Stats())
 }
-
-// PublishExpvar publishes Stats under name in the expvar registry (served at
-// /debug/vars by net/http/pprof-style muxes). Publishing a name twice is an
-// error, not a panic.
-func (h *Handler) PublishExpvar(name string) error {
-	// expvar.Publish panics on a duplicate name: check and publish under
-	// one lock so that two concurrent calls cannot both pass the check.
-	expvarMu.Lock()
-	defer expvarMu.Unlock()
-	if expvar.Get(name) != nil {
-		return fmt.Errorf("asyncbus: expvar %q is already published", name)
-	}
-	expvar.Publish(name, expvar.Func(func() any { return h.Stats() }))
-	return nil
-}
-
-var expvarMu sync.Mutex // serialises PublishExpvar's check-then-publish
 
 // FieldWriter collects the top-level fields that Options.Context adds to one
 // record. Its memory belongs to the handler and is reused for the next
@@ -511,6 +379,29 @@ func (b *buffer) release() {
 	clear(b.extra)
 	b.extra = b.extra[:0]
 	bufPool.Put(b)
+}
+
+// dropMarker returns the one drop marker: a line in the handler's format
+// (level WARN, message encode.DropMessage, dropped=N). A user ReplaceAttr
+// that panics on it must not hide the gap: the same line is then written
+// without ReplaceAttr.
+func dropMarker(enc *encode.Encoder, opts encode.Options) func([]byte, uint64) []byte {
+	plain := enc
+	if opts.ReplaceAttr != nil {
+		opts.ReplaceAttr = nil
+		plain = encode.New(opts)
+	}
+	return func(dst []byte, n uint64) (out []byte) {
+		now := time.Now()
+		if plain != enc {
+			defer func() {
+				if recover() != nil {
+					out = plain.AppendDropMarker(dst[:0], now, n)
+				}
+			}()
+		}
+		return enc.AppendDropMarker(dst, now, n)
+	}
 }
 
 var _ slog.Handler = (*Handler)(nil)

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"expvar"
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -393,19 +391,6 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h.Enabled(ctx, slog.LevelDebug) }), "Enabled")
 	l := slog.New(h)
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { l.Debug("disabled", "k", 1) }), "disabled call")
-}
-
-func TestPublishExpvar(t *testing.T) {
-	h := NewHandler(io.Discard, nil)
-	defer h.Close()
-	name := "asyncbus_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	require.NoError(t, h.PublishExpvar(name))
-	require.Error(t, h.PublishExpvar(name), "a second publish is an error, not a panic")
-	slog.New(h).Info("one")
-	require.NoError(t, h.Flush())
-	var st Stats
-	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &st))
-	assert.EqualValues(t, 1, st.Written)
 }
 
 func TestConsoleColourFollowsOption(t *testing.T) {

@@ -13,14 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/async"
 	"github.com/asyncbus/asyncbus/filesink"
 )
 
-// File is a batch sink and a Syncer for the bus.
+// File is a batch sink and a Syncer for the bus (the methods the handler
+// looks for).
 var (
-	_ async.BatchWriter = (*filesink.File)(nil)
-	_ async.Syncer      = (*filesink.File)(nil)
+	_ interface {
+		WriteBatch([][]byte) (int, error)
+	} = (*filesink.File)(nil)
+	_ interface{ Sync() error } = (*filesink.File)(nil)
 )
 
 func TestThroughAsyncbusHandler(t *testing.T) {

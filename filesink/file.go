@@ -1,19 +1,3 @@
-// Package filesink is a rotating log file for the asyncbus bus that never
-// holds a torn line.
-//
-// A File receives whole records (lines ending in '\n') through WriteBatch,
-// the bus's batch interface, which writes a batch with writev(2), or through
-// Write (io.Writer, one record per call). Rotation (by size, hourly or
-// daily), the inode check and preallocation happen only between calls, so a
-// record is never split across two files. A write that fails part-way is
-// completed or cut back to the last whole record, and Open moves any torn
-// tail left by a crash to a side file, so the log itself only ever holds
-// whole lines.
-//
-// Rotated files are named like lumberjack's: for "app.log",
-// "app-2006-01-02T15-04-05.000.log" (the rotation time; "-N" is appended on
-// a collision), optionally gzipped in the background to ".gz" through a
-// ".gz.tmp" file that is renamed into place.
 package filesink
 
 import (
@@ -210,7 +194,7 @@ func (f *File) Write(p []byte) (n int, err error) {
 // many leading records are completely in the file. On an error part-way, the
 // partly written record is completed or cut back, so the file holds exactly
 // the first written records; the error is returned promptly (the bus retries
-// with back-off) and reported through Options.OnError.
+// with back-off and reports it once) and not passed to Options.OnError.
 func (f *File) WriteBatch(records [][]byte) (written int, err error) {
 	f.mu.Lock()
 	written, err = f.writeLocked(records)
@@ -228,7 +212,7 @@ func (f *File) Sync() error {
 	errs := f.takePending()
 	f.mu.Unlock()
 	f.deliver(errs)
-	return err
+	return forBus(err)
 }
 
 // Rotate starts a new file now, for SIGHUP-driven setups; it is safe to call
@@ -312,7 +296,7 @@ func (f *File) writeLocked(records [][]byte) (int, error) {
 	}
 	if f.cutTo >= 0 {
 		if err := f.truncate(f.fd, f.cutTo); err != nil {
-			return 0, f.fail(fmt.Errorf("filesink: %s: cannot cut back a partly written record, refusing to write after it: %w", f.path, err))
+			return 0, f.fail(fmt.Errorf("cannot cut back a partly written record, refusing to write after it: %w", err))
 		}
 		f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1
 	}
@@ -341,7 +325,7 @@ func (f *File) writeLocked(records [][]byte) (int, error) {
 		}
 	}
 	if err != nil {
-		err = f.fail(fmt.Errorf("filesink: write %s: %w", f.path, err))
+		err = f.fail(err)
 		f.checkPath() // a replaced or deleted file is reopened for the retry
 	}
 	return written, err
@@ -437,11 +421,11 @@ func (f *File) syncNow() error {
 		return ErrClosed
 	}
 	if f.file == nil {
-		return fmt.Errorf("filesink: sync %s: file is not open after an earlier error", f.path)
+		return fileErr("sync", f.path, errors.New("file is not open after an earlier error"))
 	}
 	f.syncs++
 	if err := f.datasync(f.fd); err != nil {
-		return fmt.Errorf("filesink: sync %s: %w", f.path, err)
+		return fileErr("sync", f.path, err)
 	}
 	f.dirty = false
 	f.lastSync = f.now()
@@ -492,7 +476,7 @@ func (f *File) openCurrent() error {
 	}
 	if !fi.Mode().IsRegular() {
 		_ = file.Close()
-		return fmt.Errorf("filesink: %s is not a regular file (%v)", f.path, fi.Mode().Type())
+		return fileErr("open", f.path, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
 	}
 	f.file = file
 	f.fd = int(file.Fd()) // also puts the descriptor in blocking mode
@@ -574,10 +558,10 @@ func (f *File) checkPath() bool {
 	return true
 }
 
-// fail reports err (rate-limited, after the lock is released) and returns it.
+// fail returns err for the caller (the bus), which reports it: the sink's
+// own callback keeps background events only.
 func (f *File) fail(err error) error {
-	f.pending = append(f.pending, err)
-	return err
+	return forBus(err)
 }
 
 func (f *File) takePending() []error {
@@ -646,10 +630,40 @@ func fileID(fi fs.FileInfo) (dev, ino uint64) {
 }
 
 // fileErr wraps a file-system error; permission problems get an explanation.
+// Its message names the package, the operation and the path; forBus drops
+// the package and path for errors handed to the bus, which names the output
+// itself.
 func fileErr(op, path string, err error) error {
+	short := op + ": " + err.Error()
 	if errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("filesink: cannot %s %s: permission denied: the process (uid %d) needs write and search permission on the directory and write permission on the file: %w",
-			op, path, os.Geteuid(), err)
+		short = fmt.Sprintf("cannot %s: permission denied: the process (uid %d) needs write and search permission on the directory and write permission on the file: %v",
+			op, os.Geteuid(), err)
+		return &fsError{full: fmt.Sprintf("filesink: cannot %s %s: permission denied: the process (uid %d) needs write and search permission on the directory and write permission on the file: %v",
+			op, path, os.Geteuid(), err), short: short, err: err}
 	}
-	return fmt.Errorf("filesink: %s %s: %w", op, path, err)
+	return &fsError{full: fmt.Sprintf("filesink: %s %s: %v", op, path, err), short: short, err: err}
 }
+
+// fsError is fileErr's error: full for the sink's own callback and
+// constructor, short for the bus.
+type fsError struct {
+	full, short string
+	err         error
+}
+
+func (e *fsError) Error() string { return e.full }
+func (e *fsError) Unwrap() error { return e.err }
+
+// forBus returns err as the bus should see it: the bus reports it once, as
+// "asyncbus: write <path>: <err>", so the sink's prefix and path go.
+func forBus(err error) error {
+	if fe, ok := err.(*fsError); ok {
+		return &busError{fe}
+	}
+	return err
+}
+
+type busError struct{ fe *fsError }
+
+func (e *busError) Error() string { return e.fe.short }
+func (e *busError) Unwrap() error { return e.fe.err }

@@ -88,11 +88,14 @@ type Options struct {
 	// tail; unused blocks are released on rotation and Close. Zero disables.
 	Preallocate int64
 
-	// OnError receives write, sync, rotation and compression errors
-	// (rate-limited to one call per ErrorInterval, with a count of the
-	// suppressed ones) and the *TailRepair of a torn-tail repair. It is never
-	// called with the File's lock held, so it may log. Nil prints to
-	// os.Stderr.
+	// OnError receives background events only: errors of compression,
+	// retention, periodic syncs, preallocation, rotation and of reopening the
+	// path after logrotate moved it (rate-limited to one call per
+	// ErrorInterval, with a count of the suppressed ones) and the *TailRepair
+	// of a torn-tail repair. Errors of Write, WriteBatch and Sync are
+	// returned to the caller, not passed here: the asyncbus handler reports
+	// each once, through its own Options.OnError. It is never called with
+	// the File's lock held, so it may log. Nil prints to os.Stderr.
 	OnError func(error)
 	// ErrorInterval is the minimum gap between OnError calls; default 1 s.
 	ErrorInterval time.Duration

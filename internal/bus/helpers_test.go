@@ -1,10 +1,11 @@
-package async
+package bus
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"strconv"
 	"sync"
@@ -151,7 +152,7 @@ func splitLines(b []byte) [][]byte {
 
 func newTestBus(t testing.TB, w interface{ Write([]byte) (int, error) }, cfg Config, adjust func(*Bus)) *Bus {
 	t.Helper()
-	b, err := newBus(w, cfg, adjust)
+	b, err := newBus(w, withMarker(cfg), adjust)
 	require.NoError(t, err)
 	return b
 }
@@ -194,4 +195,25 @@ func (s *batchSink) Write(p []byte) (int, error) {
 func (c *checkSink) Write(p []byte) (int, error) {
 	_, err := c.WriteBatch([][]byte{p})
 	return len(p), err
+}
+
+// testDropMarker is the drop marker of these tests (the root package
+// supplies the real one): "asyncbus: dropped N records\n".
+func testDropMarker(dst []byte, dropped uint64) []byte {
+	dst = append(dst, "asyncbus: dropped "...)
+	dst = strconv.AppendUint(dst, dropped, 10)
+	return append(dst, " records\n"...)
+}
+
+// withMarker sets testDropMarker unless cfg has a marker.
+func withMarker(cfg Config) Config {
+	if cfg.DropMarker == nil {
+		cfg.DropMarker = testDropMarker
+	}
+	return cfg
+}
+
+// testNew is New with withMarker applied.
+func testNew(w io.Writer, cfg Config) (*Bus, error) {
+	return New(w, withMarker(cfg))
 }

@@ -1,9 +1,10 @@
-package async
+package bus
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -191,12 +192,13 @@ func TestHeaderLayoutInCallerMemory(t *testing.T) {
 	words := make([]uint64, 64+1)
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
 
-	_, err := New(io.Discard, Config{Memory: raw[1:]})
-	require.ErrorContains(t, err, "aligned")
+	require.PanicsWithValue(t, "bus: Config.memory is not 8-byte aligned", func() {
+		_, _ = testNew(io.Discard, Config{memory: raw[1:]})
+	})
 
 	sink := &batchSink{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
 	mem := raw[8:] // aligned, 512 bytes after the slot we skip
-	b, err := New(sink, Config{Memory: mem})
+	b, err := testNew(sink, Config{memory: mem})
 	require.NoError(t, err)
 	require.EqualValues(t, 512, b.Stats().Capacity)
 	require.Equal(t, unsafe.Pointer(&mem[0]), b.base, "ring must use the caller's memory")
@@ -217,7 +219,7 @@ func TestHeaderLayoutInCallerMemory(t *testing.T) {
 
 func TestOversizeKeepsOrder(t *testing.T) {
 	sink := &batchSink{}
-	b := newTestBus(t, sink, Config{Capacity: 1024, MaxRecord: 64}, nil)
+	b := newTestBus(t, sink, Config{Capacity: 1024, maxRecord: 64}, nil)
 	var want [][]byte
 	for i := range 200 {
 		size := 10 + i%50
@@ -389,8 +391,8 @@ func TestSlowSink(t *testing.T) {
 			sink := &batchSink{sleep: 200 * time.Microsecond}
 			cfg := tc.cfg
 			cfg.Capacity = 2048
-			cfg.MaxBatch = 16
-			cfg.MinBatch = 4
+			cfg.maxBatch = 16
+			cfg.minBatch = 4
 			b := newTestBus(t, sink, cfg, nil)
 			droppedAfter := make([]map[int]bool, producers) // seq accepted right after a drop
 			var wg sync.WaitGroup
@@ -632,7 +634,7 @@ func TestParkAndWake(t *testing.T) {
 
 func TestAdaptiveBatchTarget(t *testing.T) {
 	sink := &batchSink{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
-	b := newTestBus(t, sink, Config{Capacity: 1 << 16, MinBatch: 4, MaxBatch: 256}, nil)
+	b := newTestBus(t, sink, Config{Capacity: 1 << 16, minBatch: 4, maxBatch: 256}, nil)
 	require.EqualValues(t, 4, b.Stats().BatchTarget)
 	require.NoError(t, b.Enqueue(payload(0, 30)))
 	<-sink.entered
@@ -674,38 +676,49 @@ func TestWritevPipe(t *testing.T) {
 	require.Less(t, st.WriteCalls, st.Written/4)
 }
 
+// TestConfigValidation: the root package validates options, so the bus
+// panics on a value validation should have excluded (programmer error).
 func TestConfigValidation(t *testing.T) {
 	cases := []struct {
 		name string
 		w    io.Writer
 		cfg  Config
-		err  string
+		msg  string
 	}{
 		{"nil writer", nil, Config{}, "nil writer"},
-		{"negative capacity", io.Discard, Config{Capacity: -1}, "negative Capacity"},
-		{"huge capacity", io.Discard, Config{Capacity: MaxCapacity + 1}, "MaxCapacity"},
-		{"memory too small", io.Discard, Config{Capacity: 1024, Memory: make([]byte, 512)}, "Memory holds"},
-		{"tiny memory", io.Discard, Config{Memory: make([]byte, 8)}, "Memory holds"},
-		{"negative MaxRecord", io.Discard, Config{MaxRecord: -1}, "negative MaxRecord"},
-		{"MaxRecord too big", io.Discard, Config{Capacity: 1024, MaxRecord: 600}, "MaxRecord"},
+		{"no marker", io.Discard, Config{DropMarker: nil}, "DropMarker"},
+		{"negative capacity", io.Discard, Config{Capacity: -1}, "Capacity"},
+		{"huge capacity", io.Discard, Config{Capacity: MaxCapacity + 1}, "Capacity"},
+		{"memory too small", io.Discard, Config{Capacity: 1024, memory: make([]byte, 512)}, "memory holds"},
+		{"tiny memory", io.Discard, Config{memory: make([]byte, 8)}, "memory holds"},
+		{"ring file and memory", io.Discard, Config{RingFile: "x", memory: make([]byte, 4096)}, "exclusive"},
+		{"negative maxRecord", io.Discard, Config{maxRecord: -1}, "maxRecord"},
+		{"maxRecord too big", io.Discard, Config{Capacity: 1024, maxRecord: 600}, "maxRecord"},
 		{"bad overflow", io.Discard, Config{Overflow: 7}, "invalid Overflow"},
 		{"negative timeout", io.Discard, Config{BlockTimeout: -1}, "BlockTimeout"},
 		{"negative latency", io.Discard, Config{MaxLatency: -1}, "MaxLatency"},
 		{"watermark > 1", io.Discard, Config{HighWatermark: 1.5}, "HighWatermark"},
 		{"watermark < 0", io.Discard, Config{HighWatermark: -0.1}, "HighWatermark"},
-		{"batch order", io.Discard, Config{MinBatch: 100, MaxBatch: 10}, "MinBatch"},
-		{"negative batch", io.Discard, Config{MinBatch: -1}, "negative MinBatch"},
+		{"batch order", io.Discard, Config{minBatch: 100, maxBatch: 10}, "minBatch"},
+		{"negative batch", io.Discard, Config{minBatch: -1}, "minBatch"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := New(tc.w, tc.cfg)
-			require.ErrorContains(t, err, tc.err)
-			require.Nil(t, b)
+			cfg := tc.cfg
+			if tc.name != "no marker" {
+				cfg = withMarker(cfg)
+			}
+			defer func() {
+				r := recover()
+				require.NotNil(t, r, "New must panic")
+				require.Contains(t, fmt.Sprint(r), tc.msg)
+			}()
+			_, _ = New(tc.w, cfg)
 		})
 	}
 
 	t.Run("defaults", func(t *testing.T) {
-		b, err := New(io.Discard, Config{Capacity: 1000})
+		b, err := testNew(io.Discard, Config{Capacity: 1000})
 		require.NoError(t, err)
 		require.EqualValues(t, 1024, b.capacity)
 		require.Equal(t, 128, b.maxRecord)
@@ -714,16 +727,12 @@ func TestConfigValidation(t *testing.T) {
 		require.Equal(t, DefaultMinBatch, b.minBatch)
 		require.Equal(t, 1024/hdrSize, b.maxBatch, "a 1 KiB ring holds at most 128 entries: MaxBatch is clamped to that")
 		closeBus(t, b)
-		b, err = New(io.Discard, Config{})
+		b, err = testNew(io.Discard, Config{})
 		require.NoError(t, err)
 		require.EqualValues(t, DefaultCapacity, b.Stats().Capacity)
 		require.Equal(t, DefaultMaxBatch, b.maxBatch)
 		closeBus(t, b)
 	})
-}
-
-func TestDefaultDropMarker(t *testing.T) {
-	require.Equal(t, "x asyncbus: dropped 42 records\n", string(DefaultDropMarker([]byte("x "), 42)))
 }
 
 func TestOverflowString(t *testing.T) {
@@ -733,8 +742,8 @@ func TestOverflowString(t *testing.T) {
 }
 
 func TestSinkErrorText(t *testing.T) {
-	err := &SinkError{Op: "write", Err: errSink, Failed: 3, Suppressed: 2}
-	require.Equal(t, "async: sink write: sink broken (3 records failed) (2 similar errors suppressed)", err.Error())
+	err := &SinkError{Op: "write", Output: "/var/log/app.log", Err: errSink, Failed: 3, Suppressed: 2}
+	require.Equal(t, "asyncbus: write /var/log/app.log: sink broken (3 records failed) (2 similar errors suppressed)", err.Error())
 	require.ErrorIs(t, err, errSink)
 }
 

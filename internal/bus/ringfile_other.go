@@ -1,6 +1,6 @@
 //go:build !unix
 
-package async
+package bus
 
 import "os"
 

@@ -1,8 +1,9 @@
-package async
+package bus
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -21,7 +22,7 @@ import (
 // entries the ring can hold instead of making New allocate for it (or panic).
 func TestHugeMaxBatchIsClamped(t *testing.T) {
 	for _, mb := range []int{math.MaxInt, 1 << 34} {
-		b, err := New(io.Discard, Config{Capacity: 4096, MaxBatch: mb, MinBatch: mb})
+		b, err := testNew(io.Discard, Config{Capacity: 4096, maxBatch: mb, minBatch: mb})
 		require.NoError(t, err)
 		assert.LessOrEqual(t, b.maxBatch, 4096/hdrSize)
 		assert.LessOrEqual(t, b.minBatch, b.maxBatch)
@@ -38,7 +39,7 @@ func TestWritevFailureOnClosedFileCountsFailed(t *testing.T) {
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
-	b, err := newBus(w, Config{Capacity: 4096}, fastRetry)
+	b, err := newBus(w, withMarker(Config{Capacity: 4096}), fastRetry)
 	require.NoError(t, err)
 	require.Equal(t, sinkWritev, b.sink, "an *os.File pipe is written with writev")
 	require.NoError(t, b.Enqueue([]byte("first-record\n")))
@@ -69,7 +70,7 @@ func TestDropModeNeverDropsWithRoom(t *testing.T) {
 		iterations = 10
 	}
 	for iter := range iterations {
-		b, err := New(io.Discard, Config{Capacity: 1 << 20, Overflow: Drop, MaxLatency: 1})
+		b, err := testNew(io.Discard, Config{Capacity: 1 << 20, Overflow: Drop, MaxLatency: 1})
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		var drops atomic.Int64
@@ -97,7 +98,7 @@ func TestDropModeNeverDropsWithRoom(t *testing.T) {
 // TestFlushAfterCloseRetainsNothing: Flush after Close returns Close's
 // result and leaves no request behind.
 func TestFlushAfterCloseRetainsNothing(t *testing.T) {
-	b, err := New(io.Discard, Config{Capacity: 4096})
+	b, err := testNew(io.Discard, Config{Capacity: 4096})
 	require.NoError(t, err)
 	require.NoError(t, b.Close(context.Background()))
 	for range 10000 {
@@ -109,15 +110,20 @@ func TestFlushAfterCloseRetainsNothing(t *testing.T) {
 	assert.Zero(t, n)
 }
 
-// TestPanickingDropMarkerFallsBack: a DropMarker hook that panics neither
-// kills the drainer nor hides the gap: the default marker is written and
-// the panic is reported.
-func TestPanickingDropMarkerFallsBack(t *testing.T) {
+// TestPanickingDropMarkerIsReported: a DropMarker hook that panics neither
+// kills the drainer nor hides the gap: OnError is told how many records
+// were lost there.
+func TestPanickingDropMarkerIsReported(t *testing.T) {
 	gate := make(chan struct{})
 	sink := &gatedSink{gate: gate}
-	var reported atomic.Int64
-	b, err := New(sink, Config{Capacity: 256, Overflow: Drop,
-		OnError:    func(error) { reported.Add(1) },
+	var mu sync.Mutex
+	var reports []string
+	b, err := testNew(sink, Config{Capacity: 256, Overflow: Drop,
+		OnError: func(err error) {
+			mu.Lock()
+			reports = append(reports, err.Error())
+			mu.Unlock()
+		},
 		DropMarker: func([]byte, uint64) []byte { panic("boom") }})
 	require.NoError(t, err)
 	dropped := 0
@@ -129,9 +135,11 @@ func TestPanickingDropMarkerFallsBack(t *testing.T) {
 	require.Positive(t, dropped)
 	close(gate)
 	require.NoError(t, b.Close(context.Background()))
-	assert.Contains(t, sink.String(), "asyncbus: dropped ")
-	assert.Positive(t, reported.Load())
 	st := b.Stats()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, reports, 1)
+	assert.Contains(t, reports[0], fmt.Sprintf("asyncbus: mark %T: %d records dropped here; the drop marker panicked: boom", sink, st.Dropped))
 	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
 }
 
@@ -161,7 +169,7 @@ func (g *gatedSink) String() string {
 // drainer has written its last marker, is counted as refused after Close
 // (ErrClosed) instead of leaving a gap that no marker will ever report.
 func TestDropAfterFinalGapsCountsAsClosed(t *testing.T) {
-	b, err := New(io.Discard, Config{Capacity: 4096, Overflow: Drop})
+	b, err := testNew(io.Discard, Config{Capacity: 4096, Overflow: Drop})
 	require.NoError(t, err)
 	require.NoError(t, b.Close(context.Background()))
 	require.ErrorIs(t, b.drop(0), ErrClosed)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package async
+package bus
 
 import (
 	"bytes"
@@ -90,7 +90,7 @@ func openDurable(t *testing.T, path string, sink interface{ Write([]byte) (int, 
 	log := &errLog{}
 	cfg.RingFile = path
 	cfg.OnError = log.on
-	b, err := New(sink, cfg)
+	b, err := testNew(sink, cfg)
 	require.NoError(t, err)
 	return b, log
 }
@@ -129,7 +129,7 @@ func TestRingFileCleanRestartRecoversNothing(t *testing.T) {
 func TestRingFileLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ring")
 	b, _ := openDurable(t, path, &batchSink{}, Config{Capacity: 4096})
-	_, err := New(&batchSink{}, Config{RingFile: path, Capacity: 4096})
+	_, err := testNew(&batchSink{}, Config{RingFile: path, Capacity: 4096})
 	require.ErrorIs(t, err, ErrRingLocked)
 	assert.Contains(t, err.Error(), path)
 	closeBus(t, b) // releases the lock
@@ -139,12 +139,14 @@ func TestRingFileLocked(t *testing.T) {
 
 func TestRingFileConfigErrors(t *testing.T) {
 	dir := t.TempDir()
-	_, err := New(&batchSink{}, Config{RingFile: filepath.Join(dir, "r"), Memory: make([]byte, 4096)})
+	require.Panics(t, func() {
+		_, _ = testNew(&batchSink{}, Config{RingFile: filepath.Join(dir, "r"), memory: make([]byte, 4096)})
+	})
+	_, err := testNew(&batchSink{}, Config{RingFile: filepath.Join(dir, "no", "such", "dir", "r")})
 	require.Error(t, err)
-	_, err = New(&batchSink{}, Config{RingFile: filepath.Join(dir, "no", "such", "dir", "r")})
-	require.Error(t, err)
-	_, err = New(&batchSink{}, Config{RingFile: filepath.Join(dir, "r"), MinBatch: -1})
-	require.Error(t, err)
+	require.Panics(t, func() {
+		_, _ = testNew(&batchSink{}, Config{RingFile: filepath.Join(dir, "r"), minBatch: -1})
+	})
 	_, statErr := os.Stat(filepath.Join(dir, "r"))
 	assert.ErrorIs(t, statErr, os.ErrNotExist, "invalid configuration must not touch the file")
 }
@@ -391,7 +393,7 @@ func TestRingFileInterruptedBatchExactlyOnce(t *testing.T) {
 			require.NoError(t, err)
 			defer out.Close()
 			g := &gatedFile{f: out, first: line(10), keep: keep, entered: make(chan struct{}), gate: make(chan struct{})}
-			b, _ := openDurable(t, ringPath, g, Config{Capacity: 8192, MinBatch: 30, MaxLatency: time.Minute})
+			b, _ := openDurable(t, ringPath, g, Config{Capacity: 8192, minBatch: 30, MaxLatency: time.Minute})
 			const n = 40
 			var want []byte
 			for i := range 10 {
@@ -426,7 +428,7 @@ func TestRingFileInterruptedBatchExactlyOnce(t *testing.T) {
 				p.Dev, p.Ino = orig.Dev, orig.Ino
 				return p, err
 			}
-			b2, log := openDurable(t, ring2, out2, Config{Capacity: 8192, SinkPosition: pos})
+			b2, log := openDurable(t, ring2, out2, Config{Capacity: 8192, sinkPosition: pos})
 			closeBus(t, b2)
 			got, err := os.ReadFile(out2Path)
 			require.NoError(t, err)
@@ -452,7 +454,7 @@ func TestRingFileSinkFailureKeepsRecords(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, im.bytes(), 0o600))
 	boom := errors.New("disk on fire")
 	failing := &batchSink{fail: func(int) error { return boom }}
-	_, err := New(failing, Config{RingFile: path, Capacity: capacity})
+	_, err := testNew(failing, Config{RingFile: path, Capacity: capacity})
 	require.ErrorIs(t, err, boom)
 	written := strs(failing.records()) // a short write of the first half
 	require.Equal(t, want[:3], written)
@@ -529,7 +531,7 @@ func TestFlightDone(t *testing.T) {
 func TestRecordSumInHeaderWord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ring")
 	sink := &batchSink{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
-	b, _ := openDurable(t, path, sink, Config{Capacity: 4096, MinBatch: 1})
+	b, _ := openDurable(t, path, sink, Config{Capacity: 4096, minBatch: 1})
 	require.NoError(t, b.Enqueue([]byte("first\n")))
 	<-sink.entered // the drainer is stuck in the sink with "first"
 	p := []byte("checksummed\n")

@@ -1,6 +1,6 @@
 //go:build linux
 
-package async
+package bus
 
 import (
 	"io"

@@ -1,4 +1,4 @@
-package async
+package bus
 
 // The durable ring: the bus's ring in a memory-mapped file (Config.RingFile).
 //
@@ -112,7 +112,7 @@ var ErrRingLocked = errors.New("ring file is in use by another process")
 
 // ErrRingUnsupported is returned by New for Config.RingFile on platforms
 // without mmap and flock.
-var ErrRingUnsupported = errors.New("async: ring files are not supported on this platform")
+var ErrRingUnsupported = errors.New("asyncbus: ring files are not supported on this platform")
 
 // RingFileError reports a ring file that could not be trusted (whole or in
 // part). It is passed to Config.OnError as a warning; the bus then runs with
@@ -125,7 +125,7 @@ type RingFileError struct {
 
 // Error implements error.
 func (e *RingFileError) Error() string {
-	s := "async: ring file " + e.Path + ": " + e.Reason
+	s := "asyncbus: ring file " + e.Path + ": " + e.Reason
 	if e.Aside != "" {
 		s += "; kept as " + e.Aside
 	}
@@ -133,7 +133,7 @@ func (e *RingFileError) Error() string {
 }
 
 // SinkPosition says where a file sink's output ends: the device and inode of
-// the file and its size. See Config.SinkPosition.
+// the file and its size. See Config.sinkPosition.
 type SinkPosition struct {
 	Dev, Ino uint64
 	Size     int64
@@ -561,7 +561,7 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 	if res.recovered > 0 {
 		if s, ok := w.(Syncer); ok {
 			if err := s.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
-				return res, fmt.Errorf("async: sync after replaying the ring file: %w", err)
+				return res, fmt.Errorf("asyncbus: sync after replaying the ring file: %w", err)
 			}
 		}
 	}
@@ -657,7 +657,7 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPositio
 	res, err := r.recover(w, maxBatch)
 	if err != nil {
 		r.close()
-		return nil, res, fmt.Errorf("async: replaying ring file %s: %w", path, err)
+		return nil, res, fmt.Errorf("asyncbus: replaying ring file %s: %w", path, err)
 	}
 	if res.suspects > 0 {
 		aside, cerr := r.copyAside()
@@ -706,7 +706,7 @@ func sinkPositionOf(w io.Writer) func() (SinkPosition, error) {
 // to the sink (New calls it before the drainer starts, so nothing new can be
 // accepted before the replay is done).
 func (b *Bus) openRing(cfg Config) error {
-	pos := cfg.SinkPosition
+	pos := cfg.sinkPosition
 	if pos == nil {
 		pos = sinkPositionOf(b.w)
 	}

@@ -1,4 +1,4 @@
-package async
+package bus
 
 import (
 	"errors"
@@ -230,19 +230,19 @@ func (d *drainer) addMarker(n uint64) {
 	d.kinds = append(d.kinds, kMarker)
 }
 
-// formatMarker runs the caller's DropMarker hook. A hook that panics or
-// returns nothing must not kill the drainer or hide the gap: the default
-// marker is written instead, and the panic is reported through OnError.
+// formatMarker runs the DropMarker hook. A hook that panics or returns
+// nothing must not kill the drainer or hide the gap: no line is written and
+// OnError is told how many records were lost here.
 func (d *drainer) formatMarker(n uint64) (out []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			d.report("drop marker", fmt.Errorf("DropMarker panicked: %v", r))
-			out = DefaultDropMarker(d.marker[:0], n)
+			d.report("mark", fmt.Errorf("%d records dropped here; the drop marker panicked: %v", n, r))
+			out = d.marker[:0]
 		}
 	}()
 	out = d.b.dropMarker(d.marker[:0], n)
 	if len(out) == 0 {
-		out = DefaultDropMarker(out, n)
+		d.report("mark", fmt.Errorf("%d records dropped here; the drop marker is empty", n))
 	}
 	return out
 }
@@ -565,9 +565,9 @@ func (d *drainer) result(syncErr error, failed uint64) error {
 		if err == nil {
 			err = errAborted
 		}
-		return &SinkError{Op: "write", Err: err, Failed: failed}
+		return &SinkError{Op: "write", Output: d.b.output, Err: err, Failed: failed}
 	case syncErr != nil:
-		return &SinkError{Op: "sync", Err: syncErr}
+		return &SinkError{Op: "sync", Output: d.b.output, Err: syncErr}
 	}
 	return nil
 }
@@ -636,6 +636,6 @@ func (d *drainer) report(op string, err error) {
 	e.suppressed = 0
 	func() {
 		defer func() { _ = recover() }() // a panicking callback must not kill the drainer
-		b.onError(&SinkError{Op: op, Err: err, Suppressed: s})
+		b.onError(&SinkError{Op: op, Output: b.output, Err: err, Suppressed: s})
 	}()
 }

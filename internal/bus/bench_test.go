@@ -1,4 +1,4 @@
-package async
+package bus
 
 import (
 	"bufio"
@@ -87,7 +87,7 @@ type contender struct {
 
 var contenders = []contender{
 	{"bus", func(tb testing.TB, w io.Writer) sinkWriter {
-		b, err := New(w, Config{})
+		b, err := testNew(w, Config{})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -172,7 +172,7 @@ func BenchmarkFileSinkMode(b *testing.B) {
 			useWritev = mode.writev
 			defer func() { useWritev = saved }()
 			f := benchSinks(b)["file"]()
-			bus, err := New(f, Config{})
+			bus, err := testNew(f, Config{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -237,7 +237,7 @@ func BenchmarkEnqueueCall(b *testing.B) {
 	}
 	contenders := []contender{
 		{"bus", func(b *testing.B, sink io.Writer) (func([]byte) error, func(), func()) {
-			bus, err := New(sink, Config{Capacity: 256 << 20, MaxLatency: DefaultMaxLatency})
+			bus, err := testNew(sink, Config{Capacity: 256 << 20, MaxLatency: DefaultMaxLatency})
 			if err != nil {
 				b.Fatal(err)
 			}

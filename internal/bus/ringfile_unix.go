@@ -1,6 +1,6 @@
 //go:build unix
 
-package async
+package bus
 
 import (
 	"errors"
@@ -18,26 +18,26 @@ import (
 func openRingFile(path string, capacity uint64, warn func(error)) (*ringFile, error) {
 	for attempt := 0; ; attempt++ {
 		if attempt == 8 {
-			return nil, fmt.Errorf("async: ring file %s keeps being replaced while opening it", path)
+			return nil, fmt.Errorf("asyncbus: ring file %s keeps being replaced while opening it", path)
 		}
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
-			return nil, fmt.Errorf("async: ring file: %w", err)
+			return nil, fmt.Errorf("asyncbus: ring file: %w", err)
 		}
 		fd := int(f.Fd())
 		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			_ = f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
-				return nil, fmt.Errorf("async: ring file %s: %w", path, ErrRingLocked)
+				return nil, fmt.Errorf("asyncbus: ring file %s: %w", path, ErrRingLocked)
 			}
-			return nil, fmt.Errorf("async: lock ring file %s: %w", path, err)
+			return nil, fmt.Errorf("asyncbus: lock ring file %s: %w", path, err)
 		}
 		// The lock is on the inode we opened; if the path was renamed aside or
 		// replaced in between (another process quarantining it), start over.
 		var fst, pst unix.Stat_t
 		if err := unix.Fstat(fd, &fst); err != nil {
 			_ = f.Close()
-			return nil, fmt.Errorf("async: stat ring file %s: %w", path, err)
+			return nil, fmt.Errorf("asyncbus: stat ring file %s: %w", path, err)
 		}
 		if err := unix.Stat(path, &pst); err != nil || pst.Dev != fst.Dev || pst.Ino != fst.Ino {
 			_ = f.Close()
@@ -54,7 +54,7 @@ func openRingFile(path string, capacity uint64, warn func(error)) (*ringFile, er
 		data, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 		if err != nil {
 			_ = f.Close()
-			return nil, fmt.Errorf("async: map ring file %s: %w", path, err)
+			return nil, fmt.Errorf("asyncbus: map ring file %s: %w", path, err)
 		}
 		im, err := parseImage(data)
 		if errors.Is(err, errUninitialized) && isZero(data) {
@@ -62,7 +62,7 @@ func openRingFile(path string, capacity uint64, warn func(error)) (*ringFile, er
 			_ = unix.Munmap(data)
 			if err := unix.Ftruncate(fd, 0); err != nil {
 				_ = f.Close()
-				return nil, fmt.Errorf("async: truncate ring file %s: %w", path, err)
+				return nil, fmt.Errorf("asyncbus: truncate ring file %s: %w", path, err)
 			}
 			return createRing(f, path, capacity)
 		}
@@ -107,11 +107,11 @@ func (r *ringFile) mapSize(capacity uint64) error {
 	fd := int(r.f.Fd())
 	size := int64(ringHeaderSize + capacity)
 	if err := unix.Ftruncate(fd, size); err != nil {
-		return fmt.Errorf("async: size ring file %s: %w", r.path, err)
+		return fmt.Errorf("asyncbus: size ring file %s: %w", r.path, err)
 	}
 	data, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return fmt.Errorf("async: map ring file %s: %w", r.path, err)
+		return fmt.Errorf("asyncbus: map ring file %s: %w", r.path, err)
 	}
 	r.data, r.capacity = data, capacity
 	return nil
@@ -123,7 +123,7 @@ func (r *ringFile) mapSize(capacity uint64) error {
 // lost.
 func (r *ringFile) resize(capacity uint64) error {
 	if err := unix.Munmap(r.data); err != nil {
-		return fmt.Errorf("async: unmap ring file %s: %w", r.path, err)
+		return fmt.Errorf("asyncbus: unmap ring file %s: %w", r.path, err)
 	}
 	r.data = nil
 	if err := r.mapSize(capacity); err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package async
+package bus
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func BenchmarkIdleDrainerCPU(b *testing.B) {
 				var bus *Bus
 				if withBus {
 					var err error
-					if bus, err = New(io.Discard, Config{}); err != nil {
+					if bus, err = testNew(io.Discard, Config{}); err != nil {
 						b.Fatal(err)
 					}
 				}

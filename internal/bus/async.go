@@ -1,69 +1,11 @@
-// Package async implements the asyncbus data bus: a fixed-size, lock-free,
-// multi-producer single-consumer byte ring and the one adaptive drainer
-// goroutine that moves committed records to an io.Writer in large batches.
-//
-// # Ring layout
-//
-// The ring is a plain byte region of Capacity bytes (a power of two) with no Go
-// pointers in it, so it may live in a memory-mapped file. Every entry starts on
-// an 8-byte boundary with an 8-byte little-endian header word:
-//
-//	bit 63       committed: the entry is complete and may be read
-//	bit 62       padding: the entry only fills the end of the region (wrap)
-//	bit 61       oversize reference: the payload lives in the heap side table
-//	bits 32..60  file-backed ring only: 29-bit checksum of the payload (else 0)
-//	bits 0..31   payload length (padding: the whole span including the header;
-//	             oversize reference: the heap record's length)
-//
-// followed by the payload, padded to a multiple of 8. Header words are read and
-// written with sync/atomic through an unsafe pointer into the region; that is
-// the only use of package unsafe (see hdr), and New refuses a region whose base
-// is not 8-byte aligned (64-bit atomics require it on 32-bit platforms, and a
-// header must never straddle a cache line). Space the drainer has consumed is
-// zeroed before it is handed back to producers, so a zero word always means
-// "not committed yet" and stale payload bytes can never look like a header.
-//
-// # Producer path (Enqueue)
-//
-// A producer reserves space with one CAS on the tail cursor (the only contended
-// write per record), copies the payload, then publishes it with one atomic store
-// of the header. It allocates nothing, takes no lock and touches no channel,
-// except on the slow paths: ring full, oversize record, or waking a parked
-// drainer (at most once per park).
-//
-// # Oversize records
-//
-// A record longer than MaxRecord is copied to the heap, stored in a side table
-// keyed by its ring position, and an 8-byte oversize-reference entry is
-// committed in the ring in its place. Ordering is therefore exactly the ring
-// order, the same as for ordinary records. Oversize records cost one heap
-// allocation each, their outstanding bytes are limited to Capacity (beyond that
-// they are treated like a full ring), and they will not be crash-durable when
-// the ring memory is a mapped file.
-//
-// # Durable ring
-//
-// With Config.RingFile the ring lives in a MAP_SHARED file, so committed
-// records survive the death of the process in the page cache and New replays
-// them on the next start; see ringfile.go for the file format, the ordering
-// of the drainer's persisted cursors and the recovery rules.
-//
-// # Accounting
-//
-// Stats.Enqueued is not counted on the producer path (that would be a second
-// contended atomic per record). It is derived as
-// Written + Failed + Dropped + (records still in the ring), where the last term
-// is zero when the ring is empty and otherwise estimated from the queue depth
-// and the average entry size the drainer has seen. It is therefore exact
-// whenever the ring is empty, in particular after Flush or Close returns with no
-// Enqueue running concurrently, where Enqueued == Written + Dropped + Failed.
-package async
+package bus
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/bits"
 	"runtime"
@@ -100,10 +42,10 @@ func (o Overflow) String() string {
 var (
 	// ErrClosed is returned by Enqueue after Close (counted as dropped, and in
 	// Stats.DroppedClosed).
-	ErrClosed = errors.New("async: bus closed")
+	ErrClosed = errors.New("bus closed")
 	// ErrDropped is returned in Drop mode when the ring is full, or in Block
 	// mode when Config.BlockTimeout expired; the record is counted as dropped.
-	ErrDropped = errors.New("async: ring full, record dropped")
+	ErrDropped = errors.New("ring full, record dropped")
 )
 
 // BatchWriter is implemented by sinks that accept a whole batch of records at
@@ -145,39 +87,39 @@ const (
 // Config configures a Bus. The zero value is valid: every zero field takes its
 // documented default.
 type Config struct {
-	// Capacity is the ring size in bytes, rounded up to a power of two.
-	// Default DefaultCapacity (8 MiB; see there for why), or, when Memory is
-	// set, the largest power of two that fits in Memory.
+	// Capacity is the ring size in bytes, rounded up to a power of two and
+	// raised to MinCapacity. Default DefaultCapacity (8 MiB; see there for
+	// why), or, when memory is set, the largest power of two that fits in it.
 	Capacity int
-	// Memory is optional ring memory supplied by the caller; if nil, it is
-	// allocated once (or mapped from RingFile). Its base must be 8-byte
-	// aligned and it must hold at least Capacity bytes; New zeroes the part it
-	// uses. The layout is a plain byte region with inline headers and no Go
-	// pointers (see the package documentation).
-	Memory []byte
+	// memory is ring memory supplied by a test; if nil, it is allocated once
+	// (or mapped from RingFile). Its base must be 8-byte aligned and it must
+	// hold at least Capacity bytes; New zeroes the part it uses. The layout
+	// is a plain byte region with inline headers and no Go pointers (see the
+	// package documentation).
+	memory []byte
 	// RingFile, if set, puts the ring in this memory-mapped file (the durable
 	// ring, see ringfile.go): records accepted by a process that then dies
 	// (kill -9, panic, OOM) are written by the next New on the same file
 	// before it accepts anything. New creates the file if needed, takes an
 	// exclusive flock (ErrRingLocked if another process holds it), replays
 	// what it holds, and reports damaged or foreign files to OnError as a
-	// *RingFileError before starting fresh. Oversize records (> MaxRecord)
-	// are not durable. Cannot be combined with Memory. Unix only.
+	// *RingFileError before starting fresh. Oversize records (> maxRecord)
+	// are not durable. Unix only.
 	RingFile string
-	// SinkPosition, used with RingFile, reports where the sink's output ends.
+	// sinkPosition, used with RingFile, reports where the sink's output ends.
 	// The drainer records it before each batch, so that recovery can tell how
 	// much of a batch interrupted by a crash reached the output and replay
 	// exactly the rest. Default: fstat for an *os.File on a regular file, stat
 	// of Path() for writers with a Path() string method (filesink.File);
 	// otherwise the position is unknown and an interrupted batch is replayed
 	// whole (its records may then appear twice).
-	SinkPosition func() (SinkPosition, error)
-	// MaxRecord is the largest record stored inline in the ring; longer ones
+	sinkPosition func() (SinkPosition, error)
+	// maxRecord is the largest record stored inline in the ring; longer ones
 	// take the oversize side path. Default Capacity/8, so one record can never
 	// occupy more than an eighth of the ring and a burst of large records
 	// cannot starve small ones. It must be at most Capacity/2-8, so that a
 	// record plus the padding of a wrap always fits in an empty ring.
-	MaxRecord int
+	maxRecord int
 	// Overflow is what Enqueue does when the ring is full (default Block).
 	Overflow Overflow
 	// BlockTimeout applies with Block: 0 waits until space frees; > 0 waits at
@@ -191,12 +133,14 @@ type Config struct {
 	// Crossing it wakes a sleeping drainer at once and switches it to
 	// MaxBatch-sized rounds.
 	HighWatermark float64
-	// MinBatch is the records per drain round at low load (default 64): after
+	// minBatch is the records per drain round at low load (default 64): after
 	// an idle sleep the drainer waits up to MaxLatency/2 for this many records
 	// before writing, so light traffic still makes few, larger writes.
-	MinBatch int
-	// MaxBatch is the records per drain round at high load (default 4096).
-	MaxBatch int
+	// Only tests change it.
+	minBatch int
+	// maxBatch is the records per drain round at high load (default 4096).
+	// Only tests change it.
+	maxBatch int
 	// OnError is called from the drainer with a *SinkError when the sink
 	// fails, rate-limited to about once per second per distinct situation
 	// (operation and error text), with the number of suppressed repeats.
@@ -204,10 +148,11 @@ type Config struct {
 	// blocking Enqueue on the same bus (the drainer would wait for itself).
 	// A panic in it is recovered.
 	OnError func(error)
-	// DropMarker formats the one in-band line written at a gap after drops.
-	// Default: a plain text line "asyncbus: dropped N records\n". It runs on
-	// the drainer goroutine under the same rule as OnError; if it panics or
-	// returns nothing, the default line is written and OnError told.
+	// DropMarker formats the one in-band line written at a gap after drops
+	// (required: the root package supplies the one marker format). It runs
+	// on the drainer goroutine under the same rule as OnError; if it panics
+	// or returns nothing, no line is written and OnError is told how many
+	// records were lost there.
 	DropMarker func(dst []byte, dropped uint64) []byte
 }
 
@@ -238,6 +183,7 @@ type Stats struct {
 // returned by Flush and Close.
 type SinkError struct {
 	Op         string // "write" or "sync"
+	Output     string // the output's name (see outputName)
 	Err        error  // the sink's error
 	Failed     uint64 // records given up on (counted in Stats.Failed) because of this situation, for Flush/Close
 	Suppressed uint64 // OnError only: similar errors not reported since the last report
@@ -245,7 +191,11 @@ type SinkError struct {
 
 // Error implements error.
 func (e *SinkError) Error() string {
-	s := "async: sink " + e.Op + ": " + e.Err.Error()
+	msg := e.Err.Error()
+	if pe, ok := e.Err.(*fs.PathError); ok && pe.Path == e.Output {
+		msg = pe.Err.Error() // "write /dev/full: ..." would repeat op and output
+	}
+	s := "asyncbus: " + e.Op + " " + e.Output + ": " + msg
 	if e.Failed > 0 {
 		s += fmt.Sprintf(" (%d records failed)", e.Failed)
 	}
@@ -311,7 +261,8 @@ type Bus struct {
 	abort        chan struct{} // closed when a Close ctx expired: give up on the remaining records
 	retryBase    time.Duration
 	retryMax     time.Duration
-	retries      int // attempts per batch before its remaining records count as failed
+	retries      int    // attempts per batch before its remaining records count as failed
+	output       string // the output's name in error reports (see outputName)
 	sink         sinkKind
 	ring         *ringFile // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
 	recovered    uint64    // Stats.Recovered, set before the drainer starts
@@ -377,7 +328,7 @@ type flushReq struct {
 	ch     chan error // buffered 1
 }
 
-// New validates cfg, allocates the ring (unless cfg.Memory is given) and
+// New validates cfg, allocates the ring (unless cfg.memory is given) and
 // starts the drainer goroutine. It fails only for invalid configuration.
 func New(w io.Writer, cfg Config) (*Bus, error) {
 	return newBus(w, cfg, nil)
@@ -387,24 +338,24 @@ func New(w io.Writer, cfg Config) (*Bus, error) {
 // drainer starts.
 func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	if w == nil {
-		return nil, errors.New("async: nil writer")
+		panic("bus: nil writer")
 	}
-	capacity, err := ringCapacity(cfg)
-	if err != nil {
-		return nil, err
+	if cfg.DropMarker == nil {
+		panic("bus: Config.DropMarker is required")
 	}
+	capacity := ringCapacity(cfg)
 	var mem []byte
 	if cfg.RingFile != "" {
-		if cfg.Memory != nil {
-			return nil, errors.New("async: Config.RingFile and Config.Memory are exclusive")
+		if cfg.memory != nil {
+			panic("bus: Config.RingFile and Config.memory are exclusive")
 		}
 		// Mapped below, once the rest of the configuration is known valid;
 		// this placeholder keeps the struct literal uniform.
 		mem = make([]byte, 8)
-	} else if cfg.Memory != nil {
-		mem = cfg.Memory[:capacity:capacity]
+	} else if cfg.memory != nil {
+		mem = cfg.memory[:capacity:capacity]
 		if uintptr(unsafe.Pointer(&mem[0]))%8 != 0 {
-			return nil, errors.New("async: Config.Memory is not 8-byte aligned")
+			panic("bus: Config.memory is not 8-byte aligned")
 		}
 		clear(mem)
 	} else {
@@ -422,8 +373,8 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		overflow:     cfg.Overflow,
 		blockTimeout: cfg.BlockTimeout,
 		maxLatency:   cfg.MaxLatency,
-		minBatch:     cfg.MinBatch,
-		maxBatch:     cfg.MaxBatch,
+		minBatch:     cfg.minBatch,
+		maxBatch:     cfg.maxBatch,
 		onError:      cfg.OnError,
 		dropMarker:   cfg.DropMarker,
 		wakeCh:       make(chan struct{}, 1),
@@ -435,9 +386,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		spaceCh:      make(chan struct{}),
 		side:         make(map[uint64][]byte),
 	}
-	if err := b.applyDefaults(cfg); err != nil {
-		return nil, err
-	}
+	b.applyDefaults(cfg)
 	if cfg.RingFile != "" {
 		if err := b.openRing(cfg); err != nil {
 			return nil, err
@@ -445,6 +394,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	}
 	b.gapPos.Store(math.MaxUint64)
 	b.sink = detectSink(w)
+	b.output = outputName(w)
 	b.d.init(b)
 	if adjust != nil {
 		adjust(b)
@@ -453,63 +403,47 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	return b, nil
 }
 
-func ringCapacity(cfg Config) (uint64, error) {
+func ringCapacity(cfg Config) uint64 {
 	c := cfg.Capacity
 	switch {
-	case c < 0:
-		return 0, fmt.Errorf("async: negative Capacity %d", c)
-	case c == 0 && cfg.Memory != nil:
-		if len(cfg.Memory) < MinCapacity {
-			return 0, fmt.Errorf("async: Config.Memory holds %d bytes, need at least %d", len(cfg.Memory), MinCapacity)
+	case c < 0 || c > MaxCapacity:
+		panic(fmt.Sprintf("bus: Capacity %d outside [0, %d]", c, MaxCapacity))
+	case c == 0 && cfg.memory != nil:
+		if len(cfg.memory) < MinCapacity {
+			panic(fmt.Sprintf("bus: Config.memory holds %d bytes, need at least %d", len(cfg.memory), MinCapacity))
 		}
-		c = 1 << (bits.Len64(uint64(len(cfg.Memory))) - 1)
-		if c > MaxCapacity {
-			c = MaxCapacity
-		}
+		c = min(1<<(bits.Len64(uint64(len(cfg.memory)))-1), MaxCapacity)
 	case c == 0:
 		c = DefaultCapacity
 	}
-	if c < MinCapacity {
-		c = MinCapacity
-	}
-	if c > MaxCapacity {
-		return 0, fmt.Errorf("async: Capacity %d exceeds MaxCapacity %d", c, MaxCapacity)
-	}
+	c = max(c, MinCapacity)
 	capacity := uint64(1) << bits.Len64(uint64(c)-1) // round up to a power of two
-	if cfg.Memory != nil && uint64(len(cfg.Memory)) < capacity {
-		return 0, fmt.Errorf("async: Config.Memory holds %d bytes, Capacity needs %d", len(cfg.Memory), capacity)
+	if cfg.memory != nil && uint64(len(cfg.memory)) < capacity {
+		panic(fmt.Sprintf("bus: Config.memory holds %d bytes, Capacity needs %d", len(cfg.memory), capacity))
 	}
-	return capacity, nil
+	return capacity
 }
 
-func (b *Bus) applyDefaults(cfg Config) error {
-	limit := int(b.capacity/2) - hdrSize
-	if limit > maxInline {
-		limit = maxInline
-	}
+// applyDefaults fills in zero settings. Values the root's validation
+// excludes (negative durations, a bad Overflow or watermark) and bad test
+// settings panic.
+func (b *Bus) applyDefaults(cfg Config) {
+	limit := min(int(b.capacity/2)-hdrSize, maxInline)
 	switch {
-	case cfg.MaxRecord < 0:
-		return fmt.Errorf("async: negative MaxRecord %d", cfg.MaxRecord)
-	case cfg.MaxRecord == 0:
-		b.maxRecord = int(b.capacity / 8)
-		if b.maxRecord > limit {
-			b.maxRecord = limit
-		}
-	case cfg.MaxRecord > limit:
-		return fmt.Errorf("async: MaxRecord %d exceeds Capacity/2-8 = %d", cfg.MaxRecord, limit)
+	case cfg.maxRecord == 0:
+		b.maxRecord = min(int(b.capacity/8), limit)
+	case cfg.maxRecord < 0 || cfg.maxRecord > limit:
+		panic(fmt.Sprintf("bus: maxRecord %d outside (0, Capacity/2-8 = %d]", cfg.maxRecord, limit))
 	default:
-		b.maxRecord = cfg.MaxRecord
+		b.maxRecord = cfg.maxRecord
 	}
 	if cfg.Overflow != Block && cfg.Overflow != Drop {
-		return fmt.Errorf("async: invalid Overflow %d", int(cfg.Overflow))
+		panic(fmt.Sprintf("bus: invalid Overflow %d", int(cfg.Overflow)))
 	}
-	if cfg.BlockTimeout < 0 {
-		return fmt.Errorf("async: negative BlockTimeout %v", cfg.BlockTimeout)
+	if cfg.BlockTimeout < 0 || cfg.MaxLatency < 0 {
+		panic(fmt.Sprintf("bus: negative BlockTimeout %v or MaxLatency %v", cfg.BlockTimeout, cfg.MaxLatency))
 	}
-	switch {
-	case cfg.MaxLatency < 0:
-		return fmt.Errorf("async: negative MaxLatency %v", cfg.MaxLatency)
-	case cfg.MaxLatency == 0:
+	if cfg.MaxLatency == 0 {
 		b.maxLatency = DefaultMaxLatency
 	}
 	hw := cfg.HighWatermark
@@ -517,12 +451,9 @@ func (b *Bus) applyDefaults(cfg Config) error {
 		hw = DefaultHighWatermark
 	}
 	if !(hw > 0 && hw <= 1) { // also rejects NaN
-		return fmt.Errorf("async: HighWatermark %v not in (0, 1]", cfg.HighWatermark)
+		panic(fmt.Sprintf("bus: HighWatermark %v not in (0, 1]", cfg.HighWatermark))
 	}
 	b.hwBytes = uint64(hw * float64(b.capacity))
-	if cfg.MinBatch < 0 || cfg.MaxBatch < 0 {
-		return fmt.Errorf("async: negative MinBatch/MaxBatch %d/%d", cfg.MinBatch, cfg.MaxBatch)
-	}
 	if b.minBatch == 0 {
 		b.minBatch = DefaultMinBatch
 	}
@@ -533,20 +464,9 @@ func (b *Bus) applyDefaults(cfg Config) error {
 	// sizes mean nothing and would make the drainer allocate for them.
 	maxEntries := int(min(b.capacity/hdrSize, math.MaxInt32))
 	b.minBatch, b.maxBatch = min(b.minBatch, maxEntries), min(b.maxBatch, maxEntries)
-	if b.minBatch > b.maxBatch {
-		return fmt.Errorf("async: MinBatch %d > MaxBatch %d", b.minBatch, b.maxBatch)
+	if b.minBatch <= 0 || b.minBatch > b.maxBatch {
+		panic(fmt.Sprintf("bus: minBatch %d, maxBatch %d", b.minBatch, b.maxBatch))
 	}
-	if b.dropMarker == nil {
-		b.dropMarker = DefaultDropMarker
-	}
-	return nil
-}
-
-// DefaultDropMarker appends "asyncbus: dropped N records\n" to dst.
-func DefaultDropMarker(dst []byte, dropped uint64) []byte {
-	dst = append(dst, "asyncbus: dropped "...)
-	dst = strconv.AppendUint(dst, dropped, 10)
-	return append(dst, " records\n"...)
 }
 
 // hdr returns the header word at ring offset off (a multiple of 8, < capacity).
@@ -929,4 +849,16 @@ func (b *Bus) Stats() Stats {
 	}
 	s.Enqueued = s.Written + s.Failed + s.Dropped + inRing
 	return s
+}
+
+// outputName names w in error reports: the path of a file sink (a Path
+// method, as filesink.File has), the name of an *os.File, or w's type.
+func outputName(w io.Writer) string {
+	switch o := w.(type) {
+	case interface{ Path() string }:
+		return o.Path()
+	case interface{ Name() string }:
+		return o.Name()
+	}
+	return fmt.Sprintf("%T", w)
 }

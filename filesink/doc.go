@@ -1,0 +1,17 @@
+// Package filesink is a rotating log file for the asyncbus bus that never
+// holds a torn line.
+//
+// A File receives whole records (lines ending in '\n') through WriteBatch,
+// the bus's batch interface, which writes a batch with writev(2), or through
+// Write (io.Writer, one record per call). Rotation (by size, hourly or
+// daily), the inode check and preallocation happen only between calls, so a
+// record is never split across two files. A write that fails part-way is
+// completed or cut back to the last whole record, and Open moves any torn
+// tail left by a crash to a side file, so the log itself only ever holds
+// whole lines.
+//
+// Rotated files are named like lumberjack's: for "app.log",
+// "app-2006-01-02T15-04-05.000.log" (the rotation time; "-N" is appended on
+// a collision), optionally gzipped in the background to ".gz" through a
+// ".gz.tmp" file that is renamed into place.
+package filesink

@@ -1,0 +1,101 @@
+package asyncbus_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// goTool returns the go command that runs these tests.
+func goTool(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command is needed to inspect the import graph")
+	return path
+}
+
+// repoRoot is the module root (the package directory: tests run there).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	return dir
+}
+
+// TestImportGraphHasNoHTTP: importing asyncbus must not widen a service's
+// HTTP surface (expvar's init registers /debug/vars) or pull in net/http.
+func TestImportGraphHasNoHTTP(t *testing.T) {
+	out, err := exec.Command(goTool(t), "list", "-deps", ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "github.com/asyncbus/asyncbus/internal/bus", "the listing is the real import graph")
+	for _, forbidden := range []string{"expvar", "net/http"} {
+		assert.NotContains(t, deps, forbidden)
+	}
+	for _, d := range deps {
+		assert.False(t, strings.HasPrefix(d, "go.opentelemetry.io/"), "root imports %s", d)
+	}
+}
+
+// TestHelloWorldBinarySize: a hello world on asyncbus.NewHandler is at most
+// 1.5 times the size of the same program on slog.NewJSONHandler.
+func TestHelloWorldBinarySize(t *testing.T) {
+	goCmd, root := goTool(t), repoRoot(t)
+	dir := t.TempDir()
+	write := func(name, body string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	write("go.mod", "module hello\n\ngo 1.26.0\n\nrequire github.com/asyncbus/asyncbus v0.0.0\n\nreplace github.com/asyncbus/asyncbus => "+root+"\n")
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	write("go.sum", string(sum))
+	write("asyncbus/main.go", `package main
+
+import (
+	"log/slog"
+	"os"
+
+	"github.com/asyncbus/asyncbus"
+)
+
+func main() {
+	h := asyncbus.NewHandler(os.Stdout, nil)
+	defer h.Close()
+	slog.New(h).Info("hello, world", "n", 1)
+}
+`)
+	write("slog/main.go", `package main
+
+import (
+	"log/slog"
+	"os"
+)
+
+func main() {
+	slog.New(slog.NewJSONHandler(os.Stdout, nil)).Info("hello, world", "n", 1)
+}
+`)
+	size := func(pkg string) int64 {
+		bin := filepath.Join(dir, pkg+".bin")
+		cmd := exec.Command(goCmd, "build", "-mod=mod", "-o", bin, "./"+pkg)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		run, err := exec.Command(bin).Output()
+		require.NoError(t, err)
+		require.Contains(t, string(run), `"msg":"hello, world","n":1`)
+		fi, err := os.Stat(bin)
+		require.NoError(t, err)
+		return fi.Size()
+	}
+	ours, ref := size("asyncbus"), size("slog")
+	ratio := float64(ours) / float64(ref)
+	t.Logf("hello world: asyncbus %d bytes, slog.NewJSONHandler %d bytes, ratio %.2f", ours, ref, ratio)
+	assert.LessOrEqual(t, ratio, 1.5)
+}

@@ -1,0 +1,165 @@
+package asyncbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/asyncbus/asyncbus/internal/bus"
+)
+
+// Overflow says what Handle does when the ring is full.
+type Overflow int
+
+// The overflow policies.
+const (
+	// Block waits for space (the zero value). With Options.BlockTimeout it
+	// waits at most that long, then drops the record and counts it.
+	Block Overflow = iota
+	// Drop returns ErrDropped at once and counts the record as dropped.
+	Drop
+)
+
+// ColorMode says when the Console format uses ANSI colours.
+type ColorMode int
+
+const (
+	// ColorAuto colours when the output is a terminal and NO_COLOR is unset.
+	ColorAuto ColorMode = iota
+	// ColorAlways always colours.
+	ColorAlways
+	// ColorNever never colours.
+	ColorNever
+)
+
+// Options configures a Handler. The zero value (or nil) means: JSON, Info,
+// Block, an 8 MiB ring, 20 ms maximum latency, FATAL records synced.
+type Options struct {
+	// Level is the minimum level written; nil means Info. A *slog.LevelVar
+	// may be used to change it at run time. Ignored when Rules is set.
+	Level slog.Leveler
+	// AddSource adds the caller's file and line, as slog.HandlerOptions does.
+	AddSource bool
+	// ReplaceAttr rewrites or drops attributes, as slog.HandlerOptions does.
+	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
+	// SlogLevelNames prints LevelTrace and LevelFatal as slog does
+	// (DEBUG-4, ERROR+4) instead of TRACE and FATAL.
+	SlogLevelNames bool
+
+	// Format is the output format; the zero value is JSON.
+	Format Format
+	// Color controls ANSI colour in the Console format.
+	Color ColorMode
+
+	// Overflow is the policy when the ring is full; the zero value is Block.
+	Overflow Overflow
+	// BlockTimeout bounds the wait in Block mode; after it the record is
+	// dropped and counted. Zero waits until space frees.
+	BlockTimeout time.Duration
+	// Capacity is the ring size in bytes, rounded up to a power of two (at
+	// least 64 bytes, at most 1 TiB); zero means 8 MiB.
+	Capacity int
+	// MaxLatency bounds how long a committed record waits before its write
+	// starts, even under light load; zero means 20 ms.
+	MaxLatency time.Duration
+	// HighWatermark is the ring fill fraction (0..1) at which the drainer is
+	// woken at once and switches to its largest batches; zero means 0.75.
+	HighWatermark float64
+
+	// SyncLevel: records at or above it are written, and synced where the
+	// output can sync, before Handle returns, so they survive a following
+	// os.Exit. Nil means LevelFatal.
+	SyncLevel slog.Leveler
+	// OnError receives each failure once: a failed write or sync of the
+	// output as "asyncbus: write <output>: <error>" (repeats of the same
+	// error within a second are counted in the next report), a ring file
+	// that had to be set aside, and options NewHandler corrected. It runs on
+	// the drainer goroutine: it must not call Flush or Close or log through
+	// this handler in Block mode. Nil prints to standard error.
+	OnError func(error)
+	// RingFile, if set, keeps the ring in this memory-mapped file, so that
+	// records accepted before a kill -9, panic or OOM kill are written by the
+	// next start (see Open, which reports its errors; NewHandler falls back
+	// to an in-memory ring and reports them to OnError).
+	RingFile string
+
+	// Rules, when set, gives per-logger levels (see Handler.Named) and
+	// replaces Level.
+	Rules *LevelRules
+	// LoggerKey is the key of the logger name written by Named handlers;
+	// empty means "logger".
+	LoggerKey string
+	// Context, when set, is called for every record written with the
+	// context passed to Handle, to add top-level fields such as trace IDs
+	// (otelbridge.TraceContext supplies one). FieldWriter's AddBytes and
+	// AddUint64 allocate nothing.
+	Context func(ctx context.Context, w *FieldWriter)
+}
+
+// Limits of Options.Capacity; values in between are rounded up to a power
+// of two.
+const (
+	defaultCapacity = bus.DefaultCapacity
+	minCapacity     = bus.MinCapacity
+	maxCapacity     = bus.MaxCapacity
+)
+
+// validate checks o, the one place options are checked. Each invalid
+// setting is replaced by its default in o and described in the returned
+// error, so that NewHandler can report it and run, and Open can refuse.
+func (o *Options) validate(w io.Writer) error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("asyncbus: "+format, args...))
+	}
+	if w == nil {
+		bad("nil writer (records would be lost)")
+	}
+	if o.Format < JSON || o.Format > Console {
+		bad("Options.Format %d is not JSON, Text, Logfmt or Console; using JSON", int(o.Format))
+		o.Format = JSON
+	}
+	if o.Color < ColorAuto || o.Color > ColorNever {
+		bad("Options.Color %d is not ColorAuto, ColorAlways or ColorNever; using ColorAuto", int(o.Color))
+		o.Color = ColorAuto
+	}
+	if o.Overflow != Block && o.Overflow != Drop {
+		bad("Options.Overflow %d is not Block or Drop; using Block", int(o.Overflow))
+		o.Overflow = Block
+	}
+	if o.BlockTimeout < 0 {
+		bad("Options.BlockTimeout %v is negative; waiting without timeout", o.BlockTimeout)
+		o.BlockTimeout = 0
+	}
+	if o.Capacity < 0 || o.Capacity > maxCapacity {
+		bad("Options.Capacity %d is outside [0, %d]; using %d", o.Capacity, maxCapacity, defaultCapacity)
+		o.Capacity = 0
+	}
+	if o.MaxLatency < 0 {
+		bad("Options.MaxLatency %v is negative; using the default", o.MaxLatency)
+		o.MaxLatency = 0
+	}
+	if math.IsNaN(o.HighWatermark) || o.HighWatermark < 0 || o.HighWatermark > 1 {
+		bad("Options.HighWatermark %v is outside [0, 1]; using the default", o.HighWatermark)
+		o.HighWatermark = 0
+	}
+	return errors.Join(errs...)
+}
+
+// busConfig is the bus configuration for validated options.
+func (o *Options) busConfig(dropMarker func([]byte, uint64) []byte) bus.Config {
+	return bus.Config{
+		Capacity:      o.Capacity,
+		Overflow:      bus.Overflow(o.Overflow),
+		BlockTimeout:  o.BlockTimeout,
+		MaxLatency:    o.MaxLatency,
+		HighWatermark: o.HighWatermark,
+		OnError:       o.OnError,
+		RingFile:      o.RingFile,
+		DropMarker:    dropMarker,
+	}
+}

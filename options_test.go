@@ -1,0 +1,86 @@
+package asyncbus
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestOptionsValidation: one set of rules, checked in one place. Open
+// refuses an invalid option with an error naming it; NewHandler reports the
+// same error to OnError, uses the default, and logs.
+func TestOptionsValidation(t *testing.T) {
+	cases := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"negative capacity", Options{Capacity: -1}, "Options.Capacity -1"},
+		{"huge capacity", Options{Capacity: maxCapacity + 1}, "Options.Capacity"},
+		{"bad overflow", Options{Overflow: 7}, "Options.Overflow 7"},
+		{"negative timeout", Options{BlockTimeout: -1}, "Options.BlockTimeout"},
+		{"negative latency", Options{MaxLatency: -1}, "Options.MaxLatency"},
+		{"watermark > 1", Options{HighWatermark: 1.5}, "Options.HighWatermark 1.5"},
+		{"watermark < 0", Options{HighWatermark: -0.1}, "Options.HighWatermark"},
+		{"watermark NaN", Options{HighWatermark: math.NaN()}, "Options.HighWatermark NaN"},
+		{"bad format", Options{Format: 42}, "Options.Format 42"},
+		{"bad color", Options{Color: 9}, "Options.Color 9"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			opts := tc.opts
+			h, err := Open(&out, &opts)
+			require.Nil(t, h)
+			require.ErrorContains(t, err, "asyncbus: "+tc.want)
+
+			var reported []error
+			opts.OnError = func(err error) { reported = append(reported, err) }
+			h = NewHandler(&out, &opts)
+			slog.New(h).Info("still logged")
+			require.NoError(t, h.Close())
+			require.Len(t, reported, 1)
+			assert.ErrorContains(t, reported[0], tc.want)
+			assert.Contains(t, out.String(), `"msg":"still logged"`)
+		})
+	}
+
+	t.Run("nil writer", func(t *testing.T) {
+		_, err := Open(nil, nil)
+		require.ErrorContains(t, err, "asyncbus: nil writer")
+		var reported []error
+		h := NewHandler(nil, &Options{OnError: func(err error) { reported = append(reported, err) }})
+		require.NoError(t, h.Close())
+		require.Len(t, reported, 1)
+	})
+
+	t.Run("several at once", func(t *testing.T) {
+		_, err := Open(&bytes.Buffer{}, &Options{Capacity: -1, MaxLatency: -1})
+		require.ErrorContains(t, err, "Options.Capacity")
+		require.ErrorContains(t, err, "Options.MaxLatency")
+	})
+
+	t.Run("valid", func(t *testing.T) {
+		h, err := Open(&bytes.Buffer{}, &Options{Capacity: 1000, HighWatermark: 1, Overflow: Drop})
+		require.NoError(t, err)
+		assert.EqualValues(t, 1024, h.Stats().Capacity, "rounded up to a power of two")
+		require.NoError(t, h.Close())
+	})
+}
+
+// TestPublicErrors: the errors a user sees are the root's, with its prefix.
+func TestPublicErrors(t *testing.T) {
+	h := NewHandler(&bytes.Buffer{}, nil)
+	require.NoError(t, h.Close())
+	err := slog.New(h).Handler().Handle(t.Context(), slog.NewRecord(time.Time{}, slog.LevelInfo, "late", 0))
+	require.ErrorIs(t, err, ErrClosed)
+	assert.Equal(t, "asyncbus: handler closed", err.Error())
+	assert.True(t, errors.Is(err, ErrClosed))
+	assert.Equal(t, "asyncbus: ring full, record dropped", ErrDropped.Error())
+}

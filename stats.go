@@ -1,0 +1,75 @@
+package asyncbus
+
+import "github.com/asyncbus/asyncbus/internal/bus"
+
+// Stats is a snapshot of a handler's counters; handlers derived from one
+// NewHandler share them. Enqueued is derived, not counted on the hot path:
+// it is exact whenever the ring is empty, so after Flush or Close (with no
+// Handle running) Enqueued == Written + Dropped + Failed.
+type Stats struct {
+	// Enqueued counts records offered to the ring (accepted + dropped).
+	Enqueued uint64
+	// Written counts records handed to the output successfully.
+	Written uint64
+	// WrittenBytes is the encoded size of the Written records.
+	WrittenBytes uint64
+	// Dropped counts records refused: ring full (Drop, or Block with a
+	// BlockTimeout) and after Close.
+	Dropped uint64
+	// DroppedClosed is the part of Dropped refused because the handler was
+	// closed.
+	DroppedClosed uint64
+	// Failed counts records accepted but not written because the output
+	// kept failing (each failure is reported once to Options.OnError).
+	Failed uint64
+	// Oversize counts records longer than an eighth of the ring, which are
+	// kept on the heap instead of in the ring (and not in a ring file).
+	Oversize uint64
+	// Batches counts drain rounds that wrote something.
+	Batches uint64
+	// WriteCalls counts calls into the output (Write, WriteBatch or writev).
+	WriteCalls uint64
+	// DropMarkers counts in-band lines written at gaps left by drops.
+	DropMarkers uint64
+	// QueueDepth is the number of ring bytes in use now.
+	QueueDepth uint64
+	// QueueHighWater is the highest QueueDepth seen.
+	QueueHighWater uint64
+	// Capacity is the ring size in bytes.
+	Capacity uint64
+	// BatchTarget is the drainer's current adaptive batch size in records.
+	BatchTarget uint64
+	// Parks counts the times the idle drainer parked.
+	Parks uint64
+	// Wakeups counts the times a caller woke a parked or sleeping drainer.
+	Wakeups uint64
+	// Recovered counts records an earlier process had accepted, replayed
+	// from Options.RingFile at start (not part of Enqueued or Written).
+	Recovered uint64
+	// Unrecovered counts records found in Options.RingFile that could not
+	// be replayed (oversize records, whose bytes were on the heap).
+	Unrecovered uint64
+}
+
+func statsFrom(s bus.Stats) Stats {
+	return Stats{
+		Enqueued:       s.Enqueued,
+		Written:        s.Written,
+		WrittenBytes:   s.WrittenBytes,
+		Dropped:        s.Dropped,
+		DroppedClosed:  s.DroppedClosed,
+		Failed:         s.Failed,
+		Oversize:       s.Oversize,
+		Batches:        s.Batches,
+		WriteCalls:     s.WriteCalls,
+		DropMarkers:    s.DropMarkers,
+		QueueDepth:     s.QueueDepth,
+		QueueHighWater: s.QueueHighWater,
+		Capacity:       s.Capacity,
+		BatchTarget:    s.BatchTarget,
+		Parks:          s.Parks,
+		Wakeups:        s.Wakeups,
+		Recovered:      s.Recovered,
+		Unrecovered:    s.Unrecovered,
+	}
+}
