@@ -81,7 +81,7 @@ func TestReplaceAttr(t *testing.T) {
 		{"path names a group", []string{"db", "creds", "x"}, slog.String("user", "u"), slog.StringValue("[REDACTED]"), true},
 		{"path other branch", []string{"db", "conn"}, slog.String("creds", "u"), slog.StringValue("u"), false},
 		{"bearer value", []string{"req", "headers"}, slog.String("x-auth", "Bearer abc"), slog.StringValue("Bearer [REDACTED]"), true},
-		{"two jwts", nil, slog.String("s", jwt + " and " + jwt), slog.StringValue("[REDACTED] and [REDACTED]"), true},
+		{"two jwts", nil, slog.String("s", jwt+" and "+jwt), slog.StringValue("[REDACTED] and [REDACTED]"), true},
 		{"custom pattern and bearer", nil, slog.String("s", "k=sk_live_abc, Bearer t"), slog.StringValue("k=[REDACTED], Bearer [REDACTED]"), true},
 		{"error message", nil, slog.Any("err", errors.New("GET failed: Bearer tok")), slog.StringValue("GET failed: Bearer [REDACTED]"), true},
 		{"clean error kept as is", nil, slog.Any("err", errNotFound), slog.AnyValue(errNotFound), false},
