@@ -94,6 +94,9 @@ func From(ctx context.Context) []slog.Attr {
 // Fields is an asyncbus.Options.Context hook that writes the attributes
 // carried by ctx (see With) as top-level fields. It allocates nothing.
 func Fields(ctx context.Context, w *asyncbus.FieldWriter) {
+	if ctx == nil {
+		return // asyncbus never passes nil, but a direct caller might
+	}
 	s, ok := ctx.Value(key{}).(*set)
 	if !ok {
 		return

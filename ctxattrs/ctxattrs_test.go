@@ -204,3 +204,9 @@ func TestConcurrentWith(t *testing.T) {
 	wg.Wait()
 	assert.Len(t, ctxattrs.From(parent), 1)
 }
+
+func TestFieldsNilContext(t *testing.T) {
+	var w asyncbus.FieldWriter
+	//lint:ignore SA1012 a direct caller passing nil must not crash the hook
+	assert.NotPanics(t, func() { ctxattrs.Fields(nil, &w) })
+}

@@ -50,3 +50,27 @@ func BenchmarkHandle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplaceAttr measures the Redactor alone on one attribute, two
+// groups deep, with refConfig (2 keys, 2 paths, bearer and JWT matchers).
+func BenchmarkReplaceAttr(b *testing.B) {
+	r := redact.New(refConfig)
+	groups := []string{"req", "headers"}
+	for _, bc := range []struct {
+		name string
+		a    slog.Attr
+	}{
+		{"clean-string", slog.String("User-Agent", "curl/8.5.0 (x86_64-pc-linux-gnu)")},
+		{"clean-int", slog.Int("status", 200)},
+		{"key-match", slog.String("Password", "hunter2")},
+		{"path-match", slog.String("authorization", "Basic x")},
+		{"bearer-in-value", slog.String("x-upstream", "Bearer abc.def")},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = r.ReplaceAttr(groups, bc.a)
+			}
+		})
+	}
+}

@@ -69,8 +69,10 @@ func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
 
 // Handle passes r on unless sampling drops it, in which case it returns
 // nil without calling the wrapped handler. The decision is one hash of the
-// message and one compare-and-swap; it allocates nothing, except once per
-// slot and sweep when a slot starts dropping a new key.
+// message and one compare-and-swap; it allocates nothing, except when a
+// slot drops a key other than the one it last dropped (the key is published
+// for the marker): once per key, or repeatedly for colliding keys that
+// alternate in one slot.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	s := h.s
 	c := s.cfg.Load() // the configuration for this whole decision

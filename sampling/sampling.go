@@ -239,8 +239,9 @@ func (s *Sampler) SetConfig(cfg Config) error {
 	return nil
 }
 
-// Stats returns the counters. While records are being logged the fields
-// are read one after another, not as one snapshot.
+// Stats returns the counters. It reads every slot (O(Slots)), and while
+// records are being logged the fields are read one after another, not as
+// one snapshot.
 func (s *Sampler) Stats() Stats {
 	var st Stats
 	for i := range s.slots {
