@@ -36,7 +36,7 @@ const DefaultMask = "[REDACTED]"
 // Config says what a Redactor masks.
 type Config struct {
 	// Keys are attribute keys redacted wherever they occur, compared without
-	// regard to ASCII case. A key that names a group (slog.Group, WithGroup)
+	// regard to ASCII case (other letters must match exactly). A key that names a group (slog.Group, WithGroup)
 	// redacts every attribute inside that group.
 	Keys []string
 	// Paths are dotted paths from the top level, group names then key
@@ -61,11 +61,15 @@ type Matcher func(s string) (start, end int)
 // Redactor masks attributes as its Config says. It is safe for concurrent
 // use and never modified after New.
 type Redactor struct {
-	keys   map[string]struct{} // lower-cased Config.Keys
-	paths  [][]string          // Config.Paths split on '.', lower-cased
-	values []Matcher
-	mask   slog.Value
-	maskS  string
+	keys map[string]struct{} // lower-cased Config.Keys
+	// keyLens has bit n set when a key of n bytes (n < 64) is in keys, and
+	// bit 63 also for every longer key: most keys are rejected by length
+	// without a map lookup.
+	keyLens uint64
+	paths   [][]string // Config.Paths split on '.', lower-cased
+	values  []Matcher
+	mask    slog.Value
+	maskS   string
 	// n counts redacted attributes. Add and Load are atomic: ReplaceAttr
 	// runs concurrently on every logging goroutine and the total needs no
 	// ordering with anything else.
@@ -80,10 +84,11 @@ func New(cfg Config) *Redactor {
 	}
 	r.mask = slog.StringValue(r.maskS)
 	for _, k := range cfg.Keys {
-		r.keys[strings.ToLower(k)] = struct{}{}
+		r.keys[asciiLower(k)] = struct{}{}
+		r.keyLens |= 1 << min(len(k), 63)
 	}
 	for _, p := range cfg.Paths {
-		r.paths = append(r.paths, strings.Split(strings.ToLower(p), "."))
+		r.paths = append(r.paths, strings.Split(asciiLower(p), "."))
 	}
 	for _, m := range cfg.Values {
 		if m != nil {
@@ -167,7 +172,7 @@ func (r *Redactor) keyRedacted(groups []string, key string) bool {
 			if i < len(groups) {
 				name = groups[i]
 			}
-			if !strings.EqualFold(seg, name) {
+			if !asciiEqualFold(seg, name) {
 				match = false
 				break
 			}
@@ -182,6 +187,9 @@ func (r *Redactor) keyRedacted(groups []string, key string) bool {
 // hasKey looks k up in the lower-cased key set without allocating for keys
 // of up to 64 bytes.
 func (r *Redactor) hasKey(k string) bool {
+	if r.keyLens&(1<<min(len(k), 63)) == 0 {
+		return false // no key of this length (ASCII lower-casing keeps lengths)
+	}
 	upper := false
 	for i := 0; i < len(k); i++ {
 		if c := k[i]; 'A' <= c && c <= 'Z' {
@@ -194,7 +202,7 @@ func (r *Redactor) hasKey(k string) bool {
 		return ok
 	}
 	if len(k) > 64 {
-		_, ok := r.keys[strings.ToLower(k)]
+		_, ok := r.keys[asciiLower(k)]
 		return ok
 	}
 	var buf [64]byte
@@ -250,7 +258,12 @@ func Regexp(re *regexp.Regexp) Matcher {
 func BearerToken(s string) (int, int) {
 	const word = "bearer"
 	for i := 0; i+len(word) < len(s); i++ {
-		if s[i]|0x20 != 'b' || !strings.EqualFold(s[i:i+len(word)], word) {
+		n := strings.IndexAny(s[i:], "bB")
+		if n < 0 || i+n+len(word) >= len(s) {
+			break
+		}
+		i += n
+		if !strings.EqualFold(s[i:i+len(word)], word) {
 			continue
 		}
 		if i > 0 && isAlnum(s[i-1]) {
@@ -284,7 +297,12 @@ func BearerToken(s string) (int, int) {
 // masked.
 func JWT(s string) (int, int) {
 	for i := 0; i+3 <= len(s); i++ {
-		if s[i] != 'e' || s[i:i+3] != "eyJ" || (i > 0 && isB64URL(s[i-1])) {
+		n := strings.Index(s[i:], "eyJ")
+		if n < 0 {
+			break
+		}
+		i += n
+		if i > 0 && isB64URL(s[i-1]) {
 			continue
 		}
 		j := i
@@ -308,6 +326,35 @@ func JWT(s string) (int, int) {
 		return i, e
 	}
 	return -1, -1
+}
+
+// asciiLower lower-cases the ASCII letters of s only, keeping its length.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// asciiEqualFold reports whether lower (already lower-case) equals s
+// without regard to ASCII case.
+func asciiEqualFold(lower, s string) bool {
+	if len(lower) != len(s) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func isAlnum(c byte) bool {

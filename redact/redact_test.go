@@ -290,3 +290,27 @@ func TestConcurrentCount(t *testing.T) {
 	require.NoError(t, h.Close())
 	assert.Equal(t, uint64(2000), r.Redactions())
 }
+
+// TestCaseFolding: ASCII letters fold, other letters must match exactly,
+// and long keys are looked up too.
+func TestCaseFolding(t *testing.T) {
+	long := strings.Repeat("k", 70)
+	r := redact.New(redact.Config{Keys: []string{"Größe", strings.ToUpper(long)}, Paths: []string{"ÄPFEL.x"}})
+	for _, tc := range []struct {
+		groups []string
+		key    string
+		want   bool
+	}{
+		{nil, "größe", true},
+		{nil, "GRößE", true},
+		{nil, "GRÖSSE", false},
+		{nil, long, true},
+		{nil, strings.ToUpper(long), true},
+		{nil, long + "k", false},
+		{[]string{"Äpfel"}, "X", true},
+		{[]string{"äpfel"}, "x", false},
+	} {
+		got := r.ReplaceAttr(tc.groups, slog.String(tc.key, "v")).Value.String() == redact.DefaultMask
+		assert.Equal(t, tc.want, got, "%v %s", tc.groups, tc.key)
+	}
+}
