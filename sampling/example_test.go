@@ -1,0 +1,44 @@
+package sampling_test
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/sampling"
+)
+
+func noTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+func Example() {
+	ab := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{ReplaceAttr: noTime})
+	// Per second and per (level, message, logger): the first 2, then every 3rd.
+	h, err := sampling.NewHandler(ab, sampling.Config{First: 2, Thereafter: 3})
+	if err != nil {
+		panic(err)
+	}
+	log := slog.New(h.Named("cache"))
+	for i := 1; i <= 8; i++ {
+		log.Info("miss", "i", i) // keeps 1, 2, 5 and 8
+	}
+	log.Error("evicted all") // Error and above are never sampled
+	// Report writes the pending "suppressed" markers now (otherwise the
+	// first record of the next second does); then close the output.
+	_ = h.Sampler().Report()
+	_ = ab.Close()
+	fmt.Printf("%+v\n", h.Sampler().Stats())
+	// Output:
+	// {"level":"INFO","msg":"miss","logger":"cache","i":1}
+	// {"level":"INFO","msg":"miss","logger":"cache","i":2}
+	// {"level":"INFO","msg":"miss","logger":"cache","i":5}
+	// {"level":"INFO","msg":"miss","logger":"cache","i":8}
+	// {"level":"ERROR","msg":"evicted all","logger":"cache"}
+	// {"level":"INFO","msg":"suppressed 4 similar records","logger":"cache","sampled_msg":"miss"}
+	// {Kept:4 Suppressed:4 Markers:1 Reported:4}
+}

@@ -1,0 +1,365 @@
+// Package sampling thins out repetitive log records before they are
+// encoded. A Handler wraps any slog.Handler (typically an
+// *asyncbus.Handler) and, for each record below the exempt level, decides
+// from the record's (level, message, logger) key whether to pass it on:
+// the first First records of a key in each tick (one second by default)
+// are kept, then every Thereafter-th. Dropped records never reach the
+// wrapped handler, so they cost no encoding.
+//
+//	h, err := sampling.NewHandler(asyncbus.NewHandler(os.Stdout, nil), sampling.Config{First: 100, Thereafter: 100})
+//	log := slog.New(h)
+//
+// Sampling is off unless such a Handler is installed. Records at or above
+// Config.Exempt (Error by default) are never sampled.
+//
+// Memory is fixed: keys are hashed into a table of Config.Slots counters,
+// each a lock-free atomic word, so the table never grows however many
+// distinct messages are logged. Keys that collide in a slot share one
+// counter: collisions only make sampling stricter (fewer records kept),
+// never looser.
+//
+// Dropped records are reported in-band: once per tick, the first record
+// handled in a new tick sweeps the table and, for each slot that dropped
+// records since the last sweep, writes one record "suppressed N similar
+// records" at the key's level, with its message under "sampled_msg" and its
+// logger name, through the wrapped handler. Sampler.Report sweeps on demand
+// (call it before closing the wrapped handler, so nothing stays unreported).
+// Sampler.Stats counts kept, suppressed and reported records.
+//
+// The configuration can be swapped at run time with Sampler.SetConfig; each
+// record is decided under one consistent configuration.
+package sampling
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config says how a Sampler samples.
+type Config struct {
+	// Tick is the sampling window; zero means one second. Below a
+	// millisecond is an error. Windows follow the records' own times.
+	Tick time.Duration
+	// First is how many records of each key are kept in each tick.
+	First int
+	// Thereafter: after the first First records of a key in a tick, every
+	// Thereafter-th is kept; zero keeps none of them.
+	Thereafter int
+	// Exempt is the level from which records are never sampled; nil means
+	// slog.LevelError. A *slog.LevelVar may be used. To sample every level,
+	// use a level above all others, such as slog.Level(math.MaxInt).
+	Exempt slog.Leveler
+	// Slots is the size of the counter table, rounded up to a power of
+	// two; zero means 1024 (64 KiB). More slots mean fewer collisions
+	// between keys. It is fixed when the Sampler is made: SetConfig
+	// accepts only zero or the same value.
+	Slots int
+	// Off passes every record on unsampled and uncounted, for switching
+	// sampling off at run time without rebuilding loggers.
+	Off bool
+}
+
+const (
+	defaultTick  = time.Second
+	defaultSlots = 1024
+	maxSlots     = 1 << 20
+)
+
+// SuppressedMsgKey is the key under which a marker record carries the
+// message of the records it accounts for.
+const SuppressedMsgKey = "sampled_msg"
+
+// config is a validated Config, swapped atomically as a whole.
+type config struct {
+	Config
+	tickNs int64
+	// gen changes whenever Tick changes: counters from another generation
+	// count in windows of another length and are reset, not compared.
+	gen uint8
+	// exemptLevel is Exempt resolved once when it is a plain slog.Level,
+	// so that the common case needs no interface call per record.
+	exemptLevel slog.Level
+	dynamic     bool
+}
+
+func (c *config) exempt() slog.Level {
+	if c.dynamic {
+		return c.Exempt.Level()
+	}
+	return c.exemptLevel
+}
+
+func validate(cfg Config) (*config, error) {
+	c := &config{Config: cfg}
+	switch {
+	case cfg.Tick < 0:
+		return nil, fmt.Errorf("sampling: negative Tick %v", cfg.Tick)
+	case cfg.Tick == 0:
+		c.Tick = defaultTick
+	case cfg.Tick < time.Millisecond:
+		return nil, fmt.Errorf("sampling: Tick %v is below the 1ms minimum", cfg.Tick)
+	}
+	c.tickNs = int64(c.Tick)
+	if cfg.First < 0 || cfg.Thereafter < 0 {
+		return nil, fmt.Errorf("sampling: negative First (%d) or Thereafter (%d)", cfg.First, cfg.Thereafter)
+	}
+	if cfg.First > 1<<32-2 || cfg.Thereafter > 1<<32-2 {
+		return nil, fmt.Errorf("sampling: First (%d) or Thereafter (%d) above 2^32-2", cfg.First, cfg.Thereafter)
+	}
+	if cfg.Slots < 0 || cfg.Slots > maxSlots {
+		return nil, fmt.Errorf("sampling: Slots %d outside 0..%d", cfg.Slots, maxSlots)
+	}
+	switch l := cfg.Exempt.(type) {
+	case nil:
+		c.exemptLevel = slog.LevelError
+	case slog.Level:
+		c.exemptLevel = l
+	default:
+		c.dynamic = true
+	}
+	return c, nil
+}
+
+// keyInfo names the key whose records a slot last suppressed, for the
+// marker record. It is immutable once published.
+type keyInfo struct {
+	level     slog.Level
+	msg       string
+	logger    string
+	h         slog.Handler // where the marker goes: the Named handler, before WithAttrs/WithGroup
+	addLogger bool         // h does not write logger names itself
+	loggerKey string
+}
+
+// slot is one counter of the table. All fields are atomics touched by
+// every goroutine that logs a key hashing here; they share one 64-byte
+// cache line (the padding keeps neighbouring slots off it), so a decision
+// dirties a single line.
+type slot struct {
+	// state packs gen (8 bits) | window (24 bits) | count (32 bits). It is
+	// only changed by CompareAndSwap, so a window change and the count it
+	// resets to are published together: no increment is lost or counted in
+	// the wrong window.
+	state atomic.Uint64
+	// kept and suppressed are cumulative totals for Stats; plain atomic
+	// adds, since nothing is ordered after them.
+	kept       atomic.Uint64
+	suppressed atomic.Uint64
+	// pending counts suppressed records not yet reported by a marker. The
+	// suppressor stores info before adding here, and a sweeper swaps this
+	// before loading info: atomics are sequentially consistent, so a
+	// sweeper that takes a count always sees an info at least as new as
+	// the one stored before that count was added (never nil).
+	pending atomic.Uint64
+	info    atomic.Pointer[keyInfo]
+	_       [24]byte // pad to 64 bytes
+}
+
+// Stats counts a Sampler's decisions since it was made. Records at or above
+// the exempt level, or handled while Off, are passed on uncounted. Once
+// logging has stopped and Report has run, Suppressed == Reported.
+type Stats struct {
+	// Kept is how many sampled records were passed on.
+	Kept uint64
+	// Suppressed is how many records sampling dropped.
+	Suppressed uint64
+	// Markers is how many "suppressed N similar records" records were written.
+	Markers uint64
+	// Reported is the sum of N over those markers.
+	Reported uint64
+}
+
+// Sampler holds the counter table and configuration shared by a Handler and
+// the handlers derived from it.
+type Sampler struct {
+	cfg   atomic.Pointer[config] // loaded once per record: one consistent config per decision
+	setMu sync.Mutex             // serialises SetConfig writers only; readers never lock
+	seed  maphash.Seed
+	slots []slot
+	mask  uint64
+	// lastSweep is gen<<56 | tick of the last lazy sweep. A goroutine that
+	// sees a later tick CompareAndSwaps it, and only the winner sweeps, so
+	// one sweep runs per tick however many goroutines cross the boundary.
+	lastSweep atomic.Uint64
+	// markers and reported are totals for Stats; a marker is rare (at
+	// most one per slot per tick), so these shared counters see little
+	// contention.
+	markers  atomic.Uint64
+	reported atomic.Uint64
+}
+
+// NewSampler returns a Sampler for cfg, or an error for an invalid Config.
+func NewSampler(cfg Config) (*Sampler, error) {
+	c, err := validate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := cfg.Slots
+	if n == 0 {
+		n = defaultSlots
+	}
+	n = 1 << bits.Len(uint(n-1)) // round up to a power of two
+	c.Slots = n
+	s := &Sampler{seed: maphash.MakeSeed(), slots: make([]slot, n), mask: uint64(n - 1)}
+	s.cfg.Store(c) // before s is shared
+	return s, nil
+}
+
+// Config returns the configuration in force, with defaults filled in.
+func (s *Sampler) Config() Config { return s.cfg.Load().Config }
+
+// SetConfig swaps the configuration; records handled after it returns are
+// decided under cfg. Counts already made in the current tick are kept
+// (unless Tick changes, which starts new windows). An invalid cfg is
+// rejected and the old one stays.
+func (s *Sampler) SetConfig(cfg Config) error {
+	c, err := validate(cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.Slots != 0 && cfg.Slots != len(s.slots) {
+		return fmt.Errorf("sampling: Slots cannot change from %d to %d at run time", len(s.slots), cfg.Slots)
+	}
+	c.Slots = len(s.slots)
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
+	old := s.cfg.Load()
+	c.gen = old.gen
+	if c.tickNs != old.tickNs {
+		c.gen++
+	}
+	s.cfg.Store(c) // publishes the whole immutable config at once
+	return nil
+}
+
+// Stats returns the counters. It reads every slot (O(Slots)), and while
+// records are being logged the fields are read one after another, not as
+// one snapshot.
+func (s *Sampler) Stats() Stats {
+	var st Stats
+	for i := range s.slots {
+		st.Kept += s.slots[i].kept.Load()
+		st.Suppressed += s.slots[i].suppressed.Load()
+	}
+	st.Markers = s.markers.Load()
+	st.Reported = s.reported.Load()
+	return st
+}
+
+// Report writes a marker record now for every key with suppressed records
+// not yet reported, and returns the wrapped handlers' errors, joined.
+func (s *Sampler) Report() error {
+	return s.sweep()
+}
+
+const (
+	countBits  = 32
+	countMask  = 1<<countBits - 1
+	windowBits = 24
+	windowMask = 1<<windowBits - 1
+	tickMask   = 1<<56 - 1
+)
+
+// tickOf returns the number of the window t falls in (0 before 1970).
+func (c *config) tickOf(t time.Time) uint64 {
+	n := t.UnixNano()
+	if n < 0 {
+		return 0
+	}
+	return uint64(n / c.tickNs)
+}
+
+// count adds one record to sl in window tick and returns its number within
+// the window (1 for the first). A record whose window is older than the
+// slot's counts in the slot's window, so that windows never go backwards.
+func (sl *slot) count(gen uint8, tick uint64) uint64 {
+	win := tick & windowMask
+	for {
+		old := sl.state.Load()
+		oldGen, oldWin, n := uint8(old>>56), old>>countBits&windowMask, old&countMask
+		if oldGen == gen && old != 0 && int32(uint32(win-oldWin)<<8) <= 0 {
+			// Same generation, window not later (signed 24-bit distance,
+			// so the window number may wrap): count in the slot's window.
+			win = oldWin
+			if n < countMask {
+				n++ // saturates: 2^32-1 records of one key in one tick
+			}
+		} else {
+			n = 1
+		}
+		if sl.state.CompareAndSwap(old, uint64(gen)<<56|win<<countBits|n) {
+			return n
+		}
+	}
+}
+
+// keep reports whether the n-th record of a window is kept under c.
+func (c *config) keep(n uint64) bool {
+	first := uint64(c.First)
+	if n <= first {
+		return true
+	}
+	return c.Thereafter > 0 && (n-first)%uint64(c.Thereafter) == 0
+}
+
+// index returns the slot of a key.
+func (s *Sampler) index(level slog.Level, msg string, loggerHash uint64) uint64 {
+	x := maphash.String(s.seed, msg) ^ loggerHash ^ uint64(int64(level))*0x9e3779b97f4a7c15
+	x ^= x >> 31
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 29
+	return x & s.mask
+}
+
+// maybeSweep sweeps the table if tick is later than the last sweep's.
+func (s *Sampler) maybeSweep(c *config, tick uint64) {
+	last := s.lastSweep.Load()
+	if uint8(last>>56) == c.gen && tick&tickMask <= last&tickMask {
+		return
+	}
+	if !s.lastSweep.CompareAndSwap(last, uint64(c.gen)<<56|tick&tickMask) {
+		return // another goroutine sweeps this tick
+	}
+	_ = s.sweep() // errors of a marker are the wrapped handler's to report
+}
+
+// sweep writes one marker per slot with pending suppressed records.
+func (s *Sampler) sweep() error {
+	var errs []error
+	for i := range s.slots {
+		sl := &s.slots[i]
+		if sl.pending.Load() == 0 {
+			continue // read first: a sweep must not dirty idle slots' lines
+		}
+		n := sl.pending.Swap(0) // exactly one sweeper takes each count
+		if n == 0 {
+			continue
+		}
+		info := sl.info.Load() // non-nil: stored before pending was added to
+		if err := s.emit(info, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// emit writes the marker for n records suppressed under info.
+func (s *Sampler) emit(info *keyInfo, n uint64) error {
+	s.markers.Add(1)
+	s.reported.Add(n)
+	r := slog.NewRecord(time.Now(), info.level, fmt.Sprintf("suppressed %d similar records", n), 0)
+	r.AddAttrs(slog.String(SuppressedMsgKey, info.msg))
+	if info.addLogger {
+		r.AddAttrs(slog.String(info.loggerKey, info.logger))
+	}
+	// Background: the marker stands for many calls, and must not carry the
+	// context fields (trace IDs, request attrs) of whichever call swept.
+	return info.h.Handle(context.Background(), r)
+}
