@@ -203,8 +203,8 @@ func TestLevelRulesFromEnvBadValueGivesUsableRules(t *testing.T) {
 				t.Setenv(name, tt.env)
 			}
 			r, err := LevelRulesFromEnv(name, tt.def)
-			require.EqualError(t, err, tt.err)
 			require.NotNil(t, r, "usable rules come with the error")
+			require.EqualError(t, err, tt.err)
 			assert.Equal(t, tt.want, r.String())
 			r.Level("db") // usable: no panic
 			require.NoError(t, r.Set("error"), "and changeable")
