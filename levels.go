@@ -73,7 +73,11 @@ func parseLevel(s string) (slog.Level, error) {
 	default:
 		return 0, fmt.Errorf("unknown level %q (want trace, debug, info, warn, error, fatal, an offset like warn+2, or an integer)", s)
 	}
-	return base + slog.Level(offset), nil
+	l := base + slog.Level(offset)
+	if (offset > 0) != (l > base) && offset != 0 { // the sum wrapped around
+		return 0, fmt.Errorf("level %q: offset %q out of range", s, in[len(name):])
+	}
+	return l, nil
 }
 
 // levelName spells a level the way the encoders do: TRACE and FATAL for the

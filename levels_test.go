@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,6 +37,10 @@ func TestParseLevel(t *testing.T) {
 		{in: "warn+x", err: true},
 		{in: "+2", want: 2},
 		{in: "info+", err: true},
+		{in: "warn+9223372036854775807", err: true},
+		{in: "debug-9223372036854775807", err: true},
+		{in: "info+9223372036854775807", want: slog.Level(math.MaxInt)},
+		{in: "trace-9223372036854775800", want: slog.Level(math.MinInt)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -94,6 +99,7 @@ func TestLevelRulesErrors(t *testing.T) {
 		{"=debug", `asyncbus: level rules "=debug": rule 1 "=debug": empty logger name`},
 		{"db=loud", `asyncbus: level rules "db=loud": rule 1 "db=loud": unknown level "loud" ` + levels},
 		{"db=warn+x", `asyncbus: level rules "db=warn+x": rule 1 "db=warn+x": level "warn+x": bad offset "+x"`},
+		{"db=warn+9223372036854775807", `asyncbus: level rules "db=warn+9223372036854775807": rule 1 "db=warn+9223372036854775807": level "warn+9223372036854775807": offset "+9223372036854775807" out of range`},
 		{"db=info,db=warn", `asyncbus: level rules "db=info,db=warn": rule 2 "db=warn": logger "db" already set by rule 1`},
 		{"nonsense", `asyncbus: level rules "nonsense": rule 1 "nonsense": unknown level "nonsense" ` + levels},
 		{"info;db=debug", `asyncbus: level rules "info;db=debug": rule 1 "info;db=debug": logger name "info;db" has ';' (allowed: letters, digits, '.', '_', '-', '/'); rules are separated by ','`},
@@ -211,4 +217,24 @@ func TestLevelRulesFromEnvBadValueGivesUsableRules(t *testing.T) {
 			assert.Equal(t, slog.LevelError, r.Level("db"))
 		})
 	}
+}
+
+// FuzzParseLevelRules: any string either is rejected (nil rules and an error
+// that names the rule string) or parses to rules whose canonical String
+// parses back to the same rules. Never a panic.
+func FuzzParseLevelRules(f *testing.F) {
+	for _, seed := range []string{"", "info,db=debug,http.client=warn", "info;db=debug", "db=", "warn+2,a/b=-4", "info,info=info", "db=info,db=warn", "é=trace", "a..b=info"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, rules string) {
+		r, err := ParseLevelRules(rules)
+		if err != nil {
+			require.Nil(t, r)
+			require.Contains(t, err.Error(), "asyncbus: level rules ")
+			return
+		}
+		again, err := ParseLevelRules(r.String())
+		require.NoError(t, err, "String %q of %q parses", r.String(), rules)
+		require.Equal(t, r.String(), again.String())
+	})
 }
