@@ -1,6 +1,7 @@
 package asyncbus
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 
 	"github.com/asyncbus/asyncbus/encode"
 )
@@ -28,9 +30,19 @@ const (
 // "warn" or "warning", "error", "fatal"), a name with an offset in slog's
 // style ("warn+2", "DEBUG-4"), or a plain integer ("-4", "12").
 func ParseLevel(s string) (slog.Level, error) {
+	l, err := parseLevel(s)
+	if err != nil {
+		return 0, fmt.Errorf("asyncbus: %w", err)
+	}
+	return l, nil
+}
+
+// parseLevel is ParseLevel with errors that carry no package prefix, so that
+// the rule parser can say which rule they belong to.
+func parseLevel(s string) (slog.Level, error) {
 	in := strings.TrimSpace(s)
 	if in == "" {
-		return 0, fmt.Errorf("asyncbus: empty level")
+		return 0, errors.New("empty level")
 	}
 	if n, err := strconv.Atoi(in); err == nil {
 		return slog.Level(n), nil
@@ -40,7 +52,7 @@ func ParseLevel(s string) (slog.Level, error) {
 		name = in[:i]
 		n, err := strconv.Atoi(in[i:])
 		if err != nil {
-			return 0, fmt.Errorf("asyncbus: level %q: bad offset %q", s, in[i:])
+			return 0, fmt.Errorf("level %q: bad offset %q", s, in[i:])
 		}
 		offset = n
 	}
@@ -59,9 +71,13 @@ func ParseLevel(s string) (slog.Level, error) {
 	case "fatal":
 		base = LevelFatal
 	default:
-		return 0, fmt.Errorf("asyncbus: unknown level %q (want trace, debug, info, warn, error, fatal, an offset like warn+2, or an integer)", s)
+		return 0, fmt.Errorf("unknown level %q (want trace, debug, info, warn, error, fatal, an offset like warn+2, or an integer)", s)
 	}
-	return base + slog.Level(offset), nil
+	l := base + slog.Level(offset)
+	if (offset > 0) != (l > base) && offset != 0 { // the sum wrapped around
+		return 0, fmt.Errorf("level %q: offset %q out of range", s, in[len(name):])
+	}
+	return l, nil
 }
 
 // levelName spells a level the way the encoders do: TRACE and FATAL for the
@@ -104,13 +120,19 @@ type ruleSpec struct {
 }
 
 // ParseLevelRules parses a rule string such as "info,db=debug,http.client=warn".
-// An empty string means Info for everyone.
+// An empty string means Info for everyone. Logger names are dot-separated
+// parts of letters, digits, '_', '-' and '/'. An error names the rule at
+// fault, by position and text, and says what is wrong with it:
+//
+//	asyncbus: level rules "info,db=": rule 2 "db=": empty level
+//
+// On error the rules are nil; LevelRulesFromEnv always returns usable rules.
 func ParseLevelRules(rules string) (*LevelRules, error) {
 	spec, err := parseRuleSpec(rules)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("asyncbus: %w", err)
 	}
-	return &LevelRules{spec: spec, slots: map[string]*levelSlot{}}, nil
+	return newLevelRules(spec), nil
 }
 
 // MustParseLevelRules is ParseLevelRules that panics on a malformed rule
@@ -125,51 +147,114 @@ func MustParseLevelRules(rules string) *LevelRules {
 
 // LevelRulesFromEnv reads rules from the environment variable name (for
 // example "ASYNCBUS_LEVEL"). An unset or empty variable gives def's rules.
+//
+// The rules it returns are never nil, so that a caller may ignore the error
+// and still log and serve them: when the variable is malformed it returns
+// def's rules together with an error naming the variable and the bad rule;
+// when def is malformed too (or the variable is unset and def is malformed)
+// it returns Info for every logger together with the error.
 func LevelRulesFromEnv(name, def string) (*LevelRules, error) {
+	var envErr error
 	if v, ok := os.LookupEnv(name); ok && strings.TrimSpace(v) != "" {
-		r, err := ParseLevelRules(v)
-		if err != nil {
-			return nil, fmt.Errorf("asyncbus: $%s: %w", name, err)
+		spec, err := parseRuleSpec(v)
+		if err == nil {
+			return newLevelRules(spec), nil
 		}
-		return r, nil
+		envErr = fmt.Errorf("$%s: %w", name, err)
 	}
-	return ParseLevelRules(def)
+	spec, err := parseRuleSpec(def)
+	switch {
+	case err != nil && envErr != nil:
+		return newLevelRules(infoForAll()), fmt.Errorf("asyncbus: %w; default: %w; using info for every logger", envErr, err)
+	case err != nil:
+		return newLevelRules(infoForAll()), fmt.Errorf("asyncbus: default: %w; using info for every logger", err)
+	case envErr != nil:
+		return newLevelRules(spec), fmt.Errorf("asyncbus: %w; using the default %q", envErr, def)
+	}
+	return newLevelRules(spec), nil
 }
 
+func newLevelRules(spec ruleSpec) *LevelRules {
+	return &LevelRules{spec: spec, slots: map[string]*levelSlot{}}
+}
+
+// infoForAll is the rule set of an empty rule string: Info for every logger.
+func infoForAll() ruleSpec {
+	return ruleSpec{def: slog.LevelInfo, byName: map[string]slog.Level{}}
+}
+
+// parseRuleSpec parses a comma-separated rule string. Its errors name the
+// whole string, the rule at fault by its position (counting from 1, as the
+// commas split it) and text, and what is wrong with it; they carry no
+// package prefix.
 func parseRuleSpec(rules string) (ruleSpec, error) {
-	spec := ruleSpec{def: slog.LevelInfo, byName: map[string]slog.Level{}}
-	sawDefault := false
-	for _, part := range strings.Split(rules, ",") {
-		part = strings.TrimSpace(part)
+	spec := infoForAll()
+	defaultRule := 0 // position of the bare-level rule, 0 while none was seen
+	byRule := map[string]int{}
+	for i, raw := range strings.Split(rules, ",") {
+		pos := i + 1
+		part := strings.TrimSpace(raw)
 		if part == "" {
 			continue
 		}
+		bad := func(format string, args ...any) (ruleSpec, error) {
+			return ruleSpec{}, fmt.Errorf("level rules %q: rule %d %q: %s", rules, pos, part, fmt.Sprintf(format, args...))
+		}
 		name, lvl, hasName := strings.Cut(part, "=")
 		if !hasName {
-			if sawDefault {
-				return ruleSpec{}, fmt.Errorf("asyncbus: level rules %q: more than one default level", rules)
-			}
-			l, err := ParseLevel(part)
+			l, err := parseLevel(part)
 			if err != nil {
-				return ruleSpec{}, err
+				if strings.ContainsAny(part, ";: \t") {
+					return bad("%v (rules are separated by ',')", err)
+				}
+				return bad("%v", err)
 			}
-			spec.def, sawDefault = l, true
+			if defaultRule != 0 {
+				return bad("a second default level (rule %d is the default; other rules are name=level)", defaultRule)
+			}
+			spec.def, defaultRule = l, pos
 			continue
 		}
 		name = strings.TrimSpace(name)
-		if name == "" {
-			return ruleSpec{}, fmt.Errorf("asyncbus: level rules %q: empty logger name in %q", rules, part)
+		if err := checkLoggerName(name); err != nil {
+			return bad("%v", err)
 		}
-		l, err := ParseLevel(lvl)
+		l, err := parseLevel(lvl)
 		if err != nil {
-			return ruleSpec{}, err
+			return bad("%v", err)
 		}
-		if _, dup := spec.byName[name]; dup {
-			return ruleSpec{}, fmt.Errorf("asyncbus: level rules %q: logger %q named twice", rules, name)
+		if first, dup := byRule[name]; dup {
+			return bad("logger %q already set by rule %d", name, first)
 		}
-		spec.byName[name] = l
+		spec.byName[name], byRule[name] = l, pos
 	}
 	return spec, nil
+}
+
+// checkLoggerName accepts the logger names a rule may name: one or more
+// dot-separated parts, each made of letters, digits, '_', '-' and '/'
+// (letters and digits in the Unicode sense). Anything else would be a typo
+// the rule could never match, such as "info;db" from "info;db=debug".
+func checkLoggerName(name string) error {
+	if name == "" {
+		return errors.New("empty logger name")
+	}
+	for _, part := range strings.Split(name, ".") {
+		if part == "" {
+			return fmt.Errorf("logger name %q has an empty part between dots", name)
+		}
+	}
+	for _, c := range name {
+		if unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune("._-/", c) {
+			continue
+		}
+		msg := fmt.Sprintf("logger name %q has %q (allowed: letters, digits, '.', '_', '-', '/')", name, c)
+		if strings.ContainsRune(";: \t", c) {
+			msg += "; rules are separated by ','"
+		}
+		return errors.New(msg)
+	}
+	return nil
 }
 
 // levelFor finds the rule for name: an exact match or the longest dotted
@@ -209,12 +294,13 @@ func (s ruleSpec) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Set replaces the rules. Handlers that already exist see the new levels at
+// Set replaces the rules; on error (see ParseLevelRules) it changes nothing.
+// Handlers that already exist see the new levels at
 // their next Enabled call.
 func (r *LevelRules) Set(rules string) error {
 	spec, err := parseRuleSpec(rules)
 	if err != nil {
-		return err
+		return fmt.Errorf("asyncbus: %w", err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,6 +37,10 @@ func TestParseLevel(t *testing.T) {
 		{in: "warn+x", err: true},
 		{in: "+2", want: 2},
 		{in: "info+", err: true},
+		{in: "warn+9223372036854775807", err: true},
+		{in: "debug-9223372036854775807", err: true},
+		{in: "info+9223372036854775807", want: slog.Level(math.MaxInt)},
+		{in: "trace-9223372036854775800", want: slog.Level(math.MinInt)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -82,13 +87,56 @@ func TestLevelRulesMatching(t *testing.T) {
 }
 
 func TestLevelRulesErrors(t *testing.T) {
-	for _, bad := range []string{"info,warn", "db=", "=debug", "db=loud", "db=info,db=warn", "nonsense"} {
-		_, err := ParseLevelRules(bad)
-		assert.Error(t, err, bad)
+	const levels = "(want trace, debug, info, warn, error, fatal, an offset like warn+2, or an integer)"
+	tests := []struct {
+		rules string
+		want  string
+	}{
+		{"info,warn", `asyncbus: level rules "info,warn": rule 2 "warn": a second default level (rule 1 is the default; other rules are name=level)`},
+		{"db=", `asyncbus: level rules "db=": rule 1 "db=": empty level`},
+		{"info,db=", `asyncbus: level rules "info,db=": rule 2 "db=": empty level`},
+		{"info,,db=", `asyncbus: level rules "info,,db=": rule 3 "db=": empty level`},
+		{"=debug", `asyncbus: level rules "=debug": rule 1 "=debug": empty logger name`},
+		{"db=loud", `asyncbus: level rules "db=loud": rule 1 "db=loud": unknown level "loud" ` + levels},
+		{"db=warn+x", `asyncbus: level rules "db=warn+x": rule 1 "db=warn+x": level "warn+x": bad offset "+x"`},
+		{"db=warn+9223372036854775807", `asyncbus: level rules "db=warn+9223372036854775807": rule 1 "db=warn+9223372036854775807": level "warn+9223372036854775807": offset "+9223372036854775807" out of range`},
+		{"db=info,db=warn", `asyncbus: level rules "db=info,db=warn": rule 2 "db=warn": logger "db" already set by rule 1`},
+		{"nonsense", `asyncbus: level rules "nonsense": rule 1 "nonsense": unknown level "nonsense" ` + levels},
+		{"info;db=debug", `asyncbus: level rules "info;db=debug": rule 1 "info;db=debug": logger name "info;db" has ';' (allowed: letters, digits, '.', '_', '-', '/'); rules are separated by ','`},
+		{"info;warn", `asyncbus: level rules "info;warn": rule 1 "info;warn": unknown level "info;warn" ` + levels + ` (rules are separated by ',')`},
+		{"info,my db=debug", `asyncbus: level rules "info,my db=debug": rule 2 "my db=debug": logger name "my db" has ' ' (allowed: letters, digits, '.', '_', '-', '/'); rules are separated by ','`},
+		{"db*=debug", `asyncbus: level rules "db*=debug": rule 1 "db*=debug": logger name "db*" has '*' (allowed: letters, digits, '.', '_', '-', '/')`},
+		{"db=debug=x", `asyncbus: level rules "db=debug=x": rule 1 "db=debug=x": unknown level "debug=x" ` + levels},
+		{"db.=debug", `asyncbus: level rules "db.=debug": rule 1 "db.=debug": logger name "db." has an empty part between dots`},
+		{".db=debug", `asyncbus: level rules ".db=debug": rule 1 ".db=debug": logger name ".db" has an empty part between dots`},
+		{"a..b=debug", `asyncbus: level rules "a..b=debug": rule 1 "a..b=debug": logger name "a..b" has an empty part between dots`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rules, func(t *testing.T) {
+			r, err := ParseLevelRules(tt.rules)
+			require.EqualError(t, err, tt.want)
+			assert.Nil(t, r)
+			ok := MustParseLevelRules("warn,x=debug")
+			require.EqualError(t, ok.Set(tt.rules), tt.want, "Set reports the same error")
+			assert.Equal(t, "warn,x=debug", ok.String(), "a failed Set changes nothing")
+		})
 	}
 	r, err := ParseLevelRules("")
 	require.NoError(t, err)
 	assert.Equal(t, slog.LevelInfo, r.Level("anything"))
+}
+
+func TestLevelRulesLoggerNames(t *testing.T) {
+	r, err := ParseLevelRules("info, db.sql=debug ,k8s.io/client-go=warn,my_app-2=error,café=trace")
+	require.NoError(t, err)
+	assert.Equal(t, slog.LevelDebug, r.Level("db.sql.conn"))
+	assert.Equal(t, slog.LevelWarn, r.Level("k8s.io/client-go"))
+	assert.Equal(t, slog.LevelError, r.Level("my_app-2"))
+	assert.Equal(t, LevelTrace, r.Level("café"))
+	assert.Equal(t, "info,café=trace,db.sql=debug,k8s.io/client-go=warn,my_app-2=error", r.String())
+	again, err := ParseLevelRules(r.String())
+	require.NoError(t, err, "String is parseable")
+	assert.Equal(t, r.String(), again.String())
 }
 
 func TestLevelRulesChangeReachesExistingHandlers(t *testing.T) {
@@ -124,7 +172,69 @@ func TestLevelRulesFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, slog.LevelWarn, r.Level("x"))
 
-	t.Setenv("ASYNCBUS_TEST_LEVEL", "bogus")
-	_, err = LevelRulesFromEnv("ASYNCBUS_TEST_LEVEL", "info")
-	require.ErrorContains(t, err, "ASYNCBUS_TEST_LEVEL")
+	t.Setenv("ASYNCBUS_TEST_LEVEL", "  ")
+	r, err = LevelRulesFromEnv("ASYNCBUS_TEST_LEVEL", "warn")
+	require.NoError(t, err)
+	assert.Equal(t, "warn", r.String(), "a blank variable means the default")
+}
+
+// The README's pattern ignores the error: the rules must still be usable
+// (never nil), and the error must say which variable and which rule.
+func TestLevelRulesFromEnvBadValueGivesUsableRules(t *testing.T) {
+	tests := []struct {
+		name, env, def string
+		unset          bool
+		want           string // rules in force
+		err            string
+	}{
+		{
+			name: "bad variable, default used", env: "info;db=debug", def: "warn,db=debug", want: "warn,db=debug",
+			err: `asyncbus: $ASYNCBUS_TEST_LEVEL: level rules "info;db=debug": rule 1 "info;db=debug": logger name "info;db" has ';' (allowed: letters, digits, '.', '_', '-', '/'); rules are separated by ','; using the default "warn,db=debug"`,
+		},
+		{
+			name: "bad variable and bad default", env: "info,db=", def: "loud", want: "info",
+			err: `asyncbus: $ASYNCBUS_TEST_LEVEL: level rules "info,db=": rule 2 "db=": empty level; default: level rules "loud": rule 1 "loud": unknown level "loud" (want trace, debug, info, warn, error, fatal, an offset like warn+2, or an integer); using info for every logger`,
+		},
+		{
+			name: "unset variable, bad default", unset: true, def: "debug,db=", want: "info",
+			err: `asyncbus: default: level rules "debug,db=": rule 2 "db=": empty level; using info for every logger`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := "ASYNCBUS_TEST_LEVEL"
+			if tt.unset {
+				name = "ASYNCBUS_TEST_LEVEL_UNSET"
+			} else {
+				t.Setenv(name, tt.env)
+			}
+			r, err := LevelRulesFromEnv(name, tt.def)
+			require.NotNil(t, r, "usable rules come with the error")
+			require.EqualError(t, err, tt.err)
+			assert.Equal(t, tt.want, r.String())
+			r.Level("db") // usable: no panic
+			require.NoError(t, r.Set("error"), "and changeable")
+			assert.Equal(t, slog.LevelError, r.Level("db"))
+		})
+	}
+}
+
+// FuzzParseLevelRules: any string either is rejected (nil rules and an error
+// that names the rule string) or parses to rules whose canonical String
+// parses back to the same rules. Never a panic.
+func FuzzParseLevelRules(f *testing.F) {
+	for _, seed := range []string{"", "info,db=debug,http.client=warn", "info;db=debug", "db=", "warn+2,a/b=-4", "info,info=info", "db=info,db=warn", "é=trace", "a..b=info"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, rules string) {
+		r, err := ParseLevelRules(rules)
+		if err != nil {
+			require.Nil(t, r)
+			require.Contains(t, err.Error(), "asyncbus: level rules ")
+			return
+		}
+		again, err := ParseLevelRules(r.String())
+		require.NoError(t, err, "String %q of %q parses", r.String(), rules)
+		require.Equal(t, r.String(), again.String())
+	})
 }

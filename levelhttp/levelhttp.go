@@ -1,13 +1,21 @@
 package levelhttp
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 
 	"github.com/asyncbus/asyncbus"
 )
+
+// maxBody is the largest PUT body accepted; a rule string is a few hundred
+// bytes, so anything near this is a mistake or an attack.
+const maxBody = 64 << 10
 
 // rulesPayload is the JSON shape of the HTTP endpoint.
 type rulesPayload struct {
@@ -15,15 +23,24 @@ type rulesPayload struct {
 }
 
 // Handler returns an http.Handler that makes rules readable and changeable
-// on a live process, like zap's AtomicLevel: GET answers {"rules":"info,db=debug"}; PUT takes the
-// same JSON object, or the bare rule string as text/plain, and answers with
-// the rules now in force. A malformed body (bad rules, unknown JSON keys, no
-// "rules" key, an empty body, over 64 KiB) gets an error status and changes
-// nothing.
+// on a live process, like zap's AtomicLevel: GET answers
+// {"rules":"info,db=debug"}; PUT takes the same JSON object, or the bare rule
+// string as text/plain, and answers with the rules now in force.
+//
+// A PUT body is taken as JSON when it starts with '{' or is sent as
+// application/json, and must then be exactly one object with exactly one
+// key, "rules" (spelt so: encoding/json's case-insensitive matching is not
+// used), whose value is a non-empty string. Anything else — trailing data,
+// a second object, a duplicate, unknown or differently-cased key, a value
+// of another type, an empty body, malformed rules — gets 400, and a body
+// over 64 KiB gets 413, each with {"error":"..."} saying what is wrong; a
+// rejected PUT changes nothing.
+//
+// Handler(nil) does not panic: the endpoint it returns answers every request
+// with 500 and {"error":"levelhttp: no level rules (Handler was given nil)"},
+// so a wiring mistake shows on the debug endpoint instead of taking the
+// process down. (asyncbus.LevelRulesFromEnv never returns nil rules.)
 func Handler(rules *asyncbus.LevelRules) http.Handler {
-	if rules == nil {
-		panic("levelhttp: nil rules")
-	}
 	return handler{rules: rules}
 }
 
@@ -31,56 +48,130 @@ type handler struct{ rules *asyncbus.LevelRules }
 
 // ServeHTTP answers GET and PUT as described at Handler.
 func (h handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	r := h.rules
 	reply := func(code int, v any) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		_ = json.NewEncoder(w).Encode(v)
 	}
+	fail := func(code int, msg string) { reply(code, map[string]string{"error": msg}) }
+	if h.rules == nil {
+		fail(http.StatusInternalServerError, "levelhttp: no level rules (Handler was given nil)")
+		return
+	}
 	switch req.Method {
 	case http.MethodGet:
-		reply(http.StatusOK, rulesPayload{Rules: r.String()})
+		reply(http.StatusOK, rulesPayload{Rules: h.rules.String()})
 	case http.MethodPut:
-		const limit = 64 << 10
-		body, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
+		body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
 		if err != nil {
-			reply(http.StatusBadRequest, map[string]string{"error": err.Error()})
+			fail(http.StatusBadRequest, "levelhttp: reading the body: "+err.Error())
 			return
 		}
-		if len(body) > limit {
-			reply(http.StatusRequestEntityTooLarge, map[string]string{"error": "levelhttp: rules body over 64 KiB"})
+		if len(body) > maxBody {
+			fail(http.StatusRequestEntityTooLarge, "levelhttp: body over 64 KiB")
 			return
 		}
-		rules := strings.TrimSpace(string(body))
-		if strings.HasPrefix(rules, "{") {
-			// Strict: a misspelled or missing "rules" key must not reset
-			// every logger to the default.
-			var p struct {
-				Rules *string `json:"rules"`
-			}
-			dec := json.NewDecoder(strings.NewReader(rules))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&p); err != nil || p.Rules == nil {
-				msg := `levelhttp: want {"rules":"..."}`
-				if err != nil {
-					msg += ": " + err.Error()
-				}
-				reply(http.StatusBadRequest, map[string]string{"error": msg})
-				return
-			}
-			rules = *p.Rules
-		}
-		if strings.TrimSpace(rules) == "" {
-			reply(http.StatusBadRequest, map[string]string{"error": "levelhttp: empty rules (send \"info\" to reset to Info)"})
+		rules, err := rulesFromBody(body, req.Header.Get("Content-Type"))
+		if err != nil {
+			fail(http.StatusBadRequest, err.Error())
 			return
 		}
-		if err := r.Set(rules); err != nil {
-			reply(http.StatusBadRequest, map[string]string{"error": err.Error()})
+		if err := h.rules.Set(rules); err != nil {
+			fail(http.StatusBadRequest, err.Error())
 			return
 		}
-		reply(http.StatusOK, rulesPayload{Rules: r.String()})
+		reply(http.StatusOK, rulesPayload{Rules: h.rules.String()})
 	default:
 		w.Header().Set("Allow", "GET, PUT")
-		reply(http.StatusMethodNotAllowed, map[string]string{"error": "levelhttp: only GET and PUT are supported"})
+		fail(http.StatusMethodNotAllowed, "levelhttp: only GET and PUT are supported")
 	}
+}
+
+// rulesFromBody returns the rule string a PUT body carries, or an error
+// saying why the body is malformed.
+func rulesFromBody(body []byte, contentType string) (string, error) {
+	text := bytes.TrimSpace(body)
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	var rules string
+	if len(text) > 0 && text[0] == '{' || mediaType == "application/json" {
+		r, err := decodeRulesObject(text)
+		if err != nil {
+			return "", fmt.Errorf(`levelhttp: want {"rules":"..."}: %w`, err)
+		}
+		rules = r
+	} else {
+		rules = string(text)
+	}
+	if strings.TrimSpace(rules) == "" {
+		return "", errors.New(`levelhttp: empty rules (send "info" to reset to Info)`)
+	}
+	return rules, nil
+}
+
+// decodeRulesObject decodes {"rules":"..."} strictly. It walks the object
+// token by token rather than decoding into a struct, because encoding/json
+// would take "Rules" or "RULES" for "rules" and let a later duplicate key
+// silently win; the walk sees every key as sent. Trailing data (a second
+// object, stray text) is an error too.
+func decodeRulesObject(body []byte) (string, error) {
+	if len(body) == 0 {
+		return "", errors.New("empty body")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil {
+		return "", err
+	} else if tok != json.Delim('{') {
+		return "", fmt.Errorf("body is not a JSON object")
+	}
+	var rules *string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", unexpectedEOF(err)
+		}
+		key, _ := tok.(string) // inside an object the decoder yields only string keys
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return "", unexpectedEOF(err)
+		}
+		switch {
+		case key != "rules":
+			return "", fmt.Errorf("unknown key %q (the only key is \"rules\", in lower case)", key)
+		case rules != nil:
+			return "", errors.New(`key "rules" given twice`)
+		}
+		var s string
+		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+			return "", fmt.Errorf(`"rules" must be a JSON string, not %s`, abbreviate(raw))
+		}
+		rules = &s
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return "", unexpectedEOF(err)
+	}
+	if _, err := dec.Token(); err != io.EOF { // the decoder's own text for stray bytes misleads ("in literal true")
+		return "", errors.New("trailing data after the object")
+	}
+	if rules == nil {
+		return "", errors.New(`no "rules" key`)
+	}
+	return *rules, nil
+}
+
+// unexpectedEOF turns the io.EOF of a body that ends inside the object into
+// io.ErrUnexpectedEOF, whose text says so.
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// abbreviate keeps an echoed JSON value short in an error message.
+func abbreviate(raw []byte) string {
+	const max = 40
+	if len(raw) > max {
+		return string(raw[:max]) + "..."
+	}
+	return string(raw)
 }

@@ -1,6 +1,7 @@
 package levelhttp
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -56,4 +57,166 @@ func TestLevelRulesHTTP(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+}
+
+// serve runs one request against h and returns the status and the decoded
+// JSON answer.
+func serve(t testing.TB, h http.Handler, method, body, ctype string) (int, map[string]string) {
+	t.Helper()
+	req := httptest.NewRequest(method, "/debug/log", strings.NewReader(body))
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var answer map[string]string
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &answer), "the answer is one JSON object: %q", rec.Body.String())
+	return rec.Code, answer
+}
+
+func TestLevelRulesHTTPRejectsMalformedBodies(t *testing.T) {
+	const start = "warn,db=debug"
+	tests := []struct {
+		name, body, ctype string
+		code              int
+		err               string
+	}{
+		{"trailing text", `{"rules":"debug"} trailing`, "application/json", 400, `levelhttp: want {"rules":"..."}: trailing data after the object`},
+		{"two objects", `{"rules":"debug"}{"rules":"error"}`, "application/json", 400, `levelhttp: want {"rules":"..."}: trailing data after the object`},
+		{"two objects, spaced", "{\"rules\":\"debug\"}\n{\"rules\":\"error\"}\n", "application/json", 400, `levelhttp: want {"rules":"..."}: trailing data after the object`},
+		{"object then array", `{"rules":"debug"}[]`, "text/plain", 400, `levelhttp: want {"rules":"..."}: trailing data after the object`},
+		{"duplicate key", `{"rules":"debug","rules":"error"}`, "application/json", 400, `levelhttp: want {"rules":"..."}: key "rules" given twice`},
+		{"capitalised key", `{"Rules":"debug"}`, "application/json", 400, `levelhttp: want {"rules":"..."}: unknown key "Rules" (the only key is "rules", in lower case)`},
+		{"upper-case key", `{"RULES":"debug"}`, "application/json", 400, `levelhttp: want {"rules":"..."}: unknown key "RULES" (the only key is "rules", in lower case)`},
+		{"right key then cased duplicate", `{"rules":"debug","Rules":"error"}`, "application/json", 400, `levelhttp: want {"rules":"..."}: unknown key "Rules" (the only key is "rules", in lower case)`},
+		{"unknown key", `{"rules":"debug","level":"x"}`, "application/json", 400, `levelhttp: want {"rules":"..."}: unknown key "level" (the only key is "rules", in lower case)`},
+		{"misspelled key", `{"rule":"debug"}`, "application/json", 400, `levelhttp: want {"rules":"..."}: unknown key "rule" (the only key is "rules", in lower case)`},
+		{"no rules key", `{}`, "application/json", 400, `levelhttp: want {"rules":"..."}: no "rules" key`},
+		{"number", `{"rules":3}`, "application/json", 400, `levelhttp: want {"rules":"..."}: "rules" must be a JSON string, not 3`},
+		{"null", `{"rules":null}`, "application/json", 400, `levelhttp: want {"rules":"..."}: "rules" must be a JSON string, not null`},
+		{"array", `{"rules":["debug"]}`, "application/json", 400, `levelhttp: want {"rules":"..."}: "rules" must be a JSON string, not ["debug"]`},
+		{"object", `{"rules":{"db":"debug"}}`, "application/json", 400, `levelhttp: want {"rules":"..."}: "rules" must be a JSON string, not {"db":"debug"}`},
+		{"bool", `{"rules":true}`, "application/json", 400, `levelhttp: want {"rules":"..."}: "rules" must be a JSON string, not true`},
+		{"unterminated", `{"rules":"debug"`, "application/json", 400, `levelhttp: want {"rules":"..."}: unexpected EOF`},
+		{"cut after key", `{"rules":`, "application/json", 400, `levelhttp: want {"rules":"..."}: unexpected EOF`},
+		{"json type, bare string", `"debug"`, "application/json", 400, `levelhttp: want {"rules":"..."}: body is not a JSON object`},
+		{"json type, text", `debug`, "application/json; charset=utf-8", 400, `levelhttp: want {"rules":"..."}: invalid character 'd' looking for beginning of value`},
+		{"json type, empty", ``, "application/json", 400, `levelhttp: want {"rules":"..."}: empty body`},
+		{"empty rules string", `{"rules":" "}`, "application/json", 400, `levelhttp: empty rules (send "info" to reset to Info)`},
+		{"empty body", ``, "text/plain", 400, `levelhttp: empty rules (send "info" to reset to Info)`},
+		{"blank body", " \n\t", "text/plain", 400, `levelhttp: empty rules (send "info" to reset to Info)`},
+		{"bad rules in JSON", `{"rules":"info;db=debug"}`, "application/json", 400, `asyncbus: level rules "info;db=debug": rule 1 "info;db=debug": logger name "info;db" has ';' (allowed: letters, digits, '.', '_', '-', '/'); rules are separated by ','`},
+		{"bad rules as text", `db=shout`, "text/plain", 400, `asyncbus: level rules "db=shout": rule 1 "db=shout": unknown level "shout" (want trace, debug, info, warn, error, fatal, an offset like warn+2, or an integer)`},
+		{"oversized", strings.Repeat("a", 65<<10), "text/plain", 413, `levelhttp: body over 64 KiB`},
+		{"oversized JSON", `{"rules":"` + strings.Repeat("x", 65<<10) + `"}`, "application/json", 413, `levelhttp: body over 64 KiB`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rules := asyncbus.MustParseLevelRules(start)
+			h := Handler(rules)
+			code, answer := serve(t, h, http.MethodPut, tt.body, tt.ctype)
+			assert.Equal(t, tt.code, code)
+			assert.Equal(t, tt.err, answer["error"])
+			assert.Equal(t, start, rules.String(), "a rejected PUT changes nothing")
+			_, got := serve(t, h, http.MethodGet, "", "")
+			assert.Equal(t, start, got["rules"])
+		})
+	}
+}
+
+func TestLevelRulesHTTPAcceptsWellFormedBodies(t *testing.T) {
+	tests := []struct{ name, body, ctype, want string }{
+		{"json", `{"rules":"error,db=debug"}`, "application/json", "error,db=debug"},
+		{"json, spaced", " \n{ \"rules\" : \"error\" }\n", "application/json", "error"},
+		{"json, escaped", `{"rules":"error,db=\u0064ebug"}`, "application/json", "error,db=debug"},
+		{"json without content type", `{"rules":"trace"}`, "", "trace"},
+		{"text", "error, db=debug\n", "text/plain", "error,db=debug"},
+		{"text without content type", "fatal", "", "fatal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rules := asyncbus.MustParseLevelRules("warn")
+			code, answer := serve(t, Handler(rules), http.MethodPut, tt.body, tt.ctype)
+			require.Equal(t, http.StatusOK, code, answer["error"])
+			assert.Equal(t, tt.want, answer["rules"])
+			assert.Equal(t, tt.want, rules.String())
+		})
+	}
+}
+
+// Handler(nil) is a wiring mistake; it must answer clearly, not panic.
+func TestHandlerNilRulesAnswers500(t *testing.T) {
+	h := Handler(nil)
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPost} {
+		code, answer := serve(t, h, m, "debug", "text/plain")
+		assert.Equal(t, http.StatusInternalServerError, code, m)
+		assert.Equal(t, "levelhttp: no level rules (Handler was given nil)", answer["error"], m)
+	}
+}
+
+// The README's pattern: the error of LevelRulesFromEnv is ignored and the
+// rules go straight to the endpoint, which must work.
+func TestHandlerServesRulesFromBadEnv(t *testing.T) {
+	t.Setenv("LEVELHTTP_TEST_LEVEL", "info;db=debug")
+	rules, err := asyncbus.LevelRulesFromEnv("LEVELHTTP_TEST_LEVEL", "info,db=debug")
+	require.Error(t, err)
+	h := Handler(rules)
+	code, answer := serve(t, h, http.MethodGet, "", "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "info,db=debug", answer["rules"])
+	code, answer = serve(t, h, http.MethodPut, `{"rules":"warn"}`, "application/json")
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "warn", answer["rules"])
+}
+
+// FuzzLevelRulesPUT: any PUT body either is accepted, and then GET answers
+// the same canonical rule string, which parses back to itself; or it is
+// rejected with 400 or 413 and a non-empty error, and the rules are
+// unchanged. Never a panic.
+func FuzzLevelRulesPUT(f *testing.F) {
+	for _, seed := range []struct{ body, ctype string }{
+		{`{"rules":"warn,db=debug"}`, "application/json"},
+		{`{"rules":"debug"} trailing`, "application/json"},
+		{`{"rules":"debug"}{"rules":"error"}`, "application/json"},
+		{`{"rules":"debug","rules":"error"}`, "application/json"},
+		{`{"Rules":"debug"}`, "application/json"},
+		{`{"rules":3}`, "application/json"},
+		{`{"rules":"info;db=debug"}`, "text/plain"},
+		{"error, db.sql=trace, k8s.io/client-go=warn+2", "text/plain"},
+		{"info,db=", "text/plain"},
+		{"", ""},
+		{"-4,a=12", ""},
+	} {
+		f.Add([]byte(seed.body), seed.ctype)
+	}
+	const start = "warn,db=debug"
+	f.Fuzz(func(t *testing.T, body []byte, ctype string) {
+		rules := asyncbus.MustParseLevelRules(start)
+		h := Handler(rules)
+		req := httptest.NewRequest(http.MethodPut, "/", bytes.NewReader(body))
+		req.Header.Set("Content-Type", ctype)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var answer map[string]string
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &answer), "answer %q", rec.Body.String())
+
+		get := httptest.NewRecorder()
+		h.ServeHTTP(get, httptest.NewRequest(http.MethodGet, "/", nil))
+		require.Equal(t, http.StatusOK, get.Code)
+		var now rulesPayload
+		require.NoError(t, json.Unmarshal(get.Body.Bytes(), &now))
+
+		switch rec.Code {
+		case http.StatusOK:
+			assert.Equal(t, answer["rules"], now.Rules, "PUT answers the rules GET reports")
+			again, err := asyncbus.ParseLevelRules(now.Rules)
+			require.NoError(t, err, "GET's rules %q parse", now.Rules)
+			assert.Equal(t, now.Rules, again.String(), "canonical form is stable")
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+			assert.NotEmpty(t, answer["error"])
+			assert.Equal(t, start, now.Rules, "a rejected PUT changes nothing")
+		default:
+			t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+		}
+	})
 }
