@@ -1,14 +1,14 @@
 package encode
 
+// The Console format's header (clock, coloured level, short source,
+// message) and terminal-safety checks.
+
 import (
 	"log/slog"
 	"strconv"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
-
-var zeroTime time.Time
 
 const (
 	ansiReset = "\x1b[0m"

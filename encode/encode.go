@@ -276,20 +276,61 @@ func (e *Encoder) AppendDropMarker(dst []byte, t time.Time, n uint64) []byte {
 	return e.c.root.Append(dst, r, nil)
 }
 
-// ReferenceRecord returns the benchmark reference record shared by every
-// asyncbus benchmark: the ~200-byte access-log line "request handled" with
-// method, path, status, latency (a duration), bytes (int64), cache_hit and
-// seq, at a fixed time and with no source PC.
-func ReferenceRecord() slog.Record {
-	r := slog.NewRecord(time.Date(2024, 5, 17, 10, 30, 45, 123456789, time.UTC), slog.LevelInfo, "request handled", 0)
-	r.AddAttrs(
-		slog.String("method", "GET"),
-		slog.String("path", "/api/v1/users/12345/orders"),
-		slog.Int("status", 200),
-		slog.Duration("latency", 1500*time.Microsecond),
-		slog.Int64("bytes", 5120),
-		slog.Bool("cache_hit", true),
-		slog.Int("seq", 42),
-	)
-	return r
+// The fast path. Without ReplaceAttr (the common case) the JSON, Text and
+// Logfmt formats are written by one specialised function each (json.go,
+// text.go): the built-in keys and the level are pre-encoded constants, the
+// group structure of a derived Encoder is pre-encoded once (see prepare), and
+// every scalar attribute is appended straight to a local buffer with its Kind
+// computed once, with no per-attribute format switch and no state struct.
+// Keys and values go through the same primitives as the general code in
+// state.go, so the two paths agree by construction; attributes that need
+// resolution or recursion are handed to the general code itself.
+// fast_test.go compares both paths with each other and with log/slog.
+
+// fastPath selects the specialised Append implementation of an Encoder.
+type fastPath uint8
+
+const (
+	fastNone fastPath = iota // ReplaceAttr set, or the Console format
+	fastJSON
+	fastText
+	fastLogfmt
+)
+
+// prepare computes the fast-path state of a freshly built or derived
+// Encoder from its groups. It runs once per New/With*/Named, never per record.
+func (e *Encoder) prepare() {
+	c := e.c
+	e.fast = fastNone
+	if c.rep != nil {
+		return
+	}
+	var p []byte
+	switch c.format {
+	case JSON:
+		e.fast = fastJSON
+		for _, n := range e.groups[e.nOpenGroups:] {
+			p = append(p, '"')
+			p = appendEscapedJSON(p, n)
+			p = append(p, '"', ':', '{')
+		}
+	case Text:
+		e.fast = fastText
+		p = append(p, e.groupPrefix...)
+		for _, n := range e.groups[e.nOpenGroups:] {
+			p = append(p, n...)
+			p = append(p, '.')
+		}
+	case Logfmt:
+		e.fast = fastLogfmt
+		p = append(p, e.groupPrefix...)
+		for _, n := range e.groups[e.nOpenGroups:] {
+			p = appendLogfmtKey(p, n)
+			p = append(p, '.')
+		}
+	default:
+		return
+	}
+	e.recGroups = string(p)
+	e.recPrefixPlain = len(p) == 0 || !needsQuoting(e.recGroups)
 }

@@ -1,7 +1,10 @@
 package encode
 
+// The general path: slog's handleState, used whenever ReplaceAttr is set,
+// for the Console format, and by the fast paths for the attributes that need
+// resolution or recursion (KindAny, KindLogValuer, KindGroup).
+
 import (
-	"bytes"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -10,9 +13,41 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
+
+// slowAttr writes a with the general code: sep is the pending separator and
+// prefix the text-like key prefix. It returns the separator due next and
+// whether anything was written.
+func (e *Encoder) slowAttr(b []byte, a slog.Attr, sep, prefix string) ([]byte, string, bool) {
+	s := state{e: e, c: e.c, buf: b, sep: sep}
+	if len(prefix) > 0 {
+		s.growPrefix()
+		s.prefix = append(s.prefix, prefix...)
+	}
+	ok := s.appendAttr(a, 0)
+	b, sep = s.buf, s.sep
+	s.free()
+	return b, sep, ok
+}
+
+// generalAttr writes one of a record's attrs with the general code, for the
+// text-like formats. s is kept across the record's attrs (created here on
+// first use): like slog, the general code leaves a group that turned out
+// empty in the key prefix of the attrs that follow it, so once s's prefix
+// differs from the fast path's prefix it reports general, and every later
+// attr of the record must go through s as well.
+func (e *Encoder) generalAttr(s *state, b []byte, a slog.Attr, prefix string) ([]byte, bool) {
+	if s.e == nil {
+		*s = state{e: e, c: e.c, sep: " "}
+		if len(prefix) > 0 {
+			s.growPrefix()
+			s.prefix = append(s.prefix, prefix...)
+		}
+	}
+	s.buf = b
+	s.appendAttr(a, 0)
+	return s.buf, len(s.prefix) != len(prefix)
+}
 
 // maxDepth bounds group nesting. slog itself recurses without bound (a
 // LogValuer that returns a group containing itself overflows the stack);
@@ -172,25 +207,6 @@ func (s *state) header(r slog.Record) {
 	} else {
 		s.appendAttr(slog.String(slog.MessageKey, r.Message), 0)
 	}
-}
-
-func (s *state) appendJSONSource(src *srcEntry) {
-	s.buf = append(s.buf, '{')
-	s.sep = ""
-	if src.src.Function != "" {
-		s.appendKey("function")
-		s.appendString(src.src.Function)
-	}
-	if src.src.File != "" {
-		s.appendKey("file")
-		s.appendString(src.src.File)
-	}
-	if src.src.Line != 0 {
-		s.appendKey("line")
-		s.buf = strconv.AppendInt(s.buf, int64(src.src.Line), 10)
-	}
-	s.buf = append(s.buf, '}')
-	s.sep = ","
 }
 
 // appendNonBuiltIns writes the pre-encoded state and the record's attrs,
@@ -363,20 +379,6 @@ func (s *state) appendResolved(a slog.Attr, depth int) bool {
 	return true
 }
 
-func sourceGroup(src *slog.Source) slog.Value {
-	var as []slog.Attr
-	if src.Function != "" {
-		as = append(as, slog.String("function", src.Function))
-	}
-	if src.File != "" {
-		as = append(as, slog.String("file", src.File))
-	}
-	if src.Line != 0 {
-		as = append(as, slog.Int("line", src.Line))
-	}
-	return slog.GroupValue(as...)
-}
-
 func (s *state) appendKey(key string) {
 	s.buf = append(s.buf, s.sep...)
 	s.sep = s.attrSep()
@@ -429,8 +431,6 @@ func (s *state) appendString(str string) {
 		s.buf = appendTextValueString(s.buf, str)
 	}
 }
-
-const errYear = "!ERROR:time.Time year outside of range [0,9999]"
 
 func (s *state) appendTime(t time.Time) {
 	if s.c.json {
@@ -535,58 +535,4 @@ func byteSlice(a any) ([]byte, bool) {
 		return reflect.ValueOf(a).Bytes(), true
 	}
 	return nil, false
-}
-
-type jsonEncoder struct {
-	buf *bytes.Buffer
-	enc *json.Encoder
-}
-
-var jsonEncoderPool = sync.Pool{New: func() any {
-	j := &jsonEncoder{buf: new(bytes.Buffer)}
-	j.enc = json.NewEncoder(j.buf)
-	j.enc.SetEscapeHTML(false)
-	return j
-}}
-
-// appendJSONMarshal appends v as encoding/json encodes it with HTML
-// escaping off, as slog does.
-func appendJSONMarshal(buf *[]byte, v any) error {
-	j := jsonEncoderPool.Get().(*jsonEncoder)
-	defer func() {
-		if j.buf.Cap() > 16<<10 { // keep only small buffers, as slog does
-			return
-		}
-		j.buf.Reset()
-		jsonEncoderPool.Put(j)
-	}()
-	if err := j.enc.Encode(v); err != nil {
-		return err
-	}
-	bs := j.buf.Bytes()
-	*buf = append(*buf, bs[:len(bs)-1]...) // drop Encode's newline
-	return nil
-}
-
-// appendLogfmtKey appends key sanitized for logfmt (see the package doc).
-func appendLogfmtKey(b []byte, key string) []byte {
-	for i := 0; i < len(key); {
-		c := key[i]
-		if c < utf8.RuneSelf {
-			if c <= ' ' || c == '=' || c == '"' || c == 0x7f {
-				c = '_'
-			}
-			b = append(b, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(key[i:])
-		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			b = append(b, '_')
-		} else {
-			b = append(b, key[i:i+size]...)
-		}
-		i += size
-	}
-	return b
 }
