@@ -51,10 +51,10 @@ var errNoAlloc = fmt.Errorf("static error")
 func TestZeroAllocs(t *testing.T) {
 	pc := callerPC()
 	recs := map[string]slog.Record{
-		"access":    record(fixedTime, slog.LevelInfo, "request handled", 0, accessLogAttrs()),
-		"kinds":     record(fixedTime, slog.LevelWarn, "kinds", pc, fastKindAttrs()),
-		"trace":     record(fixedTime, LevelTrace, "t", pc, nil),
-		"offset":    record(fixedTime, slog.LevelInfo+2, "o", 0, fastKindAttrs()[:3]),
+		"access": record(fixedTime, slog.LevelInfo, "request handled", 0, accessLogAttrs()),
+		"kinds":  record(fixedTime, slog.LevelWarn, "kinds", pc, fastKindAttrs()),
+		"trace":  record(fixedTime, LevelTrace, "t", pc, nil),
+		"offset": record(fixedTime, slog.LevelInfo+2, "o", 0, fastKindAttrs()[:3]),
 	}
 	extra := []slog.Attr{slog.String("trace_id", "0af7651916cd43dd8448eb211c80319c"), slog.String("span_id", "b7ad6b7169203331")}
 	for _, f := range []Format{JSON, Text, Logfmt, Console} {
