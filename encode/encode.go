@@ -166,7 +166,10 @@ func (e *Encoder) WithAttrs(attrs []slog.Attr) *Encoder {
 	s := newState(e2, e2.pre, "")
 	defer s.free()
 	s.addOpenGroups()
-	s.prefix = append(s.prefix, e.groupPrefix...)
+	if len(e.groupPrefix) > 0 {
+		s.growPrefix()
+		s.prefix = append(s.prefix, e.groupPrefix...)
+	}
 	if len(e2.pre) > 0 {
 		s.sep = s.attrSep()
 		if e2.c.json && e2.pre[len(e2.pre)-1] == '{' {

@@ -98,11 +98,14 @@ var prefixPool = sync.Pool{New: func() any {
 	return &b
 }}
 
-// growPrefix makes sure s.prefix has pooled storage before it is appended to.
+// growPrefix makes sure s.prefix has pooled storage before it is appended
+// to, keeping what it already holds (a prefix set without pooled storage,
+// such as an Encoder's group prefix, must survive the switch: dropping it
+// lost the outer groups of a WithAttrs after WithGroup, issue 13 item 1).
 func (s *state) growPrefix() {
 	if s.prefixBuf == nil {
 		s.prefixBuf = prefixPool.Get().(*[]byte)
-		s.prefix = (*s.prefixBuf)[:0]
+		s.prefix = append((*s.prefixBuf)[:0], s.prefix...)
 	}
 }
 
@@ -494,6 +497,16 @@ func (s *state) appendAny(a any) {
 		s.appendString(string(data))
 		return
 	}
+	// slog's order: TextMarshaler, then a byte slice (even one whose named
+	// type is an error), then fmt's %+v.
+	if bs, ok := byteSlice(a); ok {
+		if s.c.format == Logfmt {
+			s.appendString(string(bs))
+		} else {
+			s.buf = strconv.AppendQuote(s.buf, string(bs))
+		}
+		return
+	}
 	if err, ok := a.(error); ok {
 		// fmt's %+v of an error that is not a fmt.Formatter is exactly its
 		// Error() text; calling it directly avoids fmt's allocation. If
@@ -504,14 +517,6 @@ func (s *state) appendAny(a any) {
 				return
 			}
 		}
-	}
-	if bs, ok := byteSlice(a); ok {
-		if s.c.format == Logfmt {
-			s.appendString(string(bs))
-		} else {
-			s.buf = strconv.AppendQuote(s.buf, string(bs))
-		}
-		return
 	}
 	s.appendString(fmt.Sprintf("%+v", a))
 }

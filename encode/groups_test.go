@@ -1,0 +1,46 @@
+package encode
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestOuterGroupPrefixKept: issue 13 item 1. A WithAttrs after WithGroup
+// used to lose the outer groups' key prefix (a.x=1 b.y=2) and leave stale
+// bytes in later keys (userk=v) in Text, Logfmt and Console.
+func TestOuterGroupPrefixKept(t *testing.T) {
+	r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Int("z", 3), slog.String("k", "v")})
+	cases := []struct {
+		chain []step
+		text  string
+	}{
+		{
+			[]step{{group: "a"}, {attrs: []slog.Attr{slog.Int("x", 1)}}, {group: "b"}, {attrs: []slog.Attr{slog.Int("y", 2)}}},
+			"a.x=1 a.b.y=2 a.b.z=3 a.b.k=v",
+		},
+		{
+			[]step{{group: "req"}, {attrs: []slog.Attr{slog.Int("id", 1)}}, {attrs: []slog.Attr{slog.Group("user", slog.String("name", "bob"))}}},
+			"req.id=1 req.user.name=bob req.z=3 req.k=v",
+		},
+	}
+	for _, tc := range cases {
+		for _, rep := range []string{"nil", "identity"} {
+			want := "time=2024-05-17T10:30:45.123Z level=INFO msg=m " + tc.text + "\n"
+			require.Equal(t, want, reference(t, Text, false, replacers[rep], tc.chain, r), "slog itself")
+			require.Equal(t, want, ours(Text, false, replacers[rep], tc.chain, r, true), "text, rep %s", rep)
+			e := New(Options{Format: Logfmt, ReplaceAttr: replacers[rep]})
+			c := New(Options{Format: Console, ReplaceAttr: replacers[rep]})
+			for _, s := range tc.chain {
+				if s.group != "" {
+					e, c = e.WithGroup(s.group), c.WithGroup(s.group)
+				} else {
+					e, c = e.WithAttrs(s.attrs), c.WithAttrs(s.attrs)
+				}
+			}
+			require.Equal(t, "ts=2024-05-17T10:30:45.123Z level=info msg=m "+tc.text+"\n", string(e.Append(nil, r, nil)), "logfmt, rep %s", rep)
+			require.Equal(t, "10:30:45.123 INFO  m "+tc.text+"\n", string(c.Append(nil, r, nil)), "console, rep %s", rep)
+		}
+	}
+}
