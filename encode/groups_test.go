@@ -44,3 +44,27 @@ func TestOuterGroupPrefixKept(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyNestedGroupKeysAsSlog: a nested group that turns out empty (its
+// attrs all removed by ReplaceAttr, or all empty) is never closed by slog,
+// and closing the group around it cuts the outer name's length off the end
+// of the key prefix; later keys keep what is left. Text must match.
+func TestEmptyNestedGroupKeysAsSlog(t *testing.T) {
+	drop := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == "k" {
+			return slog.Attr{}
+		}
+		return a
+	}
+	inner := slog.Group("outer", slog.Group("dot.ted", slog.Int("k", 1)), slog.Int("x", 2))
+	empties := slog.Group("outer", slog.Group("name", slog.Attr{}), slog.Int("x", 2))
+	r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{inner, slog.Int("y", 3)})
+	r2 := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{empties, slog.Int("y", 3)})
+	for _, f := range []Format{Text, JSON} {
+		for _, chain := range [][]step{nil, {{group: "g"}}, {{group: "g"}, {attrs: []slog.Attr{empties}}}} {
+			requireSame(t, reference(t, f, false, drop, chain, r), ours(f, false, drop, chain, r, true), "drop")
+			requireSame(t, reference(t, f, false, nil, chain, r2), ours(f, false, nil, chain, r2, true), "empty attrs")
+		}
+	}
+	require.Contains(t, ours(Text, false, drop, nil, r, true), " outer.dot.ted.x=2 outer.doy=3\n")
+}

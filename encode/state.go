@@ -260,30 +260,43 @@ func (s *state) openGroups() {
 }
 
 func (s *state) openGroup(name string) {
+	s.openGroupLen(name)
+}
+
+// openGroupLen opens group name and returns the number of bytes it added to
+// the key prefix (text-like formats), for closeGroup.
+func (s *state) openGroupLen(name string) int {
+	n := 0
 	if s.c.json {
 		s.appendKey(name)
 		s.buf = append(s.buf, '{')
 		s.sep = ""
 	} else {
 		s.growPrefix()
+		plen := len(s.prefix)
 		if s.c.format == Logfmt {
 			s.prefix = appendLogfmtKey(s.prefix, name)
 		} else {
 			s.prefix = append(s.prefix, name...)
 		}
 		s.prefix = append(s.prefix, '.')
+		n = len(s.prefix) - plen
 	}
 	if s.groups != nil {
 		*s.groups = append(*s.groups, name)
 	}
+	return n
 }
 
-// closeGroup ends the group opened when the prefix was plen bytes long.
-func (s *state) closeGroup(plen int) {
+// closeGroup ends a group whose name added n bytes to the key prefix. As in
+// slog, it cuts n bytes off the end of the prefix rather than restoring the
+// prefix to its length before the group: a nested group that turned out
+// empty is never closed, and slog's keys then keep what is left of it.
+func (s *state) closeGroup(n int) {
 	if s.c.json {
 		s.buf = append(s.buf, '}')
 	} else {
-		s.prefix = s.prefix[:plen]
+		s.prefix = s.prefix[:len(s.prefix)-n]
 	}
 	s.sep = s.attrSep()
 	if s.groups != nil {
@@ -368,16 +381,16 @@ func (s *state) appendResolved(a slog.Attr, depth int) bool {
 		s.appendString(errDepth)
 		return true
 	}
-	pos, plen := len(s.buf), len(s.prefix)
+	pos, n := len(s.buf), 0
 	if a.Key != "" {
-		s.openGroup(a.Key)
+		n = s.openGroupLen(a.Key)
 	}
 	if !s.appendAttrs(attrs, depth+1) {
 		s.buf = s.buf[:pos]
 		return false
 	}
 	if a.Key != "" {
-		s.closeGroup(plen)
+		s.closeGroup(n)
 	}
 	return true
 }
