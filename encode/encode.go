@@ -27,10 +27,14 @@
 // Console lines are "15:04:05.000 LEVEL source message key=value ...",
 // with the level padded to five characters, the time in the record time's
 // location, source shortened to its last directory and file, groups dotted,
-// and strings quoted the way slog's TextHandler quotes them (so control
-// characters never reach the terminal). ReplaceAttr applies to attributes
-// but not to the time, level, source and message columns. With
-// Options.Color the time and keys are dimmed and levels coloured.
+// and strings quoted the way slog's TextHandler quotes them, and also when
+// they hold DEL, so no control character (C0, DEL, C1) or invalid UTF-8
+// reaches the terminal unescaped. ReplaceAttr applies to the built-ins as in
+// slog (time, level, source, msg, with nil groups): an empty result removes
+// the column, a result of the built-in's own kind (time.Time, slog.Level,
+// *slog.Source, string) fills it whatever its key, and any other result is
+// written as key=value attributes in the column's place. With Options.Color
+// the time and keys are dimmed and levels coloured.
 package encode
 
 import (

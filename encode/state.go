@@ -415,7 +415,7 @@ func (s *state) appendKey(key string) {
 		if s.c.color {
 			s.buf = append(s.buf, ansiDim...)
 		}
-		s.appendTextKey(key)
+		s.buf = appendConsoleKey(s.buf, bytesToString(s.prefix), key)
 		if s.c.color {
 			s.buf = append(s.buf, '=')
 			s.buf = append(s.buf, ansiReset...)
@@ -432,10 +432,6 @@ func (s *state) appendTextKey(key string) {
 	s.buf = appendTextKey(s.buf, bytesToString(s.prefix), key)
 }
 
-func (s *state) appendTextString(str string) {
-	s.buf = appendTextValueString(s.buf, str)
-}
-
 // appendString appends a string value in the current format.
 func (s *state) appendString(str string) {
 	switch s.c.format {
@@ -443,6 +439,8 @@ func (s *state) appendString(str string) {
 		s.buf = appendJSONString(s.buf, str)
 	case Logfmt:
 		s.buf = appendLogfmtValueString(s.buf, str)
+	case Console:
+		s.buf = appendConsoleString(s.buf, str)
 	default:
 		s.buf = appendTextValueString(s.buf, str)
 	}
@@ -471,6 +469,12 @@ func (s *state) appendScalar(v slog.Value, k slog.Kind) {
 		s.buf = appendJSONScalar(s.buf, v, k)
 	case Logfmt:
 		s.buf = appendTextScalar(s.buf, v, k, true)
+	case Console:
+		if k == slog.KindString {
+			s.buf = appendConsoleString(s.buf, v.String())
+		} else {
+			s.buf = appendTextScalar(s.buf, v, k, false)
+		}
 	default:
 		s.buf = appendTextScalar(s.buf, v, k, false)
 	}
