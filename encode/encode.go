@@ -35,6 +35,16 @@
 // *slog.Source, string) fills it whatever its key, and any other result is
 // written as key=value attributes in the column's place. With Options.Color
 // the time and keys are dimmed and levels coloured.
+//
+// # Limits
+//
+// Groups nest at most 4096 deep (deeper ones are written as an error
+// string), and the work of one record is bounded: once 65536 attributes
+// have been written or descended into (groups, LogValuers), or 16 MiB
+// written, the attribute at hand is written with the value TruncatedValue
+// and the record's remaining attributes are left out. slog has neither
+// bound; a LogValuer whose group holds itself twice would otherwise take
+// 2^4096 steps.
 package encode
 
 import (

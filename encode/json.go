@@ -13,6 +13,7 @@ import (
 
 func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte {
 	c := e.c
+	bud := newBudget(len(b))
 	b = append(b, '{')
 	if !r.Time.IsZero() {
 		b = append(b, `"time":`...)
@@ -37,12 +38,15 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		b = append(b, e.named...)
 	}
 	for _, a := range extra {
+		if bud.truncated {
+			break
+		}
 		// Each extra attr starts from a "," separator; one that writes
 		// nothing leaves none behind (see state.appendExtra).
 		if nb, ok := appendJSONAttr(b, a, true); ok {
 			b = nb
 		} else {
-			b, _, _ = e.slowAttr(b, a, ",", "")
+			b, _, _ = e.slowAttr(b, a, ",", "", &bud)
 		}
 	}
 	comma := true
@@ -64,6 +68,9 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		closeN = len(e.groups)
 		wrote := false
 		r.Attrs(func(a slog.Attr) bool {
+			if bud.truncated {
+				return false // as in the general code: the rest is left out
+			}
 			if k := a.Value.Kind(); isScalar(k) {
 				b = appendJSONKey(b, a.Key, comma)
 				b = appendJSONScalar(b, a.Value, k)
@@ -75,7 +82,7 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 				sep = ","
 			}
 			var ok bool
-			b, sep, ok = e.slowAttr(b, a, sep, "")
+			b, sep, ok = e.slowAttr(b, a, sep, "", &bud)
 			comma = sep != ""
 			wrote = wrote || ok
 			return true

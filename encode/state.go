@@ -18,14 +18,14 @@ import (
 // slowAttr writes a with the general code: sep is the pending separator and
 // prefix the text-like key prefix. It returns the separator due next and
 // whether anything was written.
-func (e *Encoder) slowAttr(b []byte, a slog.Attr, sep, prefix string) ([]byte, string, bool) {
-	s := state{e: e, c: e.c, buf: b, sep: sep}
+func (e *Encoder) slowAttr(b []byte, a slog.Attr, sep, prefix string, bud *budget) ([]byte, string, bool) {
+	s := state{e: e, c: e.c, buf: b, sep: sep, bud: *bud}
 	if len(prefix) > 0 {
 		s.growPrefix()
 		s.prefix = append(s.prefix, prefix...)
 	}
 	ok := s.appendAttr(a, 0)
-	b, sep = s.buf, s.sep
+	b, sep, *bud = s.buf, s.sep, s.bud
 	s.free()
 	return b, sep, ok
 }
@@ -36,9 +36,9 @@ func (e *Encoder) slowAttr(b []byte, a slog.Attr, sep, prefix string) ([]byte, s
 // empty in the key prefix of the attrs that follow it, so once s's prefix
 // differs from the fast path's prefix it reports general, and every later
 // attr of the record must go through s as well.
-func (e *Encoder) generalAttr(s *state, b []byte, a slog.Attr, prefix string) ([]byte, bool) {
+func (e *Encoder) generalAttr(s *state, b []byte, a slog.Attr, prefix string, bud *budget) ([]byte, bool) {
 	if s.e == nil {
-		*s = state{e: e, c: e.c, sep: " "}
+		*s = state{e: e, c: e.c, sep: " ", bud: *bud}
 		if len(prefix) > 0 {
 			s.growPrefix()
 			s.prefix = append(s.prefix, prefix...)
@@ -46,6 +46,7 @@ func (e *Encoder) generalAttr(s *state, b []byte, a slog.Attr, prefix string) ([
 	}
 	s.buf = b
 	s.appendAttr(a, 0)
+	*bud = s.bud
 	return s.buf, len(s.prefix) != len(prefix)
 }
 
@@ -66,6 +67,54 @@ type state struct {
 	// prefixBuf is the pooled storage behind prefix, nil until needed.
 	prefixBuf *[]byte
 	groups    *[]string // open groups for ReplaceAttr; nil without ReplaceAttr
+	bud       budget    // what is left of this record's work budget
+}
+
+// The work of one record (and of one WithAttrs or Named call) is bounded:
+// maxDepth alone does not bound it, since a LogValuer whose group holds
+// itself twice doubles the work at every level (issue 13 item 3). The
+// general code counts every attribute it writes or descends into; when a
+// record has used maxRecordAttrs of them, or written maxRecordBytes, the
+// attribute at hand is written with the value TruncatedValue and the
+// record's remaining attributes are skipped. (Variables only so that tests
+// can lower them; nothing else changes them.)
+var (
+	maxRecordAttrs = 1 << 16
+	maxRecordBytes = 16 << 20
+)
+
+// TruncatedValue is the value written, under the key of the attribute at
+// hand, where a record ran out of its work budget: more than 65536
+// attributes written or descended into (groups, LogValuers), or more than
+// 16 MiB written. The record's later attributes are left out.
+const TruncatedValue = "!TRUNCATED: attribute budget exceeded"
+
+// budget is a record's remaining allowance.
+type budget struct {
+	left      int  // attributes the general code may still write or descend into
+	limit     int  // length of the output buffer past which nothing more is written
+	truncated bool // TruncatedValue has been written; skip everything else
+}
+
+func newBudget(start int) budget {
+	return budget{left: maxRecordAttrs, limit: start + maxRecordBytes}
+}
+
+// spend takes one attribute from the budget and reports whether a may be
+// written. Once the budget is spent it writes a's key with TruncatedValue,
+// the first time, and reports whether it wrote that.
+func (s *state) spend(a slog.Attr) (ok, wrote bool) {
+	if s.bud.left > 0 && len(s.buf) <= s.bud.limit {
+		s.bud.left--
+		return true, false
+	}
+	if s.bud.truncated {
+		return false, false
+	}
+	s.bud.truncated = true
+	s.appendKey(a.Key)
+	s.appendString(TruncatedValue)
+	return false, true
 }
 
 // groupPool recycles the group-name slices passed to ReplaceAttr, as slog
@@ -76,7 +125,7 @@ var groupPool = sync.Pool{New: func() any {
 }}
 
 func newState(e *Encoder, buf []byte, sep string) state {
-	s := state{e: e, c: e.c, buf: buf, sep: sep}
+	s := state{e: e, c: e.c, buf: buf, sep: sep, bud: newBudget(len(buf))}
 	if e.c.rep != nil {
 		s.groups = groupPool.Get().(*[]string)
 	}
@@ -332,6 +381,9 @@ func (s *state) replace(a slog.Attr) slog.Attr {
 
 // appendAttr appends a's key and value and reports whether anything was written.
 func (s *state) appendAttr(a slog.Attr, depth int) bool {
+	if ok, wrote := s.spend(a); !ok {
+		return wrote
+	}
 	// Fast path: without ReplaceAttr, a scalar needs no resolution, cannot
 	// be empty or a *slog.Source, and is written directly. Kind is a type
 	// switch, so it is computed once here.

@@ -18,6 +18,7 @@ func (e *Encoder) appendText(b []byte, r *slog.Record, extra []slog.Attr) []byte
 // time key, how strings are quoted and how keys are sanitized (logfmt).
 func (e *Encoder) appendKeyValues(b []byte, r *slog.Record, extra []slog.Attr, logfmt bool) []byte {
 	c := e.c
+	bud := newBudget(len(b))
 	valueString := appendTextValueString
 	if logfmt {
 		valueString = appendLogfmtValueString
@@ -49,10 +50,13 @@ func (e *Encoder) appendKeyValues(b []byte, r *slog.Record, extra []slog.Attr, l
 		b = append(b, e.named...)
 	}
 	for _, a := range extra {
+		if bud.truncated {
+			break
+		}
 		if nb, ok := appendKVAttr(b, a, "", true, logfmt); ok {
 			b = nb
 		} else {
-			b, _, _ = e.slowAttr(b, a, " ", "")
+			b, _, _ = e.slowAttr(b, a, " ", "", &bud)
 		}
 	}
 	if pre := e.pre; len(pre) > 0 {
@@ -64,13 +68,16 @@ func (e *Encoder) appendKeyValues(b []byte, r *slog.Record, extra []slog.Attr, l
 		var s state // the general code's state, once an attr needed it
 		general := false
 		r.Attrs(func(a slog.Attr) bool {
+			if bud.truncated {
+				return false // as in the general code: the rest is left out
+			}
 			if !general {
 				if nb, ok := appendKVAttr(b, a, prefix, plain, logfmt); ok {
 					b = nb
 					return true
 				}
 			}
-			b, general = e.generalAttr(&s, b, a, prefix)
+			b, general = e.generalAttr(&s, b, a, prefix, &bud)
 			return true
 		})
 		s.free()
