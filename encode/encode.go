@@ -340,7 +340,9 @@ func (e *Encoder) prepare() {
 		}
 	case Logfmt:
 		e.fast = fastLogfmt
-		p = append(p, e.groupPrefix...)
+		// Sanitized already, but it may end in part of a rune (see
+		// closeGroup); sanitizing again changes nothing else.
+		p = appendLogfmtKey(p, e.groupPrefix)
 		for _, n := range e.groups[e.nOpenGroups:] {
 			p = appendLogfmtKey(p, n)
 			p = append(p, '.')

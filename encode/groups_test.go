@@ -68,3 +68,25 @@ func TestEmptyNestedGroupKeysAsSlog(t *testing.T) {
 	}
 	require.Contains(t, ours(Text, false, drop, nil, r, true), " outer.dot.ted.x=2 outer.doy=3\n")
 }
+
+// TestLogfmtKeysAfterEmptyGroupStayValid: slog's arithmetic for an empty
+// nested group (see TestEmptyNestedGroupKeysAsSlog) can cut a multi-byte
+// rune of the key prefix in two; logfmt keys must still be valid and
+// sanitized, on the general path and, through WithAttrs, the fast path.
+func TestLogfmtKeysAfterEmptyGroupStayValid(t *testing.T) {
+	drop := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == "k" {
+			return slog.Attr{}
+		}
+		return a
+	}
+	g := slog.Group("n", slog.Group("é", slog.Int("k", 1)), slog.Int("x", 2))
+	r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{g, slog.Int("y", 3)})
+	line := New(Options{Format: Logfmt, ReplaceAttr: drop}).Append(nil, r, nil)
+	require.Equal(t, []kv{{"ts", "2024-05-17T10:30:45.123Z"}, {"level", "info"}, {"msg", "m"}, {"n.é.x", "2"}, {"n._y", "3"}}, decodeLogfmt(t, line))
+
+	empty := slog.Group("n", slog.Group("é", slog.Attr{}), slog.Int("x", 2))
+	e := New(Options{Format: Logfmt}).WithAttrs([]slog.Attr{empty})
+	line = e.Append(nil, record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Int("y", 3)}), nil)
+	require.Equal(t, []kv{{"ts", "2024-05-17T10:30:45.123Z"}, {"level", "info"}, {"msg", "m"}, {"n.é.x", "2"}, {"n._y", "3"}}, decodeLogfmt(t, line))
+}

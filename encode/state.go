@@ -458,7 +458,13 @@ func (s *state) appendKey(key string) {
 		return
 	case Logfmt:
 		n := len(s.buf)
-		s.buf = append(s.buf, s.prefix...)
+		if logfmtKeyClean(bytesToString(s.prefix)) {
+			s.buf = append(s.buf, s.prefix...)
+		} else {
+			// Sanitized already, but closeGroup may have cut a rune in
+			// two (see there); sanitizing again changes nothing else.
+			s.buf = appendLogfmtKey(s.buf, bytesToString(s.prefix))
+		}
 		s.buf = appendLogfmtKey(s.buf, key)
 		if len(s.buf) == n {
 			s.buf = append(s.buf, '_')
