@@ -8,7 +8,10 @@ import (
 	"net/netip"
 	"runtime"
 	"strings"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Test types exercising every way a value can reach an encoder.
@@ -232,4 +235,25 @@ func kindCases() map[string][]slog.Attr {
 	}
 	cases["deep"] = []slog.Attr{deep, slog.Int("after", 2)}
 	return cases
+}
+
+// bytesErr is a named byte slice that is also an error: slog writes its
+// bytes in Text (byteSlice comes before fmt) and its Error() in JSON.
+type bytesErr []byte
+
+func (b bytesErr) Error() string { return "bytesErr.Error" }
+
+// TestBytesErrorFollowsSlogOrder: issue 13 item 2.
+func TestBytesErrorFollowsSlogOrder(t *testing.T) {
+	r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Any("b", bytesErr("raw bytes")), slog.Group("g", slog.Any("b", bytesErr("x")))})
+	for _, f := range []Format{JSON, Text} {
+		for _, rep := range []string{"nil", "identity"} {
+			want := reference(t, f, false, replacers[rep], chains["g-attrs"], r)
+			require.Equal(t, want, ours(f, false, replacers[rep], chains["g-attrs"], r, true), "format %d rep %s", f, rep)
+		}
+	}
+	require.Contains(t, ours(Text, false, nil, nil, r, true), `b="raw bytes"`)
+	require.Contains(t, ours(JSON, false, nil, nil, r, true), `"b":"bytesErr.Error"`)
+	require.Contains(t, ours(Logfmt, false, nil, nil, r, true), `b="raw bytes"`)
+	require.Contains(t, ours(Console, false, nil, nil, r, true), `b="raw bytes"`)
 }

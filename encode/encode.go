@@ -27,10 +27,24 @@
 // Console lines are "15:04:05.000 LEVEL source message key=value ...",
 // with the level padded to five characters, the time in the record time's
 // location, source shortened to its last directory and file, groups dotted,
-// and strings quoted the way slog's TextHandler quotes them (so control
-// characters never reach the terminal). ReplaceAttr applies to attributes
-// but not to the time, level, source and message columns. With
-// Options.Color the time and keys are dimmed and levels coloured.
+// and strings quoted the way slog's TextHandler quotes them, and also when
+// they hold DEL, so no control character (C0, DEL, C1) or invalid UTF-8
+// reaches the terminal unescaped. ReplaceAttr applies to the built-ins as in
+// slog (time, level, source, msg, with nil groups): an empty result removes
+// the column, a result of the built-in's own kind (time.Time, slog.Level,
+// *slog.Source, string) fills it whatever its key, and any other result is
+// written as key=value attributes in the column's place. With Options.Color
+// the time and keys are dimmed and levels coloured.
+//
+// # Limits
+//
+// Groups nest at most 4096 deep (deeper ones are written as an error
+// string), and the work of one record is bounded: once 65536 attributes
+// have been written or descended into (groups, LogValuers), or 16 MiB
+// written, the attribute at hand is written with the value TruncatedValue
+// and the record's remaining attributes are left out. slog has neither
+// bound; a LogValuer whose group holds itself twice would otherwise take
+// 2^4096 steps.
 package encode
 
 import (
@@ -166,7 +180,10 @@ func (e *Encoder) WithAttrs(attrs []slog.Attr) *Encoder {
 	s := newState(e2, e2.pre, "")
 	defer s.free()
 	s.addOpenGroups()
-	s.prefix = append(s.prefix, e.groupPrefix...)
+	if len(e.groupPrefix) > 0 {
+		s.growPrefix()
+		s.prefix = append(s.prefix, e.groupPrefix...)
+	}
 	if len(e2.pre) > 0 {
 		s.sep = s.attrSep()
 		if e2.c.json && e2.pre[len(e2.pre)-1] == '{' {
@@ -276,20 +293,63 @@ func (e *Encoder) AppendDropMarker(dst []byte, t time.Time, n uint64) []byte {
 	return e.c.root.Append(dst, r, nil)
 }
 
-// ReferenceRecord returns the benchmark reference record shared by every
-// asyncbus benchmark: the ~200-byte access-log line "request handled" with
-// method, path, status, latency (a duration), bytes (int64), cache_hit and
-// seq, at a fixed time and with no source PC.
-func ReferenceRecord() slog.Record {
-	r := slog.NewRecord(time.Date(2024, 5, 17, 10, 30, 45, 123456789, time.UTC), slog.LevelInfo, "request handled", 0)
-	r.AddAttrs(
-		slog.String("method", "GET"),
-		slog.String("path", "/api/v1/users/12345/orders"),
-		slog.Int("status", 200),
-		slog.Duration("latency", 1500*time.Microsecond),
-		slog.Int64("bytes", 5120),
-		slog.Bool("cache_hit", true),
-		slog.Int("seq", 42),
-	)
-	return r
+// The fast path. Without ReplaceAttr (the common case) the JSON, Text and
+// Logfmt formats are written by one specialised function each (json.go,
+// text.go): the built-in keys and the level are pre-encoded constants, the
+// group structure of a derived Encoder is pre-encoded once (see prepare), and
+// every scalar attribute is appended straight to a local buffer with its Kind
+// computed once, with no per-attribute format switch and no state struct.
+// Keys and values go through the same primitives as the general code in
+// state.go, so the two paths agree by construction; attributes that need
+// resolution or recursion are handed to the general code itself.
+// fast_test.go compares both paths with each other and with log/slog.
+
+// fastPath selects the specialised Append implementation of an Encoder.
+type fastPath uint8
+
+const (
+	fastNone fastPath = iota // ReplaceAttr set, or the Console format
+	fastJSON
+	fastText
+	fastLogfmt
+)
+
+// prepare computes the fast-path state of a freshly built or derived
+// Encoder from its groups. It runs once per New/With*/Named, never per record.
+func (e *Encoder) prepare() {
+	c := e.c
+	e.fast = fastNone
+	if c.rep != nil {
+		return
+	}
+	var p []byte
+	switch c.format {
+	case JSON:
+		e.fast = fastJSON
+		for _, n := range e.groups[e.nOpenGroups:] {
+			p = append(p, '"')
+			p = appendEscapedJSON(p, n)
+			p = append(p, '"', ':', '{')
+		}
+	case Text:
+		e.fast = fastText
+		p = append(p, e.groupPrefix...)
+		for _, n := range e.groups[e.nOpenGroups:] {
+			p = append(p, n...)
+			p = append(p, '.')
+		}
+	case Logfmt:
+		e.fast = fastLogfmt
+		// Sanitized already, but it may end in part of a rune (see
+		// closeGroup); sanitizing again changes nothing else.
+		p = appendLogfmtKey(p, e.groupPrefix)
+		for _, n := range e.groups[e.nOpenGroups:] {
+			p = appendLogfmtKey(p, n)
+			p = append(p, '.')
+		}
+	default:
+		return
+	}
+	e.recGroups = string(p)
+	e.recPrefixPlain = len(p) == 0 || !needsQuoting(e.recGroups)
 }

@@ -1,12 +1,79 @@
 package encode
 
+// Append primitives shared by several formats: numbers, durations, JSON
+// escaping, slog's TextHandler quoting and its keys, scalar values.
+
 import (
+	"log/slog"
 	"math"
 	"strconv"
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
+
+// isScalar reports whether k is written directly, without resolution or
+// recursion: every kind but KindAny, KindGroup and KindLogValuer.
+func isScalar(k slog.Kind) bool {
+	return k != slog.KindAny && k != slog.KindGroup && k != slog.KindLogValuer
+}
+
+// appendQuoted appends s between double quotes, unescaped.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendTextScalar appends a scalar value the way slog's TextHandler does
+// (logfmt: with JSON escaping inside the quotes).
+func appendTextScalar(b []byte, v slog.Value, k slog.Kind, logfmt bool) []byte {
+	switch k {
+	case slog.KindString:
+		if logfmt {
+			return appendLogfmtValueString(b, v.String())
+		}
+		return appendTextValueString(b, v.String())
+	case slog.KindInt64:
+		return appendInt(b, v.Int64())
+	case slog.KindUint64:
+		return appendUint(b, v.Uint64())
+	case slog.KindBool:
+		return appendBool(b, v.Bool())
+	case slog.KindDuration:
+		return appendDuration(b, v.Duration())
+	case slog.KindTime:
+		return appendRFC3339Millis(b, v.Time())
+	default: // slog.KindFloat64
+		return appendTextFloat(b, v.Float64())
+	}
+}
+
+// appendTextValueString appends s, quoted only if slog's TextHandler would.
+func appendTextValueString(b []byte, s string) []byte {
+	if len(s) > 0 && textClean(s) {
+		return append(b, s...)
+	}
+	if quoteClean(s) {
+		// Printable ASCII without '"' or '\\' that is not textClean: it is
+		// empty or has a space or '=', so slog quotes it, and
+		// strconv.Quote adds nothing but the quotes.
+		return appendQuoted(b, s)
+	}
+	if needsQuoting(s) {
+		return appendTextQuote(b, s)
+	}
+	return append(b, s...)
+}
+
+// bytesToString returns a string that shares b's memory, without copying.
+// It is used only for transient, read-only views of a state's key prefix
+// (passed to needsQuoting and strconv.AppendQuote, which do not retain it)
+// while the prefix is not modified; the string never outlives the call.
+func bytesToString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
 
 // appendJSONFloat appends f formatted exactly as encoding/json formats a
 // float64 (ES6 number formatting), without going through json.Marshal.
@@ -297,29 +364,6 @@ func appendBool(b []byte, v bool) []byte {
 // appendTextFloat appends f as slog's TextHandler does (%g, shortest).
 func appendTextFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
-}
-
-// appendNanos appends ".123456789" for ns in [0, 1e9) with trailing zeros
-// removed, and nothing for 0, as time.RFC3339Nano does.
-func appendNanos(b []byte, ns int) []byte {
-	if ns == 0 {
-		return b
-	}
-	var frac [10]byte
-	frac[0] = '.'
-	u := uint(ns)
-	for i := 8; i >= 2; i -= 2 {
-		q := u / 100
-		r := u - q*100
-		frac[i], frac[i+1] = digitPairs[2*r], digitPairs[2*r+1]
-		u = q
-	}
-	frac[1] = byte('0' + u)
-	n := len(frac)
-	for frac[n-1] == '0' {
-		n--
-	}
-	return append(b, frac[:n]...)
 }
 
 // appendTextKey appends prefix+key the way slog's TextHandler writes a key.

@@ -1,7 +1,10 @@
 package encode
 
+// The general path: slog's handleState, used whenever ReplaceAttr is set,
+// for the Console format, and by the fast paths for the attributes that need
+// resolution or recursion (KindAny, KindLogValuer, KindGroup).
+
 import (
-	"bytes"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -10,9 +13,42 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
+
+// slowAttr writes a with the general code: sep is the pending separator and
+// prefix the text-like key prefix. It returns the separator due next and
+// whether anything was written.
+func (e *Encoder) slowAttr(b []byte, a slog.Attr, sep, prefix string, bud *budget) ([]byte, string, bool) {
+	s := state{e: e, c: e.c, buf: b, sep: sep, bud: *bud}
+	if len(prefix) > 0 {
+		s.growPrefix()
+		s.prefix = append(s.prefix, prefix...)
+	}
+	ok := s.appendAttr(a, 0)
+	b, sep, *bud = s.buf, s.sep, s.bud
+	s.free()
+	return b, sep, ok
+}
+
+// generalAttr writes one of a record's attrs with the general code, for the
+// text-like formats. s is kept across the record's attrs (created here on
+// first use): like slog, the general code leaves a group that turned out
+// empty in the key prefix of the attrs that follow it, so once s's prefix
+// differs from the fast path's prefix it reports general, and every later
+// attr of the record must go through s as well.
+func (e *Encoder) generalAttr(s *state, b []byte, a slog.Attr, prefix string, bud *budget) ([]byte, bool) {
+	if s.e == nil {
+		*s = state{e: e, c: e.c, sep: " ", bud: *bud}
+		if len(prefix) > 0 {
+			s.growPrefix()
+			s.prefix = append(s.prefix, prefix...)
+		}
+	}
+	s.buf = b
+	s.appendAttr(a, 0)
+	*bud = s.bud
+	return s.buf, len(s.prefix) != len(prefix)
+}
 
 // maxDepth bounds group nesting. slog itself recurses without bound (a
 // LogValuer that returns a group containing itself overflows the stack);
@@ -31,6 +67,54 @@ type state struct {
 	// prefixBuf is the pooled storage behind prefix, nil until needed.
 	prefixBuf *[]byte
 	groups    *[]string // open groups for ReplaceAttr; nil without ReplaceAttr
+	bud       budget    // what is left of this record's work budget
+}
+
+// The work of one record (and of one WithAttrs or Named call) is bounded:
+// maxDepth alone does not bound it, since a LogValuer whose group holds
+// itself twice doubles the work at every level (issue 13 item 3). The
+// general code counts every attribute it writes or descends into; when a
+// record has used maxRecordAttrs of them, or written maxRecordBytes, the
+// attribute at hand is written with the value TruncatedValue and the
+// record's remaining attributes are skipped. (Variables only so that tests
+// can lower them; nothing else changes them.)
+var (
+	maxRecordAttrs = 1 << 16
+	maxRecordBytes = 16 << 20
+)
+
+// TruncatedValue is the value written, under the key of the attribute at
+// hand, where a record ran out of its work budget: more than 65536
+// attributes written or descended into (groups, LogValuers), or more than
+// 16 MiB written. The record's later attributes are left out.
+const TruncatedValue = "!TRUNCATED: attribute budget exceeded"
+
+// budget is a record's remaining allowance.
+type budget struct {
+	left      int  // attributes the general code may still write or descend into
+	limit     int  // length of the output buffer past which nothing more is written
+	truncated bool // TruncatedValue has been written; skip everything else
+}
+
+func newBudget(start int) budget {
+	return budget{left: maxRecordAttrs, limit: start + maxRecordBytes}
+}
+
+// spend takes one attribute from the budget and reports whether a may be
+// written. Once the budget is spent it writes a's key with TruncatedValue,
+// the first time, and reports whether it wrote that.
+func (s *state) spend(a slog.Attr) (ok, wrote bool) {
+	if s.bud.left > 0 && len(s.buf) <= s.bud.limit {
+		s.bud.left--
+		return true, false
+	}
+	if s.bud.truncated {
+		return false, false
+	}
+	s.bud.truncated = true
+	s.appendKey(a.Key)
+	s.appendString(TruncatedValue)
+	return false, true
 }
 
 // groupPool recycles the group-name slices passed to ReplaceAttr, as slog
@@ -41,7 +125,7 @@ var groupPool = sync.Pool{New: func() any {
 }}
 
 func newState(e *Encoder, buf []byte, sep string) state {
-	s := state{e: e, c: e.c, buf: buf, sep: sep}
+	s := state{e: e, c: e.c, buf: buf, sep: sep, bud: newBudget(len(buf))}
 	if e.c.rep != nil {
 		s.groups = groupPool.Get().(*[]string)
 	}
@@ -63,11 +147,14 @@ var prefixPool = sync.Pool{New: func() any {
 	return &b
 }}
 
-// growPrefix makes sure s.prefix has pooled storage before it is appended to.
+// growPrefix makes sure s.prefix has pooled storage before it is appended
+// to, keeping what it already holds (a prefix set without pooled storage,
+// such as an Encoder's group prefix, must survive the switch: dropping it
+// lost the outer groups of a WithAttrs after WithGroup, issue 13 item 1).
 func (s *state) growPrefix() {
 	if s.prefixBuf == nil {
 		s.prefixBuf = prefixPool.Get().(*[]byte)
-		s.prefix = (*s.prefixBuf)[:0]
+		s.prefix = append((*s.prefixBuf)[:0], s.prefix...)
 	}
 }
 
@@ -174,25 +261,6 @@ func (s *state) header(r slog.Record) {
 	}
 }
 
-func (s *state) appendJSONSource(src *srcEntry) {
-	s.buf = append(s.buf, '{')
-	s.sep = ""
-	if src.src.Function != "" {
-		s.appendKey("function")
-		s.appendString(src.src.Function)
-	}
-	if src.src.File != "" {
-		s.appendKey("file")
-		s.appendString(src.src.File)
-	}
-	if src.src.Line != 0 {
-		s.appendKey("line")
-		s.buf = strconv.AppendInt(s.buf, int64(src.src.Line), 10)
-	}
-	s.buf = append(s.buf, '}')
-	s.sep = ","
-}
-
 // appendNonBuiltIns writes the pre-encoded state and the record's attrs,
 // then closes the open JSON groups, exactly as slog does.
 func (s *state) appendNonBuiltIns(r slog.Record) {
@@ -241,30 +309,43 @@ func (s *state) openGroups() {
 }
 
 func (s *state) openGroup(name string) {
+	s.openGroupLen(name)
+}
+
+// openGroupLen opens group name and returns the number of bytes it added to
+// the key prefix (text-like formats), for closeGroup.
+func (s *state) openGroupLen(name string) int {
+	n := 0
 	if s.c.json {
 		s.appendKey(name)
 		s.buf = append(s.buf, '{')
 		s.sep = ""
 	} else {
 		s.growPrefix()
+		plen := len(s.prefix)
 		if s.c.format == Logfmt {
 			s.prefix = appendLogfmtKey(s.prefix, name)
 		} else {
 			s.prefix = append(s.prefix, name...)
 		}
 		s.prefix = append(s.prefix, '.')
+		n = len(s.prefix) - plen
 	}
 	if s.groups != nil {
 		*s.groups = append(*s.groups, name)
 	}
+	return n
 }
 
-// closeGroup ends the group opened when the prefix was plen bytes long.
-func (s *state) closeGroup(plen int) {
+// closeGroup ends a group whose name added n bytes to the key prefix. As in
+// slog, it cuts n bytes off the end of the prefix rather than restoring the
+// prefix to its length before the group: a nested group that turned out
+// empty is never closed, and slog's keys then keep what is left of it.
+func (s *state) closeGroup(n int) {
 	if s.c.json {
 		s.buf = append(s.buf, '}')
 	} else {
-		s.prefix = s.prefix[:plen]
+		s.prefix = s.prefix[:len(s.prefix)-n]
 	}
 	s.sep = s.attrSep()
 	if s.groups != nil {
@@ -300,6 +381,9 @@ func (s *state) replace(a slog.Attr) slog.Attr {
 
 // appendAttr appends a's key and value and reports whether anything was written.
 func (s *state) appendAttr(a slog.Attr, depth int) bool {
+	if ok, wrote := s.spend(a); !ok {
+		return wrote
+	}
 	// Fast path: without ReplaceAttr, a scalar needs no resolution, cannot
 	// be empty or a *slog.Source, and is written directly. Kind is a type
 	// switch, so it is computed once here.
@@ -349,32 +433,18 @@ func (s *state) appendResolved(a slog.Attr, depth int) bool {
 		s.appendString(errDepth)
 		return true
 	}
-	pos, plen := len(s.buf), len(s.prefix)
+	pos, n := len(s.buf), 0
 	if a.Key != "" {
-		s.openGroup(a.Key)
+		n = s.openGroupLen(a.Key)
 	}
 	if !s.appendAttrs(attrs, depth+1) {
 		s.buf = s.buf[:pos]
 		return false
 	}
 	if a.Key != "" {
-		s.closeGroup(plen)
+		s.closeGroup(n)
 	}
 	return true
-}
-
-func sourceGroup(src *slog.Source) slog.Value {
-	var as []slog.Attr
-	if src.Function != "" {
-		as = append(as, slog.String("function", src.Function))
-	}
-	if src.File != "" {
-		as = append(as, slog.String("file", src.File))
-	}
-	if src.Line != 0 {
-		as = append(as, slog.Int("line", src.Line))
-	}
-	return slog.GroupValue(as...)
 }
 
 func (s *state) appendKey(key string) {
@@ -388,7 +458,13 @@ func (s *state) appendKey(key string) {
 		return
 	case Logfmt:
 		n := len(s.buf)
-		s.buf = append(s.buf, s.prefix...)
+		if logfmtKeyClean(bytesToString(s.prefix)) {
+			s.buf = append(s.buf, s.prefix...)
+		} else {
+			// Sanitized already, but closeGroup may have cut a rune in
+			// two (see there); sanitizing again changes nothing else.
+			s.buf = appendLogfmtKey(s.buf, bytesToString(s.prefix))
+		}
 		s.buf = appendLogfmtKey(s.buf, key)
 		if len(s.buf) == n {
 			s.buf = append(s.buf, '_')
@@ -397,7 +473,7 @@ func (s *state) appendKey(key string) {
 		if s.c.color {
 			s.buf = append(s.buf, ansiDim...)
 		}
-		s.appendTextKey(key)
+		s.buf = appendConsoleKey(s.buf, bytesToString(s.prefix), key)
 		if s.c.color {
 			s.buf = append(s.buf, '=')
 			s.buf = append(s.buf, ansiReset...)
@@ -414,10 +490,6 @@ func (s *state) appendTextKey(key string) {
 	s.buf = appendTextKey(s.buf, bytesToString(s.prefix), key)
 }
 
-func (s *state) appendTextString(str string) {
-	s.buf = appendTextValueString(s.buf, str)
-}
-
 // appendString appends a string value in the current format.
 func (s *state) appendString(str string) {
 	switch s.c.format {
@@ -425,12 +497,12 @@ func (s *state) appendString(str string) {
 		s.buf = appendJSONString(s.buf, str)
 	case Logfmt:
 		s.buf = appendLogfmtValueString(s.buf, str)
+	case Console:
+		s.buf = appendConsoleString(s.buf, str)
 	default:
 		s.buf = appendTextValueString(s.buf, str)
 	}
 }
-
-const errYear = "!ERROR:time.Time year outside of range [0,9999]"
 
 func (s *state) appendTime(t time.Time) {
 	if s.c.json {
@@ -455,6 +527,12 @@ func (s *state) appendScalar(v slog.Value, k slog.Kind) {
 		s.buf = appendJSONScalar(s.buf, v, k)
 	case Logfmt:
 		s.buf = appendTextScalar(s.buf, v, k, true)
+	case Console:
+		if k == slog.KindString {
+			s.buf = appendConsoleString(s.buf, v.String())
+		} else {
+			s.buf = appendTextScalar(s.buf, v, k, false)
+		}
 	default:
 		s.buf = appendTextScalar(s.buf, v, k, false)
 	}
@@ -494,6 +572,16 @@ func (s *state) appendAny(a any) {
 		s.appendString(string(data))
 		return
 	}
+	// slog's order: TextMarshaler, then a byte slice (even one whose named
+	// type is an error), then fmt's %+v.
+	if bs, ok := byteSlice(a); ok {
+		if s.c.format == Logfmt {
+			s.appendString(string(bs))
+		} else {
+			s.buf = strconv.AppendQuote(s.buf, string(bs))
+		}
+		return
+	}
 	if err, ok := a.(error); ok {
 		// fmt's %+v of an error that is not a fmt.Formatter is exactly its
 		// Error() text; calling it directly avoids fmt's allocation. If
@@ -504,14 +592,6 @@ func (s *state) appendAny(a any) {
 				return
 			}
 		}
-	}
-	if bs, ok := byteSlice(a); ok {
-		if s.c.format == Logfmt {
-			s.appendString(string(bs))
-		} else {
-			s.buf = strconv.AppendQuote(s.buf, string(bs))
-		}
-		return
 	}
 	s.appendString(fmt.Sprintf("%+v", a))
 }
@@ -535,58 +615,4 @@ func byteSlice(a any) ([]byte, bool) {
 		return reflect.ValueOf(a).Bytes(), true
 	}
 	return nil, false
-}
-
-type jsonEncoder struct {
-	buf *bytes.Buffer
-	enc *json.Encoder
-}
-
-var jsonEncoderPool = sync.Pool{New: func() any {
-	j := &jsonEncoder{buf: new(bytes.Buffer)}
-	j.enc = json.NewEncoder(j.buf)
-	j.enc.SetEscapeHTML(false)
-	return j
-}}
-
-// appendJSONMarshal appends v as encoding/json encodes it with HTML
-// escaping off, as slog does.
-func appendJSONMarshal(buf *[]byte, v any) error {
-	j := jsonEncoderPool.Get().(*jsonEncoder)
-	defer func() {
-		if j.buf.Cap() > 16<<10 { // keep only small buffers, as slog does
-			return
-		}
-		j.buf.Reset()
-		jsonEncoderPool.Put(j)
-	}()
-	if err := j.enc.Encode(v); err != nil {
-		return err
-	}
-	bs := j.buf.Bytes()
-	*buf = append(*buf, bs[:len(bs)-1]...) // drop Encode's newline
-	return nil
-}
-
-// appendLogfmtKey appends key sanitized for logfmt (see the package doc).
-func appendLogfmtKey(b []byte, key string) []byte {
-	for i := 0; i < len(key); {
-		c := key[i]
-		if c < utf8.RuneSelf {
-			if c <= ' ' || c == '=' || c == '"' || c == 0x7f {
-				c = '_'
-			}
-			b = append(b, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(key[i:])
-		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			b = append(b, '_')
-		} else {
-			b = append(b, key[i:i+size]...)
-		}
-		i += size
-	}
-	return b
 }

@@ -1,10 +1,57 @@
 package encode
 
+// Timestamps: RFC 3339 with milliseconds (Text, Logfmt), with nanoseconds
+// (JSON) and the Console clock, through a per-second cache.
+
 import (
 	"math"
 	"sync/atomic"
 	"time"
 )
+
+var zeroTime time.Time
+
+// appendJSONTime appends t quoted, in RFC 3339 with nanoseconds, as slog's
+// JSON handler does (including its error text, followed by the time, for
+// years outside [0,9999]).
+func appendJSONTime(b []byte, t time.Time) []byte {
+	c, ok := stamp(t)
+	if !ok {
+		b = append(b, `"`+errYear+`""`...)
+		b = t.AppendFormat(b, time.RFC3339Nano)
+		return append(b, '"')
+	}
+	b = append(b, '"')
+	b = append(b, c.date[:]...)
+	b = appendNanos(b, t.Nanosecond())
+	b = append(b, c.zone[:c.zlen]...)
+	return append(b, '"')
+}
+
+// appendNanos appends ".123456789" for ns in [0, 1e9) with trailing zeros
+// removed, and nothing for 0, as time.RFC3339Nano does.
+func appendNanos(b []byte, ns int) []byte {
+	if ns == 0 {
+		return b
+	}
+	var frac [10]byte
+	frac[0] = '.'
+	u := uint(ns)
+	for i := 8; i >= 2; i -= 2 {
+		q := u / 100
+		r := u - q*100
+		frac[i], frac[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		u = q
+	}
+	frac[1] = byte('0' + u)
+	n := len(frac)
+	for frac[n-1] == '0' {
+		n--
+	}
+	return append(b, frac[:n]...)
+}
+
+const errYear = "!ERROR:time.Time year outside of range [0,9999]"
 
 // secStamp is the immutable, pre-formatted part of a timestamp that is the
 // same for every instant within one second in one location.

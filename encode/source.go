@@ -1,64 +1,26 @@
 package encode
 
+// Source positions: the resolved-PC cache and the source field's forms
+// (JSON object, "file:line", and Console's short form).
+
 import (
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync/atomic"
-	"unsafe"
 )
 
-// bytesToString returns a string that shares b's memory, without copying.
-// It is used only for transient, read-only views of a state's key prefix
-// (passed to needsQuoting and strconv.AppendQuote, which do not retain it)
-// while the prefix is not modified; the string never outlives the call.
-func bytesToString(b []byte) string {
-	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-const (
-	levelTabMin = -24
-	levelTabMax = 28
-)
-
-// levelNames caches slog's Level.String() for common levels (offset
-// spellings such as "DEBUG-4" would otherwise allocate per record), plus a
-// lower-case copy for logfmt.
-var levelNames, levelNamesLower = func() (up, low [levelTabMax - levelTabMin + 1]string) {
-	for i := range up {
-		up[i] = slog.Level(i + levelTabMin).String()
-		low[i] = strings.ToLower(up[i])
+// appendSource writes the source field with the general code.
+func (e *Encoder) appendSource(b []byte, src *srcEntry, sep string) []byte {
+	s := state{e: e, c: e.c, buf: b, sep: sep}
+	s.appendKey(slog.SourceKey)
+	if s.c.json {
+		s.appendJSONSource(src)
+	} else {
+		s.appendString(src.fileLine)
 	}
-	return
-}()
-
-// levelName returns the spelling of l for this encoder's format.
-func (c *config) levelName(l slog.Level) string {
-	lower := c.format == Logfmt
-	if !c.slogLevels {
-		switch l {
-		case LevelTrace:
-			if lower {
-				return "trace"
-			}
-			return "TRACE"
-		case LevelFatal:
-			if lower {
-				return "fatal"
-			}
-			return "FATAL"
-		}
-	}
-	if l >= levelTabMin && l <= levelTabMax {
-		if lower {
-			return levelNamesLower[l-levelTabMin]
-		}
-		return levelNames[l-levelTabMin]
-	}
-	if lower {
-		return strings.ToLower(l.String())
-	}
-	return l.String()
+	return s.buf
 }
 
 // srcEntry is the resolved, pre-formatted source position of one PC.
@@ -107,4 +69,37 @@ func shortFile(f string) string {
 		return f[j+1:]
 	}
 	return f
+}
+
+func (s *state) appendJSONSource(src *srcEntry) {
+	s.buf = append(s.buf, '{')
+	s.sep = ""
+	if src.src.Function != "" {
+		s.appendKey("function")
+		s.appendString(src.src.Function)
+	}
+	if src.src.File != "" {
+		s.appendKey("file")
+		s.appendString(src.src.File)
+	}
+	if src.src.Line != 0 {
+		s.appendKey("line")
+		s.buf = strconv.AppendInt(s.buf, int64(src.src.Line), 10)
+	}
+	s.buf = append(s.buf, '}')
+	s.sep = ","
+}
+
+func sourceGroup(src *slog.Source) slog.Value {
+	var as []slog.Attr
+	if src.Function != "" {
+		as = append(as, slog.String("function", src.Function))
+	}
+	if src.File != "" {
+		as = append(as, slog.String("file", src.File))
+	}
+	if src.Line != 0 {
+		as = append(as, slog.Int("line", src.Line))
+	}
+	return slog.GroupValue(as...)
 }

@@ -1,0 +1,102 @@
+package encode
+
+import (
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// twiceValuer resolves to a group that holds itself twice: 2^depth work
+// without a budget, bounded only by maxDepth (4096).
+type twiceValuer struct{ pad string }
+
+func (t twiceValuer) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("pad", t.pad), slog.Any("a", t), slog.Any("b", t))
+}
+
+// TestWorkBudgetPerRecord: issue 13 item 3. A self-doubling LogValuer used
+// to make Append run for minutes; the record's work is now bounded, the
+// place where it ran out carries TruncatedValue, attributes before it are
+// written and attributes after it are left out.
+func TestWorkBudgetPerRecord(t *testing.T) {
+	lowerBudget(t, 2000, 1<<20)
+	identity := func(_ []string, a slog.Attr) slog.Attr { return a }
+	for _, pad := range []string{""} {
+		for _, f := range []Format{JSON, Text, Logfmt, Console} {
+			for _, rep := range []func([]string, slog.Attr) slog.Attr{nil, identity} {
+				e := New(Options{Format: f, ReplaceAttr: rep}).WithGroup("g")
+				r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{
+					slog.String("before", "yes"), slog.Any("bomb", twiceValuer{pad}), slog.String("after", "no"),
+				})
+				line := string(e.Append(nil, r, nil))
+				require.Equal(t, 1, strings.Count(line, TruncatedValue), "format %d", f)
+				require.Contains(t, line, "before")
+				require.NotContains(t, line, "after")
+				require.True(t, strings.HasSuffix(line, "\n") && strings.Count(line, "\n") == 1)
+				if f == JSON {
+					require.True(t, json.Valid([]byte(line)), "still valid JSON")
+				}
+
+				// The same bomb in WithAttrs and in per-call extra attributes.
+				line = string(New(Options{Format: f, ReplaceAttr: rep}).WithAttrs([]slog.Attr{slog.Any("bomb", twiceValuer{pad})}).Append(nil, record(fixedTime, slog.LevelInfo, "m", 0, nil), nil))
+				require.Equal(t, 1, strings.Count(line, TruncatedValue), "WithAttrs, format %d", f)
+				line = string(e.Append(nil, record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Int("n", 1)}), []slog.Attr{slog.Any("bomb", twiceValuer{pad}), slog.Int("x", 2)}))
+				require.Equal(t, 1, strings.Count(line, TruncatedValue), "extra, format %d", f)
+				require.NotContains(t, line, "x=2")
+				if f == JSON {
+					require.True(t, json.Valid([]byte(line)), "still valid JSON")
+				}
+			}
+		}
+	}
+}
+
+// TestWorkBudgetBytes: a self-doubling LogValuer with a 4 KiB string runs
+// into the byte budget first.
+func TestWorkBudgetBytes(t *testing.T) {
+	lowerBudget(t, 1<<16, 1<<20)
+	for _, f := range []Format{JSON, Text} {
+		r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Any("bomb", twiceValuer{strings.Repeat("x", 4<<10)}), slog.Int("after", 1)})
+		line := New(Options{Format: f}).Append(nil, r, nil)
+		require.Equal(t, 1, strings.Count(string(line), TruncatedValue))
+		require.Greater(t, len(line), maxRecordBytes)
+		require.Less(t, len(line), maxRecordBytes+(64<<10), "past the budget: one key and value, and closing braces")
+		require.NotContains(t, string(line), "after")
+		if f == JSON {
+			require.True(t, json.Valid(line))
+		}
+	}
+}
+
+// TestWorkBudgetProduction: the production budget ends the self-doubling
+// LogValuer too.
+func TestWorkBudgetProduction(t *testing.T) {
+	r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Any("bomb", twiceValuer{}), slog.Int("after", 1)})
+	line := New(Options{Format: JSON}).Append(nil, r, nil)
+	require.Equal(t, 1, strings.Count(string(line), TruncatedValue))
+	require.True(t, json.Valid(line))
+}
+
+// lowerBudget sets smaller work budgets for the duration of t, so that
+// running into them is cheap.
+func lowerBudget(t *testing.T, attrs, bytes int) {
+	oldAttrs, oldBytes := maxRecordAttrs, maxRecordBytes
+	maxRecordAttrs, maxRecordBytes = attrs, bytes
+	t.Cleanup(func() { maxRecordAttrs, maxRecordBytes = oldAttrs, oldBytes })
+}
+
+// TestWorkBudgetLeavesBigRecordsAlone: a record well inside the budget (a
+// wide group, a deep chain) is written in full.
+func TestWorkBudgetLeavesBigRecordsAlone(t *testing.T) {
+	wide := make([]any, 10000)
+	for i := range wide {
+		wide[i] = slog.Int("i", i)
+	}
+	r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Group("wide", wide...), slog.Any("chain", chainValuer(50))})
+	for _, f := range []Format{JSON, Text} {
+		requireSame(t, reference(t, f, false, nil, nil, r), ours(f, false, nil, nil, r, true), "wide")
+	}
+}

@@ -1,0 +1,201 @@
+package encode
+
+// The JSON format: the fast path (no ReplaceAttr) and the JSON-only value
+// writers the general code in state.go shares with it.
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"math"
+	"sync"
+)
+
+func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte {
+	c := e.c
+	bud := newBudget(len(b))
+	b = append(b, '{')
+	if !r.Time.IsZero() {
+		b = append(b, `"time":`...)
+		b = appendJSONTime(b, r.Time)
+		b = append(b, ',')
+	}
+	if l := r.Level; l >= levelTabMin && l <= levelTabMax {
+		b = append(b, c.levelTok[l-levelTabMin]...)
+	} else {
+		b = append(b, `"level":`...)
+		b = appendJSONString(b, c.levelName(l))
+	}
+	if c.addSource {
+		if src := sourceFor(r.PC); src != nil {
+			b = e.appendSource(b, src, ",")
+		}
+	}
+	b = append(b, `,"msg":`...)
+	b = appendJSONString(b, r.Message)
+	if len(e.named) > 0 {
+		b = append(b, ',')
+		b = append(b, e.named...)
+	}
+	for _, a := range extra {
+		if bud.truncated {
+			break
+		}
+		// Each extra attr starts from a "," separator; one that writes
+		// nothing leaves none behind (see state.appendExtra).
+		if nb, ok := appendJSONAttr(b, a, true); ok {
+			b = nb
+		} else {
+			b, _, _ = e.slowAttr(b, a, ",", "", &bud)
+		}
+	}
+	comma := true
+	if pre := e.pre; len(pre) > 0 {
+		b = append(b, ',')
+		b = append(b, pre...)
+		comma = pre[len(pre)-1] != '{'
+	}
+	closeN := e.nOpenGroups
+	if r.NumAttrs() > 0 {
+		pos := len(b)
+		if len(e.recGroups) > 0 {
+			if comma {
+				b = append(b, ',')
+			}
+			b = append(b, e.recGroups...)
+			comma = false
+		}
+		closeN = len(e.groups)
+		wrote := false
+		r.Attrs(func(a slog.Attr) bool {
+			if bud.truncated {
+				return false // as in the general code: the rest is left out
+			}
+			if k := a.Value.Kind(); isScalar(k) {
+				b = appendJSONKey(b, a.Key, comma)
+				b = appendJSONScalar(b, a.Value, k)
+				comma, wrote = true, true
+				return true
+			}
+			sep := ""
+			if comma {
+				sep = ","
+			}
+			var ok bool
+			b, sep, ok = e.slowAttr(b, a, sep, "", &bud)
+			comma = sep != ""
+			wrote = wrote || ok
+			return true
+		})
+		if !wrote {
+			b = b[:pos]
+			closeN = e.nOpenGroups
+		}
+	}
+	for range closeN {
+		b = append(b, '}')
+	}
+	return append(b, '}', '\n')
+}
+
+// appendJSONAttr appends a scalar attribute (preceded by ',' if comma) and
+// reports true, or reports false, having written nothing, for the kinds
+// that need the general code.
+func appendJSONAttr(b []byte, a slog.Attr, comma bool) ([]byte, bool) {
+	v := a.Value
+	k := v.Kind()
+	if !isScalar(k) {
+		return b, false
+	}
+	b = appendJSONKey(b, a.Key, comma)
+	return appendJSONScalar(b, v, k), true
+}
+
+// appendJSONScalar appends a scalar value (not KindAny, KindLogValuer or
+// KindGroup) the way slog's JSONHandler does.
+func appendJSONScalar(b []byte, v slog.Value, k slog.Kind) []byte {
+	switch k {
+	case slog.KindString:
+		return appendJSONString(b, v.String())
+	case slog.KindInt64:
+		return appendInt(b, v.Int64())
+	case slog.KindUint64:
+		return appendUint(b, v.Uint64())
+	case slog.KindBool:
+		return appendBool(b, v.Bool())
+	case slog.KindDuration:
+		return appendInt(b, int64(v.Duration()))
+	case slog.KindTime:
+		return appendJSONTime(b, v.Time())
+	default: // slog.KindFloat64
+		return appendJSONFloatValue(b, v.Float64())
+	}
+}
+
+func appendJSONFloatValue(b []byte, f float64) []byte {
+	switch {
+	case f != f:
+		return append(b, `"!ERROR:json: unsupported value: NaN"`...)
+	case f > math.MaxFloat64:
+		return append(b, `"!ERROR:json: unsupported value: +Inf"`...)
+	case f < -math.MaxFloat64:
+		return append(b, `"!ERROR:json: unsupported value: -Inf"`...)
+	}
+	return appendJSONFloat(b, f)
+}
+
+// appendJSONString appends s as a quoted JSON string, escaped as slog does.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	if jsonClean(s) {
+		b = append(b, s...)
+	} else {
+		b = appendEscapedJSON(b, s)
+	}
+	return append(b, '"')
+}
+
+// appendJSONKey appends ,"key": (without the comma unless comma).
+func appendJSONKey(b []byte, key string, comma bool) []byte {
+	if comma {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	if jsonClean(key) {
+		b = append(b, key...)
+	} else {
+		b = appendEscapedJSON(b, key)
+	}
+	return append(b, '"', ':')
+}
+
+type jsonEncoder struct {
+	buf *bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonEncoderPool = sync.Pool{New: func() any {
+	j := &jsonEncoder{buf: new(bytes.Buffer)}
+	j.enc = json.NewEncoder(j.buf)
+	j.enc.SetEscapeHTML(false)
+	return j
+}}
+
+// appendJSONMarshal appends v as encoding/json encodes it with HTML
+// escaping off, as slog does.
+func appendJSONMarshal(buf *[]byte, v any) error {
+	j := jsonEncoderPool.Get().(*jsonEncoder)
+	defer func() {
+		if j.buf.Cap() > 16<<10 { // keep only small buffers, as slog does
+			return
+		}
+		j.buf.Reset()
+		jsonEncoderPool.Put(j)
+	}()
+	if err := j.enc.Encode(v); err != nil {
+		return err
+	}
+	bs := j.buf.Bytes()
+	*buf = append(*buf, bs[:len(bs)-1]...) // drop Encode's newline
+	return nil
+}
