@@ -67,3 +67,36 @@ func BenchmarkHandleReference(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEncodeReference compares asyncbus's encoders alone (Append into a
+// reused buffer) with the standard handlers on the reference record: JSON
+// against slog's JSONHandler, Text and Logfmt against its TextHandler.
+func BenchmarkEncodeReference(b *testing.B) {
+	r := harness.ReferenceRecord()
+	ctx := context.Background()
+	encoder := func(f encode.Format) func(b *testing.B) {
+		return func(b *testing.B) {
+			e := encode.New(encode.Options{Format: f})
+			buf := make([]byte, 0, 1024)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = e.Append(buf[:0], r, nil)
+			}
+			b.SetBytes(int64(len(buf)))
+		}
+	}
+	handler := func(h slog.Handler) func(b *testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = h.Handle(ctx, r)
+			}
+		}
+	}
+	b.Run("JSON", encoder(encode.JSON))
+	b.Run("SlogJSON", handler(slog.NewJSONHandler(io.Discard, nil)))
+	b.Run("Text", encoder(encode.Text))
+	b.Run("Logfmt", encoder(encode.Logfmt))
+	b.Run("SlogText", handler(slog.NewTextHandler(io.Discard, nil)))
+	b.Run("Console", encoder(encode.Console))
+}
