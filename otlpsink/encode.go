@@ -65,8 +65,23 @@ const recordTag = byte(fSLLogRecords<<3 | protowire.BytesType)
 // length varint there, moving the content up (a memmove of the content,
 // cheaper than encoding twice to learn the size first).
 func openLen(dst []byte, num protowire.Number) ([]byte, int) {
-	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	dst = appendTag(dst, num, protowire.BytesType)
 	return dst, len(dst)
+}
+
+// appendTag is protowire.AppendTag for the field numbers used here (all
+// below 16, so a tag is one byte).
+func appendTag(dst []byte, num protowire.Number, typ protowire.Type) []byte {
+	return append(dst, byte(num)<<3|byte(typ))
+}
+
+// appendVarint is protowire.AppendVarint with a fast path for the one-byte
+// lengths and values that dominate log records.
+func appendVarint(dst []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(dst, byte(v))
+	}
+	return protowire.AppendVarint(dst, v)
 }
 
 func closeLen(dst []byte, mark int) []byte {
@@ -76,13 +91,18 @@ func closeLen(dst []byte, mark int) []byte {
 		dst = append(dst, 0)
 	}
 	copy(dst[mark+sz:], dst[mark:mark+n])
-	protowire.AppendVarint(dst[mark:mark], uint64(n))
+	if sz == 1 {
+		dst[mark] = byte(n)
+	} else {
+		protowire.AppendVarint(dst[mark:mark], uint64(n))
+	}
 	return dst
 }
 
 func appendString(dst []byte, num protowire.Number, s string) []byte {
-	dst = protowire.AppendTag(dst, num, protowire.BytesType)
-	return protowire.AppendString(dst, s)
+	dst = appendTag(dst, num, protowire.BytesType)
+	dst = appendVarint(dst, uint64(len(s)))
+	return append(dst, s...)
 }
 
 // level is one WithGroup level of an encoder's state: the group's name
@@ -134,13 +154,13 @@ func (e *encoder) WithGroup(name string) plug.Encoder {
 func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, extra []slog.Attr) []byte {
 	dst, mark := openLen(dst, fSLLogRecords)
 	if !r.Time.IsZero() {
-		dst = protowire.AppendTag(dst, fLRTime, protowire.Fixed64Type)
+		dst = appendTag(dst, fLRTime, protowire.Fixed64Type)
 		dst = protowire.AppendFixed64(dst, uint64(r.Time.UnixNano()))
 	}
-	dst = protowire.AppendTag(dst, fLRObserved, protowire.Fixed64Type)
+	dst = appendTag(dst, fLRObserved, protowire.Fixed64Type)
 	dst = protowire.AppendFixed64(dst, uint64(time.Now().UnixNano()))
-	dst = protowire.AppendTag(dst, fLRSeverity, protowire.VarintType)
-	dst = protowire.AppendVarint(dst, uint64(severity(r.Level)))
+	dst = appendTag(dst, fLRSeverity, protowire.VarintType)
+	dst = appendVarint(dst, uint64(severity(r.Level)))
 	dst, m := openLen(dst, fLRSeverityText)
 	dst = appendLevelText(dst, r.Level)
 	dst = closeLen(dst, m)
@@ -154,11 +174,11 @@ func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, e
 	if ctx != nil {
 		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 			tid, sid := sc.TraceID(), sc.SpanID()
-			dst = protowire.AppendTag(dst, fLRFlags, protowire.Fixed32Type)
+			dst = appendTag(dst, fLRFlags, protowire.Fixed32Type)
 			dst = protowire.AppendFixed32(dst, uint32(sc.TraceFlags()))
-			dst = protowire.AppendTag(dst, fLRTraceID, protowire.BytesType)
+			dst = appendTag(dst, fLRTraceID, protowire.BytesType)
 			dst = protowire.AppendBytes(dst, tid[:])
-			dst = protowire.AppendTag(dst, fLRSpanID, protowire.BytesType)
+			dst = appendTag(dst, fLRSpanID, protowire.BytesType)
 			dst = protowire.AppendBytes(dst, sid[:])
 		}
 	}
@@ -273,18 +293,18 @@ func appendValue(dst []byte, v slog.Value) []byte {
 }
 
 func appendInt(dst []byte, i int64) []byte {
-	dst = protowire.AppendTag(dst, fAVInt, protowire.VarintType)
-	return protowire.AppendVarint(dst, uint64(i))
+	dst = appendTag(dst, fAVInt, protowire.VarintType)
+	return appendVarint(dst, uint64(i))
 }
 
 func appendDouble(dst []byte, f float64) []byte {
-	dst = protowire.AppendTag(dst, fAVDouble, protowire.Fixed64Type)
+	dst = appendTag(dst, fAVDouble, protowire.Fixed64Type)
 	return protowire.AppendFixed64(dst, math.Float64bits(f))
 }
 
 func appendBool(dst []byte, b bool) []byte {
-	dst = protowire.AppendTag(dst, fAVBool, protowire.VarintType)
-	return protowire.AppendVarint(dst, protowire.EncodeBool(b))
+	dst = appendTag(dst, fAVBool, protowire.VarintType)
+	return appendVarint(dst, protowire.EncodeBool(b))
 }
 
 // appendAny encodes a KindAny value. Only the fallback (fmt) allocates.
@@ -295,7 +315,7 @@ func appendAny(dst []byte, x any) []byte {
 	case error:
 		return appendString(dst, fAVString, x.Error())
 	case []byte:
-		dst = protowire.AppendTag(dst, fAVBytes, protowire.BytesType)
+		dst = appendTag(dst, fAVBytes, protowire.BytesType)
 		return protowire.AppendBytes(dst, x)
 	case []string:
 		return appendArray(dst, x, func(dst []byte, s string) []byte { return appendString(dst, fAVString, s) })
