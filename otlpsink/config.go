@@ -119,12 +119,10 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 	case strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")) != "":
 		c.url, err = endpointURL(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")), insecure, true)
 	case strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) != "":
-		c.url, err = endpointURL(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")), insecure, false)
+		c.url, err = endpointURL(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")), insecure, true)
 		if err == nil {
 			u, _ := url.Parse(c.url)
-			if !strings.HasSuffix(u.Path, "/v1/logs") {
-				u.Path = path.Join(u.Path, "/v1/logs")
-			}
+			u.Path = path.Join(u.Path, "/v1/logs") // as the SDK's convPath does
 			c.url = u.String()
 		}
 	default:
@@ -223,7 +221,10 @@ func endpointURL(ep string, insecure, asIs bool) (string, error) {
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return "", fmt.Errorf("otlpsink: endpoint %q: want http(s)://host[:port][/path]", ep)
 	}
-	if !asIs && (u.Path == "" || u.Path == "/") {
+	switch {
+	case asIs && u.Path == "":
+		u.Path = "/" // as the SDK's convPathExact does
+	case !asIs && (u.Path == "" || u.Path == "/"):
 		u.Path = "/v1/logs"
 	}
 	return u.String(), nil
