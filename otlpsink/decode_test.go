@@ -281,6 +281,13 @@ func (rc *receiver) requests() []pbRequest {
 	return out
 }
 
+// setAnswer sets the reply policy (under the lock: the server reads it).
+func (rc *receiver) setAnswer(f func(i int, w http.ResponseWriter) bool) {
+	rc.mu.Lock()
+	rc.answer = f
+	rc.mu.Unlock()
+}
+
 func (rc *receiver) callCount() int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()

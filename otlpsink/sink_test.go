@@ -166,7 +166,7 @@ func TestUnavailableForAWhileNothingLostRetryAfterHonoured(t *testing.T) {
 	const down = 3
 	var mu sync.Mutex
 	var times []time.Time
-	rc.answer = func(i int, w http.ResponseWriter) bool {
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
 		mu.Lock()
 		times = append(times, time.Now())
 		mu.Unlock()
@@ -176,7 +176,7 @@ func TestUnavailableForAWhileNothingLostRetryAfterHonoured(t *testing.T) {
 			return false
 		}
 		return true
-	}
+	})
 	s, err := NewSink(testOptions(rc))
 	require.NoError(t, err)
 	h, err := s.NewHandler(&asyncbus.Options{})
@@ -213,13 +213,13 @@ func TestRetryAfterParsing(t *testing.T) {
 
 func TestBadRequestCountedAsFailedNotRetried(t *testing.T) {
 	rc := newReceiver(t)
-	rc.answer = func(i int, w http.ResponseWriter) bool {
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
 		if i == 0 {
 			http.Error(w, "malformed", http.StatusBadRequest)
 			return false
 		}
 		return true
-	}
+	})
 	s, err := NewSink(testOptions(rc))
 	require.NoError(t, err)
 	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
@@ -247,7 +247,7 @@ func TestBadRequestCountedAsFailedNotRetried(t *testing.T) {
 
 func TestPartialSuccessCounted(t *testing.T) {
 	rc := newReceiver(t)
-	rc.answer = func(_ int, w http.ResponseWriter) bool {
+	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
 		// ExportLogsServiceResponse{partial_success{rejected_log_records: 2, error_message: "x"}}
 		var ps []byte
 		ps = protowire.AppendTag(ps, 1, protowire.VarintType)
@@ -260,7 +260,7 @@ func TestPartialSuccessCounted(t *testing.T) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		_, _ = w.Write(resp)
 		return true
-	}
+	})
 	s, err := NewSink(testOptions(rc))
 	require.NoError(t, err)
 	h, err := s.NewHandler(nil)
@@ -309,10 +309,10 @@ func TestHeadersSent(t *testing.T) {
 
 func TestCloseStopsRetryingAtDeadline(t *testing.T) {
 	rc := newReceiver(t)
-	rc.answer = func(_ int, w http.ResponseWriter) bool {
+	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return false
-	}
+	})
 	s, err := NewSink(testOptions(rc))
 	require.NoError(t, err)
 	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
@@ -337,10 +337,10 @@ func TestCloseStopsRetryingAtDeadline(t *testing.T) {
 
 func TestCloseWithoutDeadlineUsesCloseTimeout(t *testing.T) {
 	rc := newReceiver(t)
-	rc.answer = func(_ int, w http.ResponseWriter) bool {
+	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
 		http.Error(w, "down", http.StatusBadGateway)
 		return false
-	}
+	})
 	o := testOptions(rc)
 	o.CloseTimeout = 200 * time.Millisecond
 	s, err := NewSink(o)
@@ -371,12 +371,12 @@ func TestForeignRecordsSentAsText(t *testing.T) {
 func TestDropMarkerArrivesAsRecord(t *testing.T) {
 	rc := newReceiver(t)
 	block := make(chan struct{})
-	rc.answer = func(i int, w http.ResponseWriter) bool {
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
 		if i == 0 {
 			<-block // hold the first batch so the ring fills
 		}
 		return true
-	}
+	})
 	h, err := NewHandler(testOptions(rc), &asyncbus.Options{Overflow: asyncbus.Drop, Capacity: 4096, OnError: func(error) {}})
 	require.NoError(t, err)
 	dropped := 0
