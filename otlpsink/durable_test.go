@@ -107,10 +107,16 @@ func TestKill9DuringOutageDurableRing(t *testing.T) {
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 
+	// Still down: the replay gives up after ReplayTimeout and NewHandler
+	// fails, leaving the records in the ring file.
+	_, err = NewHandler(Options{Endpoint: rc.srv.URL, RetryInitial: 5 * time.Millisecond, ReplayTimeout: 200 * time.Millisecond},
+		&asyncbus.Options{RingFile: ring, Capacity: 1 << 20, OnError: func(error) {}})
+	require.Error(t, err)
+
 	down.Store(false)
 	s, err := NewSink(Options{Endpoint: rc.srv.URL, RetryInitial: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond})
 	require.NoError(t, err)
-	h, err := s.NewHandler(&asyncbus.Options{RingFile: ring, Capacity: 1 << 20})
+	h, err := s.NewHandler(&asyncbus.Options{RingFile: ring, Capacity: 1 << 20, OnError: func(err error) { t.Log(err) }})
 	require.NoError(t, err)
 	recovered := h.Stats().Recovered
 	require.NoError(t, h.Close())
