@@ -56,9 +56,11 @@ type Options struct {
 
 	// RetryInitial is the first back-off after a retryable failure (429,
 	// 502, 503, 504 or a network error); it doubles up to RetryMax, with
-	// jitter. Zero means 1 s and 30 s. A Retry-After header overrides it.
+	// jitter (each wait is uniform in [d/2, d]). Zero means 1 s. A
+	// Retry-After header replaces the back-off for that wait.
 	RetryInitial time.Duration
-	RetryMax     time.Duration
+	// RetryMax caps the back-off; zero means 30 s.
+	RetryMax time.Duration
 	// CloseTimeout bounds how long the handler's Close keeps retrying when
 	// its context has no deadline; zero means 10 s. The records still
 	// unsent then are counted as failed.

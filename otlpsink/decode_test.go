@@ -1,7 +1,6 @@
 package otlpsink
 
 import (
-	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -292,13 +291,4 @@ func (rc *receiver) callCount() int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return rc.calls
-}
-
-// gunzip is for tests that check compressed bodies directly.
-func gunzip(t testing.TB, b []byte) []byte {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	require.NoError(t, err)
-	out, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	return out
 }

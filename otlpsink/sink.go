@@ -57,6 +57,7 @@ type StatusError struct {
 	Permanent bool   // not retried: the batch is counted as failed
 }
 
+// Error implements error.
 func (e *StatusError) Error() string {
 	kind := "retryable"
 	if e.Permanent {
@@ -65,7 +66,7 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("otlpsink: collector answered %d (%s): %s", e.Code, kind, e.Body)
 }
 
-// errGaveUp wraps the last error when retrying stops (Close or replay deadline).
+// gaveUpError wraps the last error when retrying stops (Close or replay deadline).
 type gaveUpError struct{ err error }
 
 func (e *gaveUpError) Error() string { return "otlpsink: gave up retrying: " + e.err.Error() }
@@ -107,6 +108,8 @@ type Sink struct {
 		err   error
 	}
 
+	// Counters: atomic because Stats reads them from any goroutine while
+	// the drainer adds; each is independent, so no ordering is needed.
 	sent, rejected, requests, retries, failedBatches, failedRecords, foreignN atomic.Uint64
 }
 
