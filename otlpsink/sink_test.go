@@ -163,7 +163,7 @@ func requireEachOnce(t *testing.T, recs []pbRecord, n int) {
 
 func TestUnavailableForAWhileNothingLostRetryAfterHonoured(t *testing.T) {
 	rc := newReceiver(t)
-	const down = 3
+	const down = 2
 	var mu sync.Mutex
 	var times []time.Time
 	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
@@ -402,4 +402,70 @@ func TestReplaceAttrRefused(t *testing.T) {
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr { return a },
 	})
 	require.Error(t, err)
+}
+
+// TestConcurrentProducersExactlyOnceInOrder: producers log through a
+// small ring while the collector refuses every third request; every
+// record arrives exactly once, in per-producer order.
+func TestConcurrentProducersExactlyOnceInOrder(t *testing.T) {
+	rc := newReceiver(t)
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
+		if i%3 == 1 {
+			http.Error(w, "throttled", http.StatusTooManyRequests)
+			return false
+		}
+		return true
+	})
+	o := testOptions(rc)
+	o.RetryInitial, o.RetryMax = time.Millisecond, 2*time.Millisecond
+	h, err := NewHandler(o, &asyncbus.Options{Capacity: 64 << 10, OnError: func(error) {}})
+	require.NoError(t, err)
+	const producers, each = 8, 1000
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			log := slog.New(h).With("p", p)
+			for i := range each {
+				log.LogAttrs(context.Background(), slog.LevelInfo, "stress", slog.Int("seq", i))
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, h.Close())
+
+	next := make([]int, producers)
+	for _, r := range rc.records() {
+		require.Len(t, r.Attrs, 2)
+		p, seq := int(r.Attrs[0].Value.Int), int(r.Attrs[1].Value.Int)
+		require.Equal(t, next[p], seq, "producer %d", p)
+		next[p]++
+	}
+	for p, n := range next {
+		require.Equal(t, each, n, "producer %d", p)
+	}
+	hs := h.Stats()
+	require.EqualValues(t, producers*each, hs.Written)
+	require.Zero(t, hs.Dropped+hs.Failed)
+}
+
+func TestMaxRequestBytesSplitsBatches(t *testing.T) {
+	rc := newReceiver(t)
+	o := testOptions(rc)
+	o.MaxRequestBytes = 400
+	s, err := NewSink(o)
+	require.NoError(t, err)
+	h, err := s.NewHandler(nil)
+	require.NoError(t, err)
+	const n = 50
+	for i := range n {
+		slog.New(h).Info("split", "seq", i)
+	}
+	require.NoError(t, h.Close())
+	requireEachOnce(t, rc.records(), n)
+	reqs := rc.requests()
+	require.Greater(t, len(reqs), n/10, "batches were split")
+	for _, r := range reqs {
+		require.NotEmpty(t, r.Records)
+	}
+	require.EqualValues(t, len(reqs), s.Stats().Requests)
 }
