@@ -348,7 +348,7 @@ func appendArray[T any](dst []byte, xs []T, elem func([]byte, T) []byte) []byte 
 // severity maps a slog level to an OTLP SeverityNumber: level + 9, so
 // DEBUG is 5, INFO 9, WARN 13, ERROR 17, clamped to 1 (TRACE) .. 24 (FATAL4).
 func severity(l slog.Level) int {
-	return min(max(int(l)+9, 1), 24)
+	return int(min(max(l, -8), 15)) + 9 // clamp first: l+9 could overflow
 }
 
 // appendLevelText appends l.String() (INFO, WARN+2, DEBUG-4, ...) without

@@ -134,6 +134,7 @@ func TestSeverityAndLevelText(t *testing.T) {
 		{slog.LevelDebug - 4, 1, "DEBUG-4"}, {slog.LevelDebug, 5, "DEBUG"}, {slog.LevelInfo, 9, "INFO"},
 		{slog.LevelInfo + 1, 10, "INFO+1"}, {slog.LevelWarn, 13, "WARN"}, {slog.LevelError, 17, "ERROR"},
 		{slog.LevelError + 4, 21, "ERROR+4"}, {slog.LevelError + 100, 24, "ERROR+100"},
+		{slog.Level(math.MaxInt), 24, slog.Level(math.MaxInt).String()}, {slog.Level(math.MinInt), 1, slog.Level(math.MinInt).String()},
 	} {
 		assert.Equal(t, tc.sev, severity(tc.l), tc.l)
 		assert.Equal(t, tc.text, string(appendLevelText(nil, tc.l)))
