@@ -36,7 +36,7 @@ func init() {
 // handleRecord is Handle for a handler with a plugged record encoder.
 func (h *Handler) handleRecord(ctx context.Context, r slog.Record) error {
 	b := bufPool.Get().(*buffer)
-	b.data = h.rec.AppendRecord(b.data[:0], ctx, r, h.contextFields(ctx, b))
+	b.data = h.rec.AppendRecord(b.data[:0], ctx, r, h.name, h.contextFields(ctx, b))
 	return h.enqueue(b, r.Level)
 }
 

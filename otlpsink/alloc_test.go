@@ -36,18 +36,18 @@ func spanContext() context.Context {
 }
 
 func TestEncoderAllocatesNothing(t *testing.T) {
-	enc := newEncoder().WithAttrs([]slog.Attr{slog.String("svc", "api")}).WithGroup("g")
+	enc := newEncoder(false, "").WithAttrs([]slog.Attr{slog.String("svc", "api")}).WithGroup("g")
 	r := referenceRecord()
 	ctx := spanContext()
 	buf := make([]byte, 0, 4096)
 	allocs := testing.AllocsPerRun(1000, func() {
-		buf = enc.AppendRecord(buf[:0], ctx, r, nil)
+		buf = enc.AppendRecord(buf[:0], ctx, r, "", nil)
 	})
 	assert.Zero(t, allocs)
 }
 
 func TestHandleAllocatesNothing(t *testing.T) {
-	hv, err := plug.NewHandler(discardBatches{}, &asyncbus.Options{}, newEncoder())
+	hv, err := plug.NewHandler(discardBatches{}, &asyncbus.Options{}, newEncoder(false, ""))
 	require.NoError(t, err)
 	h := hv.(*asyncbus.Handler)
 	defer h.Close()
@@ -60,12 +60,12 @@ func TestHandleAllocatesNothing(t *testing.T) {
 }
 
 func BenchmarkEncoder(b *testing.B) {
-	enc := newEncoder()
+	enc := newEncoder(false, "")
 	r := referenceRecord()
 	ctx := spanContext()
 	buf := make([]byte, 0, 4096)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = enc.AppendRecord(buf[:0], ctx, r, nil)
+		buf = enc.AppendRecord(buf[:0], ctx, r, "", nil)
 	}
 }

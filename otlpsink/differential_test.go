@@ -108,7 +108,7 @@ func TestDifferentialAgainstSlogJSON(t *testing.T) {
 			},
 		}))
 		sink := &collect{}
-		hv, err := plug.NewHandler(sink, &asyncbus.Options{}, newEncoder())
+		hv, err := plug.NewHandler(sink, &asyncbus.Options{}, newEncoder(false, ""))
 		require.NoError(t, err)
 		var oh slog.Handler = hv.(*asyncbus.Handler)
 		for range rng.IntN(4) {

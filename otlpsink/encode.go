@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -116,10 +117,18 @@ type level struct {
 // encoder is the caller-side encoder: it writes a record as one element
 // of ScopeLogs.log_records. It is immutable once built.
 type encoder struct {
-	levels []level // levels[0] is the top level; never empty
+	levels    []level // levels[0] is the top level; never empty
+	addSource bool    // write code.file.path, code.function.name, code.line.number
+	loggerKey string  // the attribute key of a Named handler's name
 }
 
-func newEncoder() *encoder { return &encoder{levels: []level{{}}} }
+// newEncoder returns the top-level encoder; an empty loggerKey means "logger".
+func newEncoder(addSource bool, loggerKey string) *encoder {
+	if loggerKey == "" {
+		loggerKey = "logger"
+	}
+	return &encoder{levels: []level{{}}, addSource: addSource, loggerKey: loggerKey}
+}
 
 var _ plug.Encoder = (*encoder)(nil)
 
@@ -134,7 +143,7 @@ func kvField(depth int) protowire.Number {
 
 // WithAttrs implements plug.Encoder.
 func (e *encoder) WithAttrs(attrs []slog.Attr) plug.Encoder {
-	e2 := &encoder{levels: append([]level(nil), e.levels...)}
+	e2 := &encoder{levels: append([]level(nil), e.levels...), addSource: e.addSource, loggerKey: e.loggerKey}
 	last := &e2.levels[len(e2.levels)-1]
 	buf := append([]byte(nil), last.attrs...)
 	for _, a := range attrs {
@@ -146,12 +155,12 @@ func (e *encoder) WithAttrs(attrs []slog.Attr) plug.Encoder {
 
 // WithGroup implements plug.Encoder.
 func (e *encoder) WithGroup(name string) plug.Encoder {
-	e2 := &encoder{levels: append(append([]level(nil), e.levels...), level{name: name})}
+	e2 := &encoder{levels: append(append([]level(nil), e.levels...), level{name: name}), addSource: e.addSource, loggerKey: e.loggerKey}
 	return e2
 }
 
 // AppendRecord implements plug.Encoder.
-func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, extra []slog.Attr) []byte {
+func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, name string, extra []slog.Attr) []byte {
 	dst, mark := openLen(dst, fSLLogRecords)
 	if !r.Time.IsZero() {
 		dst = appendTag(dst, fLRTime, protowire.Fixed64Type)
@@ -167,8 +176,14 @@ func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, e
 	dst, m = openLen(dst, fLRBody)
 	dst = appendString(dst, fAVString, r.Message)
 	dst = closeLen(dst, m)
+	if name != "" {
+		dst = appendAttr(dst, fLRAttributes, slog.String(e.loggerKey, name))
+	}
 	for _, a := range extra {
 		dst = appendAttr(dst, fLRAttributes, a)
+	}
+	if e.addSource {
+		dst = append(dst, sourceAttrs(r.PC)...)
 	}
 	dst = e.appendLevel(dst, 0, r)
 	if ctx != nil {
@@ -371,4 +386,38 @@ func appendLevelText(dst []byte, l slog.Level) []byte {
 		dst = strconv.AppendInt(dst, int64(off), 10)
 	}
 	return dst
+}
+
+// srcEntry holds the encoded source attributes of one PC.
+type srcEntry struct {
+	pc  uintptr
+	kvs []byte // code.* KeyValues as LogRecord.attributes; nil if unresolvable
+}
+
+// srcCache is a direct-mapped cache of resolved PCs. Each slot holds an
+// immutable *srcEntry published with an atomic Store, so a reader sees
+// either an old complete entry or a new complete one; a collision only
+// costs a re-resolution (which allocates).
+var srcCache [1024]atomic.Pointer[srcEntry]
+
+// sourceAttrs returns the encoded code.file.path, code.function.name and
+// code.line.number attributes of pc (the OTel semantic conventions that
+// otelslog's WithSource writes), or nil.
+func sourceAttrs(pc uintptr) []byte {
+	if pc == 0 {
+		return nil
+	}
+	slot := &srcCache[(pc>>2^pc>>12)%uintptr(len(srcCache))]
+	if e := slot.Load(); e != nil && e.pc == pc {
+		return e.kvs
+	}
+	src := slog.NewRecord(time.Time{}, 0, "", pc).Source()
+	e := &srcEntry{pc: pc}
+	if src != nil && src.File != "" {
+		e.kvs = appendAttr(e.kvs, fLRAttributes, slog.String("code.file.path", src.File))
+		e.kvs = appendAttr(e.kvs, fLRAttributes, slog.String("code.function.name", src.Function))
+		e.kvs = appendAttr(e.kvs, fLRAttributes, slog.Int("code.line.number", src.Line))
+	}
+	slot.Store(e)
+	return e.kvs
 }

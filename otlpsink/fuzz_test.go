@@ -20,10 +20,10 @@ func FuzzEncoderRoundTrip(f *testing.F) {
 		if key == "" || group == "" {
 			key, group = key+"k", group+"g" // empty keys and groups follow slog's rules (tested elsewhere)
 		}
-		enc := newEncoder().WithGroup(group)
+		enc := newEncoder(false, "").WithGroup(group)
 		r := slog.NewRecord(time.Unix(0, 1), slog.Level(level), msg, 0)
 		r.AddAttrs(slog.String(key, sval), slog.Int64("i", ival), slog.Float64("f", fval))
-		b := enc.AppendRecord(nil, context.Background(), r, nil)
+		b := enc.AppendRecord(nil, context.Background(), r, "", nil)
 		require.True(t, isFramed(b))
 		_, n := consumeLen(b[1:])
 		got := decodeRecord(t, b[1+n:])

@@ -145,8 +145,10 @@ func NewSink(o Options) (*Sink, error) {
 
 // NewHandler returns an asyncbus handler that encodes records as OTLP
 // LogRecords and ships them to the collector described by o. opts are the
-// handler's options as for asyncbus.NewHandler (Format, Color and
-// ReplaceAttr do not apply; ReplaceAttr is refused). Like asyncbus.Open it
+// handler's options as for asyncbus.NewHandler; Format, Color and
+// SlogLevelNames do not apply, AddSource writes the OTel code.* attributes,
+// a Named handler's name is a top-level attribute under LoggerKey, and
+// ReplaceAttr is refused (not supported). Like asyncbus.Open it
 // fails when opts.RingFile cannot be used, or when the records an earlier
 // process left there cannot be delivered within o.ReplayTimeout.
 func NewHandler(o Options, opts *asyncbus.Options) (*asyncbus.Handler, error) {
@@ -166,7 +168,11 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	// Bound the retries of the ring file replay that runs inside.
 	replayDeadline := time.Now().Add(s.cfg.replayWait).UnixNano()
 	s.giveUpAt.Store(replayDeadline)
-	h, err := plug.NewHandler(s, opts, newEncoder())
+	var o asyncbus.Options
+	if opts != nil {
+		o = *opts
+	}
+	h, err := plug.NewHandler(s, opts, newEncoder(o.AddSource, o.LoggerKey))
 	// Replay is over: retry without limit until Close. CAS, not Store: a
 	// Close that already began keeps its own deadline.
 	s.giveUpAt.CompareAndSwap(replayDeadline, 0)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
 // testOptions points at rc with fast retries and no environment influence.
@@ -469,4 +471,40 @@ func TestMaxRequestBytesSplitsBatches(t *testing.T) {
 		require.NotEmpty(t, r.Records)
 	}
 	require.EqualValues(t, len(reqs), s.Stats().Requests)
+}
+
+func TestAddSource(t *testing.T) {
+	rc := newReceiver(t)
+	h, err := NewHandler(testOptions(rc), &asyncbus.Options{AddSource: true})
+	require.NoError(t, err)
+	slog.New(h).Info("here") // the line below is checked
+	_, file, line, _ := runtime.Caller(0)
+	require.NoError(t, h.Close())
+	recs := rc.records()
+	require.Len(t, recs, 1)
+	require.Len(t, recs[0].Attrs, 3)
+	assert.Equal(t, pbKV{"code.file.path", str(file)}, recs[0].Attrs[0])
+	assert.Equal(t, "code.function.name", recs[0].Attrs[1].Key)
+	assert.Contains(t, recs[0].Attrs[1].Value.Str, "TestAddSource")
+	assert.Equal(t, pbKV{"code.line.number", i64(int64(line - 1))}, recs[0].Attrs[2])
+
+	hv, err := plug.NewHandler(discardBatches{}, &asyncbus.Options{AddSource: true}, newEncoder(true, ""))
+	require.NoError(t, err)
+	log := slog.New(hv.(*asyncbus.Handler))
+	allocs := testing.AllocsPerRun(1000, func() { log.Info("cached source") })
+	assert.Zero(t, allocs, "the source of a PC is resolved once")
+}
+
+func TestNamedLoggerAndContextHook(t *testing.T) {
+	rc := newReceiver(t)
+	h, err := NewHandler(testOptions(rc), &asyncbus.Options{
+		LoggerKey: "component",
+		Context:   func(_ context.Context, w *asyncbus.FieldWriter) { w.AddString("tenant", "t1") },
+	})
+	require.NoError(t, err)
+	slog.New(h.Named("db").Named("pool")).Info("named", "k", 1)
+	require.NoError(t, h.Close())
+	recs := rc.records()
+	require.Len(t, recs, 1)
+	assert.Equal(t, []pbKV{{"component", str("db.pool")}, {"tenant", str("t1")}, {"k", i64(1)}}, recs[0].Attrs)
 }

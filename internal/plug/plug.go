@@ -20,9 +20,10 @@ type Encoder interface {
 	// WithGroup returns an encoder that puts later attributes in group name.
 	WithGroup(name string) Encoder
 	// AppendRecord appends r, encoded as one whole bus record, to dst.
-	// extra are top-level attributes from the handler's Options.Context
-	// hook (valid only during the call). ctx may be nil.
-	AppendRecord(dst []byte, ctx context.Context, r slog.Record, extra []slog.Attr) []byte
+	// name is the logger name given by Handler.Named, or empty; extra are
+	// top-level attributes from the handler's Options.Context hook (valid
+	// only during the call). ctx may be nil.
+	AppendRecord(dst []byte, ctx context.Context, r slog.Record, name string, extra []slog.Attr) []byte
 }
 
 // Closer is implemented by sinks that want to know when the handler's
