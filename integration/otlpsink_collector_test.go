@@ -129,10 +129,14 @@ func TestOTLPSinkCollectorUnavailableForAWhile(t *testing.T) {
 
 // startLogsReceiver is startReceiver for any consumer.
 func startLogsReceiver(t *testing.T, next consumer.Logs) string {
+	return startLogsReceiverAt(t, next, freeAddr(t))
+}
+
+// startLogsReceiverAt runs otlpreceiver (HTTP only) on addr.
+func startLogsReceiverAt(t *testing.T, next consumer.Logs, addr string) string {
 	t.Helper()
 	f := otlpreceiver.NewFactory()
 	cfg := f.CreateDefaultConfig().(*otlpreceiver.Config)
-	addr := freeAddr(t)
 	httpCfg := cfg.Protocols.HTTP.GetOrInsertDefault()
 	httpCfg.ServerConfig.NetAddr.Endpoint = addr
 	cfg.Protocols.HTTP = configoptional.Some(*httpCfg)
