@@ -148,7 +148,12 @@ func NewSink(o Options) (*Sink, error) {
 // handler's options as for asyncbus.NewHandler; Format, Color and
 // SlogLevelNames do not apply, AddSource writes the OTel code.* attributes,
 // a Named handler's name is a top-level attribute under LoggerKey, and
-// ReplaceAttr is refused (not supported). Like asyncbus.Open it
+// ReplaceAttr is refused (not supported).
+//
+// Records at or above opts.SyncLevel (FATAL by default) are delivered
+// before Handle returns, as for any asyncbus handler: while the collector
+// is unreachable, such a Handle waits for it (with RingFile the record is
+// already safe in the file). Like asyncbus.Open it
 // fails when opts.RingFile cannot be used, or when the records an earlier
 // process left there cannot be delivered within o.ReplayTimeout.
 func NewHandler(o Options, opts *asyncbus.Options) (*asyncbus.Handler, error) {
