@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
@@ -68,4 +69,17 @@ func BenchmarkEncoder(b *testing.B) {
 	for b.Loop() {
 		buf = enc.AppendRecord(buf[:0], ctx, r, "", nil)
 	}
+}
+
+// BenchmarkEncoderReference encodes the encode package's reference record,
+// for comparison with encode.BenchmarkReference (JSON, Text, ...).
+func BenchmarkEncoderReference(b *testing.B) {
+	enc := newEncoder(false, "")
+	r := encode.ReferenceRecord()
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = enc.AppendRecord(buf[:0], nil, r, "", nil)
+	}
+	b.SetBytes(int64(len(buf)))
 }

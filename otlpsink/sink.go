@@ -39,6 +39,10 @@ import (
 	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
+// rejectMemo is how long a permanently refused batch is remembered (see
+// Sink.lastRejected); the bus's own retries of a batch span well under it.
+const rejectMemo = 2 * time.Second
+
 // Stats are a Sink's delivery counters.
 type Stats struct {
 	Sent          uint64 // records in requests the collector accepted (Rejected included)
@@ -102,9 +106,14 @@ type Sink struct {
 	foreign []byte
 	// lastRejected identifies the batch last refused permanently, so the
 	// bus's own retries of that batch are answered without re-sending it.
+	// The bus retries within a few milliseconds; the memo expires after
+	// rejectMemo so a later batch at the same ring address (after a wrap)
+	// is never mistaken for it.
 	lastRejected struct {
 		first *byte
+		size  int // len of the first record
 		n     int
+		at    time.Time
 		err   error
 	}
 
@@ -234,7 +243,8 @@ func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if lr := &s.lastRejected; lr.err != nil && len(recs[0]) > 0 && &recs[0][0] == lr.first && len(recs) >= lr.n {
+	if lr := &s.lastRejected; lr.err != nil && len(recs[0]) > 0 && &recs[0][0] == lr.first &&
+		len(recs[0]) == lr.size && len(recs) >= lr.n && time.Since(lr.at) < rejectMemo {
 		// The bus retrying the batch we refused permanently: same answer.
 		return 0, lr.err
 	}
@@ -245,7 +255,8 @@ func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
 		s.failedRecords.Add(uint64(n))
 		var se *StatusError
 		if errors.As(err, &se) && se.Permanent && len(recs[0]) > 0 {
-			s.lastRejected.first, s.lastRejected.n, s.lastRejected.err = &recs[0][0], n, err
+			s.lastRejected.first, s.lastRejected.size, s.lastRejected.n = &recs[0][0], len(recs[0]), n
+			s.lastRejected.at, s.lastRejected.err = time.Now(), err
 		}
 		return 0, err
 	}
