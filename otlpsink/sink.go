@@ -41,7 +41,7 @@ import (
 
 // rejectMemo is how long a permanently refused batch is remembered (see
 // Sink.lastRejected); the bus's own retries of a batch span well under it.
-const rejectMemo = 2 * time.Second
+const rejectMemo = 5 * time.Second
 
 // Stats are a Sink's delivery counters.
 type Stats struct {
@@ -106,7 +106,8 @@ type Sink struct {
 	foreign []byte
 	// lastRejected identifies the batch last refused permanently, so the
 	// bus's own retries of that batch are answered without re-sending it.
-	// The bus retries within a few milliseconds; the memo expires after
+	// The bus retries within seconds at most (4 attempts, back-off capped
+	// at 1 s); the memo expires after
 	// rejectMemo so a later batch at the same ring address (after a wrap)
 	// is never mistaken for it.
 	lastRejected struct {
