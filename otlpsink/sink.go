@@ -107,9 +107,10 @@ type Sink struct {
 	// lastRejected identifies the batch last refused permanently, so the
 	// bus's own retries of that batch are answered without re-sending it.
 	// The bus retries within seconds at most (4 attempts, back-off capped
-	// at 1 s); the memo expires after
-	// rejectMemo so a later batch at the same ring address (after a wrap)
-	// is never mistaken for it.
+	// at 1 s); the memo expires after rejectMemo and is cleared by any
+	// success, so a later batch at the same ring address could only be
+	// mistaken for it if the whole ring wrapped within rejectMemo with
+	// every batch refused.
 	lastRejected struct {
 		first *byte
 		size  int // len of the first record
