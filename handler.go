@@ -13,6 +13,7 @@ import (
 
 	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/bus"
+	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
 // Format selects how records are encoded.
@@ -41,6 +42,7 @@ type Handler struct {
 	slot     *levelSlot   // the level to compare against: one atomic load
 	leveler  slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
 	stateful bool         // WithAttrs or WithGroup was applied (see HandleAttrs)
+	rec      plug.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
 }
 
 // core is what all handlers derived from one NewHandler share.
@@ -52,6 +54,7 @@ type core struct {
 	copyCtx   bool // ReplaceAttr is set: context field values are copied, not aliased
 	closeOnce sync.Once
 	closeErr  error
+	closing   func(context.Context) // recordencoder.go: tells a plugged sink that Close began
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -163,6 +166,9 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 // for the write, except for records at or above Options.SyncLevel, which
 // are written and synced before Handle returns.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
+	if h.rec != nil {
+		return h.handleRecord(ctx, r)
+	}
 	b := bufPool.Get().(*buffer)
 	b.data = h.enc.Append(b.data[:0], r, h.contextFields(ctx, b))
 	return h.enqueue(b, r.Level)
@@ -175,7 +181,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 // source). attrs are not retained. Bridges that convert records from
 // other APIs (otelbridge) use it.
 func (h *Handler) HandleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	if h.stateful {
+	if h.stateful || h.rec != nil {
 		// WithAttrs/WithGroup state sits between top-level fields and the
 		// record's attributes: only a Record puts attrs after it.
 		r := slog.NewRecord(t, level, msg, 0)
@@ -237,6 +243,10 @@ func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 		return h
 	}
 	h2 := *h
+	if h.rec != nil {
+		h2.rec = h.rec.WithAttrs(attrs)
+		return &h2
+	}
 	h2.enc = h.enc.WithAttrs(attrs)
 	h2.stateful = true
 	return &h2
@@ -248,6 +258,10 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 		return h
 	}
 	h2 := *h
+	if h.rec != nil {
+		h2.rec = h.rec.WithGroup(name)
+		return &h2
+	}
 	h2.enc = h.enc.WithGroup(name)
 	h2.stateful = true
 	return &h2
@@ -298,6 +312,7 @@ func (h *Handler) Close() error {
 // queued are counted as failed and ctx's error is returned.
 func (h *Handler) CloseContext(ctx context.Context) error {
 	h.core.closeOnce.Do(func() {
+		h.core.notifyClosing(ctx) // recordencoder.go
 		h.core.closeErr = h.core.bus.Close(ctx)
 	})
 	return h.core.closeErr

@@ -1,0 +1,300 @@
+package otlpsink
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options configures a Sink. Empty fields are taken from the standard
+// OpenTelemetry environment variables, with the precedence of the OTel Go
+// SDK's otlploghttp exporter: the logs-specific variable
+// (OTEL_EXPORTER_OTLP_LOGS_*) before the generic one (OTEL_EXPORTER_OTLP_*),
+// then the default.
+type Options struct {
+	// Endpoint is the collector's URL. With an empty path (or "/"),
+	// "/v1/logs" is appended; any other path is used as given. Without a
+	// scheme ("collector:4318") https is used, or http with Insecure.
+	// Empty: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT (used as given), else
+	// OTEL_EXPORTER_OTLP_ENDPOINT with "/v1/logs" appended to its path,
+	// else https://localhost:4318/v1/logs (http with Insecure).
+	Endpoint string
+	// Insecure selects http for an endpoint without a scheme. If false,
+	// OTEL_EXPORTER_OTLP_LOGS_INSECURE / OTEL_EXPORTER_OTLP_INSECURE ("true")
+	// may set it.
+	Insecure bool
+	// TLSConfig is used for https endpoints; nil means Go's defaults.
+	TLSConfig *tls.Config
+	// Headers are sent with every request. Nil: OTEL_EXPORTER_OTLP_LOGS_HEADERS,
+	// else OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2", values percent-decoded).
+	Headers map[string]string
+	// Timeout bounds each request. Zero: OTEL_EXPORTER_OTLP_LOGS_TIMEOUT,
+	// else OTEL_EXPORTER_OTLP_TIMEOUT (milliseconds), else 10 s.
+	Timeout time.Duration
+	// Compression is "gzip" or "none". Empty: OTEL_EXPORTER_OTLP_LOGS_COMPRESSION,
+	// else OTEL_EXPORTER_OTLP_COMPRESSION, else none.
+	Compression string
+
+	// Resource holds the resource attributes (service.name etc.). They are
+	// added to, and override, those of OTEL_RESOURCE_ATTRIBUTES
+	// ("k=v,k2=v2", values percent-decoded) and OTEL_SERVICE_NAME. Without
+	// any service.name, "unknown_service:<executable>" is used, as the SDK does.
+	Resource []slog.Attr
+	// ScopeName and ScopeVersion name the instrumentation scope; empty
+	// ScopeName means "github.com/asyncbus/asyncbus/otlpsink".
+	ScopeName    string
+	ScopeVersion string
+
+	// RetryInitial is the first back-off after a retryable failure (429,
+	// 502, 503, 504 or a network error); it doubles up to RetryMax, with
+	// jitter (each wait is uniform in [d/2, d]). Zero means 1 s. A
+	// Retry-After header replaces the back-off for that wait.
+	RetryInitial time.Duration
+	// RetryMax caps the back-off; zero means 30 s.
+	RetryMax time.Duration
+	// CloseTimeout bounds how long the handler's Close keeps retrying when
+	// its context has no deadline; zero means 10 s. The records still
+	// unsent then are counted as failed.
+	CloseTimeout time.Duration
+	// ReplayTimeout bounds the retries while records of an earlier process
+	// are replayed from asyncbus.Options.RingFile by NewHandler; zero
+	// means 10 s. If the collector stays unreachable, NewHandler fails and
+	// the records stay in the ring file for the next start.
+	ReplayTimeout time.Duration
+	// MaxRequestBytes caps the uncompressed size of one request; a drained
+	// batch is split into several. Zero means 4 MiB. A single record is
+	// always sent, whatever its size.
+	MaxRequestBytes int
+	// HTTPClient, if set, sends the requests (TLSConfig is then ignored).
+	HTTPClient *http.Client
+}
+
+// config is Options resolved against the environment.
+type config struct {
+	url        string
+	headers    http.Header
+	timeout    time.Duration
+	gzip       bool
+	client     *http.Client
+	resource   []slog.Attr
+	scopeName  string
+	scopeVer   string
+	retryInit  time.Duration
+	retryMax   time.Duration
+	closeWait  time.Duration
+	replayWait time.Duration
+	maxRequest int
+}
+
+func resolve(o Options, getenv func(string) string) (*config, error) {
+	env := func(name string) string {
+		if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_" + name)); v != "" {
+			return v
+		}
+		return strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_" + name))
+	}
+	c := &config{
+		timeout:    o.Timeout,
+		retryInit:  o.RetryInitial,
+		retryMax:   o.RetryMax,
+		closeWait:  o.CloseTimeout,
+		replayWait: o.ReplayTimeout,
+		maxRequest: o.MaxRequestBytes,
+		scopeName:  o.ScopeName,
+		scopeVer:   o.ScopeVersion,
+	}
+	insecure := o.Insecure || strings.EqualFold(env("INSECURE"), "true")
+
+	var err error
+	switch {
+	case o.Endpoint != "":
+		c.url, err = endpointURL(o.Endpoint, insecure, false)
+	case strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")) != "":
+		c.url, err = endpointURL(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")), insecure, true)
+	case strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) != "":
+		c.url, err = endpointURL(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")), insecure, true)
+		if err == nil {
+			u, _ := url.Parse(c.url)
+			u.Path = path.Join(u.Path, "/v1/logs") // as the SDK's convPath does
+			c.url = u.String()
+		}
+	default:
+		c.url, err = endpointURL("localhost:4318", insecure, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	c.headers = http.Header{}
+	if o.Headers != nil {
+		for k, v := range o.Headers {
+			c.headers.Set(k, v)
+		}
+	} else if h := env("HEADERS"); h != "" {
+		kv, err := parseKV(h)
+		if err != nil {
+			return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_HEADERS: %w", err)
+		}
+		for _, p := range kv {
+			c.headers.Set(p[0], p[1])
+		}
+	}
+
+	if c.timeout <= 0 {
+		c.timeout = 10 * time.Second
+		if t := env("TIMEOUT"); t != "" {
+			ms, err := strconv.ParseInt(t, 10, 64)
+			if err != nil || ms <= 0 {
+				return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_TIMEOUT %q: want a positive number of milliseconds", t)
+			}
+			c.timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+
+	comp := strings.ToLower(o.Compression)
+	if comp == "" {
+		comp = strings.ToLower(env("COMPRESSION"))
+	}
+	switch comp {
+	case "", "none":
+	case "gzip":
+		c.gzip = true
+	default:
+		return nil, fmt.Errorf("otlpsink: compression %q: want gzip or none", comp)
+	}
+
+	c.resource, err = resourceAttrs(o.Resource, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if c.scopeName == "" {
+		c.scopeName = "github.com/asyncbus/asyncbus/otlpsink"
+	}
+	if c.retryInit <= 0 {
+		c.retryInit = time.Second
+	}
+	if c.retryMax <= 0 {
+		c.retryMax = 30 * time.Second
+	}
+	c.retryMax = max(c.retryMax, c.retryInit)
+	if c.closeWait <= 0 {
+		c.closeWait = 10 * time.Second
+	}
+	if c.replayWait <= 0 {
+		c.replayWait = 10 * time.Second
+	}
+	if c.maxRequest <= 0 {
+		c.maxRequest = 4 << 20
+	}
+	c.client = o.HTTPClient
+	if c.client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if o.TLSConfig != nil {
+			tr.TLSClientConfig = o.TLSConfig.Clone()
+		}
+		c.client = &http.Client{Transport: tr}
+	}
+	return c, nil
+}
+
+// endpointURL turns an endpoint into the request URL (see Options.Endpoint).
+// With asIs, the path is kept even when empty (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT).
+func endpointURL(ep string, insecure, asIs bool) (string, error) {
+	if !strings.Contains(ep, "://") {
+		scheme := "https://"
+		if insecure {
+			scheme = "http://"
+		}
+		ep = scheme + ep
+	}
+	u, err := url.Parse(ep)
+	if err != nil {
+		return "", fmt.Errorf("otlpsink: endpoint %q: %w", ep, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("otlpsink: endpoint %q: want http(s)://host[:port][/path]", ep)
+	}
+	switch {
+	case asIs && u.Path == "":
+		u.Path = "/" // as the SDK's convPathExact does
+	case !asIs && (u.Path == "" || u.Path == "/"):
+		u.Path = "/v1/logs"
+	}
+	return u.String(), nil
+}
+
+// parseKV parses the W3C-baggage-like list the OTel environment variables
+// use: "k=v,k2=v2", keys trimmed, values trimmed and percent-decoded.
+func parseKV(s string) ([][2]string, error) {
+	var out [][2]string
+	for item := range strings.SplitSeq(s, ",") {
+		if strings.TrimSpace(item) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(item, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("invalid member %q: want key=value", item)
+		}
+		dv, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("invalid value in %q: %w", item, err)
+		}
+		out = append(out, [2]string{k, dv})
+	}
+	return out, nil
+}
+
+// resourceAttrs merges OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME and the
+// caller's attributes, later ones overriding earlier ones by key, in first
+// appearance order.
+func resourceAttrs(own []slog.Attr, getenv func(string) string) ([]slog.Attr, error) {
+	var out []slog.Attr
+	set := func(a slog.Attr) {
+		for i := range out {
+			if out[i].Key == a.Key {
+				out[i] = a
+				return
+			}
+		}
+		out = append(out, a)
+	}
+	if s := getenv("OTEL_RESOURCE_ATTRIBUTES"); strings.TrimSpace(s) != "" {
+		kv, err := parseKV(s)
+		if err != nil {
+			return nil, fmt.Errorf("otlpsink: OTEL_RESOURCE_ATTRIBUTES: %w", err)
+		}
+		for _, p := range kv {
+			set(slog.String(p[0], p[1]))
+		}
+	}
+	if s := strings.TrimSpace(getenv("OTEL_SERVICE_NAME")); s != "" {
+		set(slog.String("service.name", s))
+	}
+	for _, a := range own {
+		if a.Key == "" {
+			return nil, errors.New("otlpsink: Options.Resource: attribute with an empty key")
+		}
+		set(a)
+	}
+	for _, a := range out {
+		if a.Key == "service.name" {
+			return out, nil
+		}
+	}
+	exe, err := os.Executable()
+	name := "unknown_service"
+	if err == nil {
+		name += ":" + filepath.Base(exe)
+	}
+	return append(out, slog.String("service.name", name)), nil
+}

@@ -1,0 +1,520 @@
+// Package otlpsink ships asyncbus records to an OpenTelemetry Collector (or
+// any OTLP receiver) over OTLP/HTTP protobuf.
+//
+// Records are encoded on the caller, without allocating, as OTLP LogRecords
+// already framed as elements of ScopeLogs.log_records, and enqueued on the
+// handler's lock-free ring; the drainer's batch is then just their
+// concatenation, which the Sink wraps in one ExportLogsServiceRequest with
+// the precomputed resource and scope and POSTs to <endpoint>/v1/logs.
+//
+// Delivery: a batch is acknowledged to the ring only once the collector
+// accepted it. Retryable failures (429, 502, 503, 504, network errors) are
+// retried with capped, jittered exponential back-off, honouring Retry-After;
+// meanwhile records wait in the ring and the handler's Overflow policy
+// decides what callers see. Permanent rejections (400 and other 4xx/5xx) are
+// counted as failed, in the handler's Stats and in Sink.Stats. With
+// asyncbus.Options.RingFile, records accepted before a crash or during an
+// outage are sent by the next start (at least once: a batch in flight at the
+// crash is sent again).
+package otlpsink
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/plug"
+)
+
+// rejectMemo is how long a permanently refused batch is remembered (see
+// Sink.lastRejected); the bus's own retries of a batch span well under it.
+const rejectMemo = 5 * time.Second
+
+// Stats are a Sink's delivery counters.
+type Stats struct {
+	Sent          uint64 // records in requests the collector accepted (Rejected included)
+	Rejected      uint64 // records the collector reported as rejected in a partial success
+	Requests      uint64 // HTTP requests made
+	Retries       uint64 // requests repeated after a retryable failure
+	FailedBatches uint64 // requests given up: permanent rejection, or retrying stopped by Close or the replay timeout
+	FailedRecords uint64 // records in FailedBatches
+	Foreign       uint64 // records that were not encoded LogRecords (drop markers), sent as text bodies
+}
+
+// StatusError is a non-2xx answer from the collector.
+type StatusError struct {
+	Code      int
+	Body      string // the start of the response body
+	Permanent bool   // not retried: the batch is counted as failed
+}
+
+// Error implements error.
+func (e *StatusError) Error() string {
+	kind := "retryable"
+	if e.Permanent {
+		kind = "permanent"
+	}
+	return fmt.Sprintf("otlpsink: collector answered %d (%s): %s", e.Code, kind, e.Body)
+}
+
+// gaveUpError wraps the last error when retrying stops (Close or replay deadline).
+type gaveUpError struct{ err error }
+
+func (e *gaveUpError) Error() string { return "otlpsink: gave up retrying: " + e.err.Error() }
+func (e *gaveUpError) Unwrap() error { return e.err }
+
+// Sink is an io.Writer and async.BatchWriter that sends records encoded by
+// this package's handler to a collector. Use it through NewHandler or
+// Sink.NewHandler; other records written to it (an asyncbus drop marker,
+// or lines from a text handler) are each sent as a LogRecord whose body is
+// their text.
+type Sink struct {
+	cfg *config
+
+	resourcePrefix []byte // ResourceLogs.resource field, encoded once
+	scopePrefix    []byte // ScopeLogs.scope field, encoded once
+
+	// base is the context of every request; cancelled when the close
+	// deadline passes, so a hung request cannot outlive Close.
+	base   context.Context
+	cancel context.CancelFunc
+
+	// giveUpAt is the unix-nano deadline after which retrying stops (0:
+	// none). Atomic: set by Closing and NewHandler on other goroutines,
+	// read by the drainer between attempts.
+	giveUpAt atomic.Int64
+	closing  chan struct{} // closed by Closing: wakes a back-off sleep to re-read giveUpAt
+	closeMu  sync.Once
+
+	mu      sync.Mutex // serialises sends: the drainer, and Write by other users
+	body    []byte
+	zbuf    bytes.Buffer
+	zw      *gzip.Writer
+	foreign []byte
+	// lastRejected identifies the batch last refused permanently, so the
+	// bus's own retries of that batch are answered without re-sending it.
+	// The bus retries within seconds at most (4 attempts, back-off capped
+	// at 1 s); the memo expires after rejectMemo and is cleared by any
+	// success, so a later batch at the same ring address could only be
+	// mistaken for it if the whole ring wrapped within rejectMemo with
+	// every batch refused.
+	lastRejected struct {
+		first *byte
+		size  int // len of the first record
+		n     int
+		at    time.Time
+		err   error
+	}
+
+	// Counters: atomic because Stats reads them from any goroutine while
+	// the drainer adds; each is independent, so no ordering is needed.
+	sent, rejected, requests, retries, failedBatches, failedRecords, foreignN atomic.Uint64
+}
+
+var (
+	_ io.Writer   = (*Sink)(nil)
+	_ plug.Closer = (*Sink)(nil)
+)
+
+// NewSink resolves o against the environment and returns a Sink. It does
+// not connect.
+func NewSink(o Options) (*Sink, error) {
+	c, err := resolve(o, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink{cfg: c, closing: make(chan struct{})}
+	s.base, s.cancel = context.WithCancel(context.Background())
+
+	res, m := openLen(nil, fRLResource)
+	for _, a := range c.resource {
+		res = appendAttr(res, fResAttributes, a)
+	}
+	s.resourcePrefix = closeLen(res, m)
+
+	sc, m := openLen(nil, fSLScope)
+	sc = appendString(sc, fScopeName, c.scopeName)
+	if c.scopeVer != "" {
+		sc = appendString(sc, fScopeVersion, c.scopeVer)
+	}
+	s.scopePrefix = closeLen(sc, m)
+	return s, nil
+}
+
+// NewHandler returns an asyncbus handler that encodes records as OTLP
+// LogRecords and ships them to the collector described by o. opts are the
+// handler's options as for asyncbus.NewHandler; Format, Color and
+// SlogLevelNames do not apply, AddSource writes the OTel code.* attributes,
+// a Named handler's name is a top-level attribute under LoggerKey, and
+// ReplaceAttr is refused (not supported).
+//
+// Records at or above opts.SyncLevel (FATAL by default) are delivered
+// before Handle returns, as for any asyncbus handler: while the collector
+// is unreachable, such a Handle waits for it (with RingFile the record is
+// already safe in the file). Like asyncbus.Open it
+// fails when opts.RingFile cannot be used, or when the records an earlier
+// process left there cannot be delivered within o.ReplayTimeout.
+func NewHandler(o Options, opts *asyncbus.Options) (*asyncbus.Handler, error) {
+	s, err := NewSink(o)
+	if err != nil {
+		return nil, err
+	}
+	return s.NewHandler(opts)
+}
+
+// NewHandler returns an asyncbus handler writing to s (see the package
+// function NewHandler). Use one handler per Sink.
+func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
+	if opts != nil && opts.ReplaceAttr != nil {
+		return nil, errors.New("otlpsink: asyncbus.Options.ReplaceAttr is not supported")
+	}
+	// Bound the retries of the ring file replay that runs inside.
+	replayDeadline := time.Now().Add(s.cfg.replayWait).UnixNano()
+	s.giveUpAt.Store(replayDeadline)
+	var o asyncbus.Options
+	if opts != nil {
+		o = *opts
+	}
+	h, err := plug.NewHandler(s, opts, newEncoder(o.AddSource, o.LoggerKey))
+	// Replay is over: retry without limit until Close. CAS, not Store: a
+	// Close that already began keeps its own deadline.
+	s.giveUpAt.CompareAndSwap(replayDeadline, 0)
+	if err != nil {
+		return nil, err
+	}
+	return h.(*asyncbus.Handler), nil
+}
+
+// Closing implements the hook the handler calls when its Close begins:
+// retrying stops at ctx's deadline, or after Options.CloseTimeout if ctx
+// has none, and when ctx is cancelled.
+func (s *Sink) Closing(ctx context.Context) {
+	s.closeMu.Do(func() {
+		d, ok := ctx.Deadline()
+		if !ok {
+			d = time.Now().Add(s.cfg.closeWait)
+		}
+		s.giveUpAt.Store(d.UnixNano())
+		time.AfterFunc(time.Until(d), s.cancel)
+		context.AfterFunc(ctx, s.cancel)
+		close(s.closing)
+	})
+}
+
+// Stats returns the delivery counters.
+func (s *Sink) Stats() Stats {
+	return Stats{
+		Sent:          s.sent.Load(),
+		Rejected:      s.rejected.Load(),
+		Requests:      s.requests.Load(),
+		Retries:       s.retries.Load(),
+		FailedBatches: s.failedBatches.Load(),
+		FailedRecords: s.failedRecords.Load(),
+		Foreign:       s.foreignN.Load(),
+	}
+}
+
+// Write sends p as one record.
+func (s *Sink) Write(p []byte) (int, error) {
+	if _, err := s.WriteBatch([][]byte{p}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// WriteBatch sends the leading records of recs that fit in one request,
+// retrying until the collector accepts them, and returns how many it sent.
+// It returns an error for a permanent rejection (the records count as
+// failed) or when retrying stopped at the close or replay deadline.
+func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lr := &s.lastRejected; lr.err != nil && len(recs[0]) > 0 && &recs[0][0] == lr.first &&
+		len(recs[0]) == lr.size && len(recs) >= lr.n && time.Since(lr.at) < rejectMemo {
+		// The bus retrying the batch we refused permanently: same answer.
+		return 0, lr.err
+	}
+	n := s.build(recs)
+	err := s.deliver(n)
+	if err != nil {
+		s.failedBatches.Add(1)
+		s.failedRecords.Add(uint64(n))
+		var se *StatusError
+		if errors.As(err, &se) && se.Permanent && len(recs[0]) > 0 {
+			s.lastRejected.first, s.lastRejected.size, s.lastRejected.n = &recs[0][0], len(recs[0]), n
+			s.lastRejected.at, s.lastRejected.err = time.Now(), err
+		}
+		return 0, err
+	}
+	s.lastRejected.err = nil
+	return n, nil
+}
+
+// build writes the request for the leading records of recs into s.body
+// and returns how many it holds.
+func (s *Sink) build(recs [][]byte) int {
+	n, size := 0, len(s.scopePrefix)
+	for _, r := range recs {
+		rs := len(r)
+		if !isFramed(r) {
+			rs = len(s.wrapForeign(r))
+		}
+		if n > 0 && size+rs > s.cfg.maxRequest {
+			break
+		}
+		size += rs
+		n++
+	}
+	scopeLogs := size
+	rl := len(s.resourcePrefix) + protowire.SizeTag(fRLScopeLogs) + protowire.SizeBytes(scopeLogs)
+
+	b := s.body[:0]
+	b = protowire.AppendTag(b, fReqResourceLogs, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(rl))
+	b = append(b, s.resourcePrefix...)
+	b = protowire.AppendTag(b, fRLScopeLogs, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(scopeLogs))
+	b = append(b, s.scopePrefix...)
+	for _, r := range recs[:n] {
+		if isFramed(r) {
+			b = append(b, r...)
+		} else {
+			s.foreignN.Add(1)
+			b = append(b, s.wrapForeign(r)...)
+		}
+	}
+	s.body = b
+	return n
+}
+
+// isFramed reports whether r is exactly one ScopeLogs.log_records element,
+// as the encoder writes them.
+func isFramed(r []byte) bool {
+	if len(r) < 2 || r[0] != recordTag {
+		return false
+	}
+	v, n := protowire.ConsumeVarint(r[1:])
+	return n > 0 && uint64(len(r)-1-n) == v
+}
+
+// wrapForeign encodes a record that is not a LogRecord (e.g. the handler's
+// drop marker) as a WARN LogRecord with its text as the body, in s.foreign.
+func (s *Sink) wrapForeign(r []byte) []byte {
+	r = bytes.TrimRight(r, "\n")
+	b, m := openLen(s.foreign[:0], fSLLogRecords)
+	b = protowire.AppendTag(b, fLRObserved, protowire.Fixed64Type)
+	b = protowire.AppendFixed64(b, uint64(time.Now().UnixNano()))
+	b = protowire.AppendTag(b, fLRSeverity, protowire.VarintType)
+	b = protowire.AppendVarint(b, 13)
+	b = appendString(b, fLRSeverityText, "WARN")
+	b, mb := openLen(b, fLRBody)
+	b = protowire.AppendTag(b, fAVString, protowire.BytesType)
+	b = protowire.AppendBytes(b, r)
+	b = closeLen(b, mb)
+	s.foreign = closeLen(b, m)
+	return s.foreign
+}
+
+// deliver posts s.body, which holds n records, until it is accepted,
+// permanently refused, or the give-up deadline passes.
+func (s *Sink) deliver(n int) error {
+	payload := s.body
+	if s.cfg.gzip {
+		s.zbuf.Reset()
+		if s.zw == nil {
+			s.zw, _ = gzip.NewWriterLevel(&s.zbuf, gzip.BestSpeed)
+		} else {
+			s.zw.Reset(&s.zbuf)
+		}
+		_, _ = s.zw.Write(payload) // writes to a bytes.Buffer cannot fail
+		_ = s.zw.Close()
+		payload = s.zbuf.Bytes()
+	}
+	for attempt := 0; ; attempt++ {
+		wait, err := s.post(payload, n)
+		if err == nil {
+			return nil
+		}
+		var se *StatusError
+		if errors.As(err, &se) && se.Permanent {
+			return err
+		}
+		if wait <= 0 {
+			wait = s.backoff(attempt)
+		}
+		if !s.sleep(wait) {
+			return &gaveUpError{err}
+		}
+		s.retries.Add(1)
+	}
+}
+
+// backoff is the jittered exponential delay before retry attempt+1:
+// uniformly in [d/2, d] for d = RetryInitial·2^attempt capped at RetryMax.
+func (s *Sink) backoff(attempt int) time.Duration {
+	d := s.cfg.retryMax
+	if attempt < 30 {
+		d = min(s.cfg.retryInit<<attempt, s.cfg.retryMax)
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleep waits d, or less when the give-up deadline comes first; it reports
+// false once the deadline has passed (nothing more should be tried).
+func (s *Sink) sleep(d time.Duration) bool {
+	until := time.Now().Add(d)
+	for {
+		now := time.Now()
+		if g := s.giveUpAt.Load(); g != 0 {
+			if now.UnixNano() >= g || s.base.Err() != nil {
+				return false
+			}
+			if dl := time.Unix(0, g); dl.Before(until) {
+				until = dl // woken at the deadline, the check above ends it
+			}
+		}
+		if !now.Before(until) {
+			return true
+		}
+		t := time.NewTimer(until.Sub(now))
+		select {
+		case <-t.C:
+		case <-s.base.Done():
+			t.Stop()
+			return false
+		case <-s.closingWake():
+			t.Stop() // Close began: loop to apply its deadline
+		}
+	}
+}
+
+// closingWake returns the closing channel while no deadline is set, and
+// nil (never ready) once one is, so a closed channel cannot spin the loop.
+func (s *Sink) closingWake() <-chan struct{} {
+	if s.giveUpAt.Load() != 0 {
+		return nil
+	}
+	return s.closing
+}
+
+// post makes one request. For a retryable failure it returns the delay the
+// collector asked for with Retry-After (0 if none).
+func (s *Sink) post(payload []byte, n int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(s.base, s.cfg.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.url, bytes.NewReader(payload))
+	if err != nil {
+		return 0, &StatusError{Code: 0, Body: err.Error(), Permanent: true}
+	}
+	for k, v := range s.cfg.headers {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	if s.cfg.gzip {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	s.requests.Add(1)
+	resp, err := s.cfg.client.Do(req)
+	if err != nil {
+		return 0, err // network error: retryable
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		s.sent.Add(uint64(n))
+		s.rejected.Add(rejectedCount(body))
+		return 0, nil
+	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusBadGateway,
+		resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusGatewayTimeout:
+		return retryAfter(resp.Header.Get("Retry-After")), &StatusError{Code: resp.StatusCode, Body: short(body)}
+	}
+	return 0, &StatusError{Code: resp.StatusCode, Body: short(body), Permanent: true}
+}
+
+func short(b []byte) string {
+	if len(b) > 256 {
+		b = b[:256]
+	}
+	return string(b)
+}
+
+// retryAfter parses a Retry-After value: seconds or an HTTP date.
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		return max(time.Duration(secs)*time.Second, 0)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// rejectedCount reads ExportLogsServiceResponse.partial_success
+// .rejected_log_records from a protobuf response body (0 if absent or
+// unparsable).
+func rejectedCount(b []byte) uint64 {
+	var rejected uint64
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return rejected
+		}
+		b = b[n:]
+		if num == 1 && typ == protowire.BytesType {
+			ps, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return rejected
+			}
+			for len(ps) > 0 {
+				pnum, ptyp, m := protowire.ConsumeTag(ps)
+				if m < 0 {
+					break
+				}
+				ps = ps[m:]
+				if pnum == 1 && ptyp == protowire.VarintType {
+					v, k := protowire.ConsumeVarint(ps)
+					if k < 0 {
+						break
+					}
+					rejected += v
+					ps = ps[k:]
+					continue
+				}
+				k := protowire.ConsumeFieldValue(pnum, ptyp, ps)
+				if k < 0 {
+					break
+				}
+				ps = ps[k:]
+			}
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return rejected
+		}
+		b = b[n:]
+	}
+	return rejected
+}

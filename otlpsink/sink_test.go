@@ -1,0 +1,510 @@
+package otlpsink
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/plug"
+)
+
+// testOptions points at rc with fast retries and no environment influence.
+func testOptions(rc *receiver) Options {
+	return Options{
+		Endpoint:     rc.srv.URL,
+		Headers:      map[string]string{},
+		Compression:  "none",
+		Resource:     []slog.Attr{slog.String("service.name", "svc"), slog.Int("replica", 3)},
+		ScopeName:    "scope",
+		ScopeVersion: "1.2.3",
+		RetryInitial: 5 * time.Millisecond,
+		RetryMax:     20 * time.Millisecond,
+		Timeout:      5 * time.Second,
+	}
+}
+
+type lazyName struct{}
+
+func (lazyName) LogValue() slog.Value { return slog.StringValue("resolved") }
+
+func str(s string) pbValue   { return pbValue{Kind: "string", Str: s} }
+func i64(i int64) pbValue    { return pbValue{Kind: "int", Int: i} }
+func kvl(kv ...pbKV) pbValue { return pbValue{Kind: "kvlist", KV: kv} }
+
+func TestFieldByField(t *testing.T) {
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "")
+	t.Setenv("OTEL_SERVICE_NAME", "")
+	rc := newReceiver(t)
+	h, err := NewHandler(testOptions(rc), &asyncbus.Options{Level: slog.LevelDebug - 8})
+	require.NoError(t, err)
+	defer h.Close()
+
+	tid, _ := trace.TraceIDFromHex("0102030405060708090a0b0c0d0e0f10")
+	sid, _ := trace.SpanIDFromHex("1112131415161718")
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled,
+	}))
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	log := slog.New(h).With("svc", "api").WithGroup("req").With("id", 7).WithGroup("inner")
+
+	r := slog.NewRecord(ts, slog.LevelWarn+2, "hello", 0)
+	r.AddAttrs(
+		slog.String("s", "x"), slog.Bool("b", true), slog.Int("i", -5),
+		slog.Uint64("big", math.MaxUint64), slog.Float64("f", 1.5),
+		slog.Duration("d", 3*time.Millisecond), slog.Time("t", ts),
+		slog.Any("err", errors.New("boom")), slog.Any("raw", []byte{1, 2}),
+		slog.Any("list", []string{"a", "b"}), slog.Any("lazy", lazyName{}),
+		slog.Group("g", slog.Int("x", 1), slog.Group("empty")),
+		slog.Group("", slog.Int("inlined", 2)),
+		slog.Attr{}, // ignored
+		slog.Any("nil", nil),
+	)
+	require.NoError(t, log.Handler().Handle(ctx, r))
+	// Empty groups from WithGroup are dropped when the record has no attrs.
+	slog.New(h).WithGroup("unused").Log(context.Background(), slog.LevelDebug-8, "bare")
+	slog.New(h).Error("fatalish", "k", "v")
+	require.NoError(t, h.Flush())
+
+	recs := rc.records()
+	require.Len(t, recs, 3)
+	reqs := rc.requests()
+	assert.Equal(t, []pbKV{{"service.name", str("svc")}, {"replica", i64(3)}}, reqs[0].Resource)
+	assert.Equal(t, "scope", reqs[0].ScopeName)
+	assert.Equal(t, "1.2.3", reqs[0].ScopeVersion)
+
+	got := recs[0]
+	assert.Equal(t, uint64(ts.UnixNano()), got.Time)
+	assert.InDelta(t, float64(time.Now().UnixNano()), float64(got.Observed), float64(time.Minute))
+	assert.Equal(t, 15, got.Severity) // WARN+2 = 6, +9
+	assert.Equal(t, "WARN+2", got.SeverityText)
+	assert.Equal(t, str("hello"), got.Body)
+	assert.Equal(t, tid[:], got.TraceID)
+	assert.Equal(t, sid[:], got.SpanID)
+	assert.Equal(t, uint32(1), got.Flags)
+	want := []pbKV{
+		{"svc", str("api")},
+		{"req", kvl(
+			pbKV{"id", i64(7)},
+			pbKV{"inner", kvl(
+				pbKV{"s", str("x")},
+				pbKV{"b", pbValue{Kind: "bool", Bool: true}},
+				pbKV{"i", i64(-5)},
+				pbKV{"big", str("18446744073709551615")},
+				pbKV{"f", pbValue{Kind: "double", Dbl: 1.5}},
+				pbKV{"d", i64(int64(3 * time.Millisecond))},
+				pbKV{"t", i64(ts.UnixNano())},
+				pbKV{"err", str("boom")},
+				pbKV{"raw", pbValue{Kind: "bytes", Bytes: []byte{1, 2}}},
+				pbKV{"list", pbValue{Kind: "array", Arr: []pbValue{str("a"), str("b")}}},
+				pbKV{"lazy", str("resolved")},
+				pbKV{"g", kvl(pbKV{"x", i64(1)})},
+				pbKV{"inlined", i64(2)},
+				pbKV{"nil", pbValue{Kind: "empty"}},
+			)},
+		)},
+	}
+	assert.Equal(t, want, got.Attrs)
+
+	assert.Equal(t, 1, recs[1].Severity) // DEBUG-8 clamps to TRACE
+	assert.Equal(t, "DEBUG-8", recs[1].SeverityText)
+	assert.Empty(t, recs[1].Attrs)
+	assert.Empty(t, recs[1].TraceID)
+	assert.Equal(t, 17, recs[2].Severity)
+	assert.Equal(t, "ERROR", recs[2].SeverityText)
+	assert.Equal(t, []pbKV{{"k", str("v")}}, recs[2].Attrs)
+}
+
+func TestSeverityAndLevelText(t *testing.T) {
+	for _, tc := range []struct {
+		l    slog.Level
+		sev  int
+		text string
+	}{
+		{slog.LevelDebug - 4, 1, "DEBUG-4"}, {slog.LevelDebug, 5, "DEBUG"}, {slog.LevelInfo, 9, "INFO"},
+		{slog.LevelInfo + 1, 10, "INFO+1"}, {slog.LevelWarn, 13, "WARN"}, {slog.LevelError, 17, "ERROR"},
+		{slog.LevelError + 4, 21, "ERROR+4"}, {slog.LevelError + 100, 24, "ERROR+100"},
+		{slog.Level(math.MaxInt), 24, slog.Level(math.MaxInt).String()}, {slog.Level(math.MinInt), 1, slog.Level(math.MinInt).String()},
+	} {
+		assert.Equal(t, tc.sev, severity(tc.l), tc.l)
+		assert.Equal(t, tc.text, string(appendLevelText(nil, tc.l)))
+		assert.Equal(t, tc.l.String(), tc.text)
+	}
+}
+
+// seqs logs n numbered records and returns them in arrival order.
+func seqOf(t *testing.T, r pbRecord) int {
+	for _, a := range r.Attrs {
+		if a.Key == "seq" {
+			return int(a.Value.Int)
+		}
+	}
+	t.Fatalf("record without seq: %+v", r)
+	return -1
+}
+
+// requireEachOnce checks that records 0..n-1 arrived exactly once, in order.
+func requireEachOnce(t *testing.T, recs []pbRecord, n int) {
+	t.Helper()
+	require.Len(t, recs, n)
+	for i, r := range recs {
+		require.Equal(t, i, seqOf(t, r))
+	}
+}
+
+func TestUnavailableForAWhileNothingLostRetryAfterHonoured(t *testing.T) {
+	rc := newReceiver(t)
+	const down = 2
+	var mu sync.Mutex
+	var times []time.Time
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
+		mu.Lock()
+		times = append(times, time.Now())
+		mu.Unlock()
+		if i < down {
+			w.Header().Set("Retry-After", "1") // far above RetryMax (20 ms)
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return false
+		}
+		return true
+	})
+	s, err := NewSink(testOptions(rc))
+	require.NoError(t, err)
+	h, err := s.NewHandler(&asyncbus.Options{})
+	require.NoError(t, err)
+	const n = 2000
+	for i := range n {
+		slog.New(h).Info("rec", "seq", i)
+	}
+	require.NoError(t, h.Close())
+
+	requireEachOnce(t, rc.records(), n)
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i <= down; i++ {
+		gap := times[i].Sub(times[i-1])
+		assert.GreaterOrEqual(t, gap, 950*time.Millisecond, "retry %d came after %v", i, gap)
+	}
+	st := s.Stats()
+	assert.EqualValues(t, down, st.Retries)
+	assert.EqualValues(t, n, st.Sent)
+	assert.Zero(t, st.FailedBatches)
+	hs := h.Stats()
+	assert.EqualValues(t, n, hs.Written)
+	assert.Zero(t, hs.Failed)
+}
+
+func TestRetryAfterParsing(t *testing.T) {
+	assert.Equal(t, 3*time.Second, retryAfter("3"))
+	assert.Zero(t, retryAfter(""))
+	assert.Zero(t, retryAfter("soon"))
+	d := retryAfter(time.Now().Add(5 * time.Second).UTC().Format(http.TimeFormat))
+	assert.InDelta(t, float64(5*time.Second), float64(d), float64(1100*time.Millisecond))
+}
+
+func TestBadRequestCountedAsFailedNotRetried(t *testing.T) {
+	rc := newReceiver(t)
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
+		if i == 0 {
+			http.Error(w, "malformed", http.StatusBadRequest)
+			return false
+		}
+		return true
+	})
+	s, err := NewSink(testOptions(rc))
+	require.NoError(t, err)
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
+	require.NoError(t, err)
+	slog.New(h).Info("refused", "seq", 0)
+	err = h.Flush()
+	var se *StatusError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, http.StatusBadRequest, se.Code)
+	assert.True(t, se.Permanent)
+	slog.New(h).Info("accepted", "seq", 0)
+	require.NoError(t, h.Close())
+
+	assert.Equal(t, 2, rc.callCount(), "the refused batch is sent once, not once per bus retry")
+	requireEachOnce(t, rc.records(), 1)
+	st := s.Stats()
+	assert.EqualValues(t, 1, st.FailedBatches)
+	assert.EqualValues(t, 1, st.FailedRecords)
+	assert.EqualValues(t, 1, st.Sent)
+	hs := h.Stats()
+	assert.EqualValues(t, 1, hs.Failed)
+	assert.EqualValues(t, 1, hs.Written)
+	assert.Equal(t, hs.Enqueued, hs.Written+hs.Failed+hs.Dropped)
+}
+
+func TestPartialSuccessCounted(t *testing.T) {
+	rc := newReceiver(t)
+	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
+		// ExportLogsServiceResponse{partial_success{rejected_log_records: 2, error_message: "x"}}
+		var ps []byte
+		ps = protowire.AppendTag(ps, 1, protowire.VarintType)
+		ps = protowire.AppendVarint(ps, 2)
+		ps = protowire.AppendTag(ps, 2, protowire.BytesType)
+		ps = protowire.AppendString(ps, "too old")
+		var resp []byte
+		resp = protowire.AppendTag(resp, 1, protowire.BytesType)
+		resp = protowire.AppendBytes(resp, ps)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(resp)
+		return true
+	})
+	s, err := NewSink(testOptions(rc))
+	require.NoError(t, err)
+	h, err := s.NewHandler(nil)
+	require.NoError(t, err)
+	for i := range 5 {
+		slog.New(h).Info("r", "seq", i)
+	}
+	require.NoError(t, h.Close())
+	st := s.Stats()
+	assert.EqualValues(t, 5, st.Sent)
+	assert.EqualValues(t, 2*st.Requests, st.Rejected)
+	assert.NotZero(t, st.Rejected)
+}
+
+func TestGzip(t *testing.T) {
+	rc := newReceiver(t)
+	o := testOptions(rc)
+	o.Compression = "gzip"
+	h, err := NewHandler(o, nil)
+	require.NoError(t, err)
+	for i := range 100 {
+		slog.New(h).Info("compressed", "seq", i)
+	}
+	require.NoError(t, h.Close())
+	requireEachOnce(t, rc.records(), 100)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, hd := range rc.headers {
+		assert.Equal(t, "gzip", hd.Get("Content-Encoding"))
+	}
+}
+
+func TestHeadersSent(t *testing.T) {
+	rc := newReceiver(t)
+	o := testOptions(rc)
+	o.Headers = map[string]string{"Authorization": "Bearer t0k"}
+	h, err := NewHandler(o, nil)
+	require.NoError(t, err)
+	slog.New(h).Info("x", "seq", 0)
+	require.NoError(t, h.Close())
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	require.NotEmpty(t, rc.headers)
+	assert.Equal(t, "Bearer t0k", rc.headers[0].Get("Authorization"))
+}
+
+func TestCloseStopsRetryingAtDeadline(t *testing.T) {
+	rc := newReceiver(t)
+	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return false
+	})
+	s, err := NewSink(testOptions(rc))
+	require.NoError(t, err)
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
+	require.NoError(t, err)
+	for i := range 10 {
+		slog.New(h).Info("lost", "seq", i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = h.CloseContext(ctx)
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	// The drainer counts the rest as failed once the sink's call returns;
+	// Flush after Close waits for the drainer to be done.
+	_ = h.Flush()
+	hs := h.Stats()
+	assert.EqualValues(t, 10, hs.Failed+hs.Written)
+	assert.Zero(t, hs.Written)
+	assert.NotZero(t, s.Stats().Retries)
+}
+
+func TestCloseWithoutDeadlineUsesCloseTimeout(t *testing.T) {
+	rc := newReceiver(t)
+	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
+		http.Error(w, "down", http.StatusBadGateway)
+		return false
+	})
+	o := testOptions(rc)
+	o.CloseTimeout = 200 * time.Millisecond
+	s, err := NewSink(o)
+	require.NoError(t, err)
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
+	require.NoError(t, err)
+	slog.New(h).Info("lost", "seq", 0)
+	err = h.Close()
+	require.Error(t, err)
+	assert.EqualValues(t, 1, h.Stats().Failed)
+	assert.NotZero(t, s.Stats().FailedBatches)
+}
+
+func TestForeignRecordsSentAsText(t *testing.T) {
+	rc := newReceiver(t)
+	s, err := NewSink(testOptions(rc))
+	require.NoError(t, err)
+	n, err := s.WriteBatch([][]byte{[]byte("asyncbus: dropped 3 records\n")})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	recs := rc.records()
+	require.Len(t, recs, 1)
+	assert.Equal(t, str("asyncbus: dropped 3 records"), recs[0].Body)
+	assert.Equal(t, 13, recs[0].Severity)
+	assert.EqualValues(t, 1, s.Stats().Foreign)
+}
+
+func TestDropMarkerArrivesAsRecord(t *testing.T) {
+	rc := newReceiver(t)
+	block := make(chan struct{})
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
+		if i == 0 {
+			<-block // hold the first batch so the ring fills
+		}
+		return true
+	})
+	h, err := NewHandler(testOptions(rc), &asyncbus.Options{Overflow: asyncbus.Drop, Capacity: 4096, OnError: func(error) {}})
+	require.NoError(t, err)
+	dropped := 0
+	for i := 0; dropped == 0; i++ {
+		if err := h.Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "fill "+strconv.Itoa(i), 0)); errors.Is(err, asyncbus.ErrDropped) {
+			dropped++
+		}
+	}
+	close(block)
+	require.NoError(t, h.Close())
+	found := false
+	for _, r := range rc.records() {
+		if r.Body.Kind == "string" && len(r.Body.Str) > 0 && r.SeverityText == "WARN" && r.Time == 0 {
+			found = true
+		}
+	}
+	assert.True(t, found, "the drop marker arrives as a WARN record")
+	assert.NotZero(t, h.Stats().Dropped)
+}
+
+func TestReplaceAttrRefused(t *testing.T) {
+	_, err := NewHandler(Options{Endpoint: "http://127.0.0.1:1"}, &asyncbus.Options{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr { return a },
+	})
+	require.Error(t, err)
+}
+
+// TestConcurrentProducersExactlyOnceInOrder: producers log through a
+// small ring while the collector refuses every third request; every
+// record arrives exactly once, in per-producer order.
+func TestConcurrentProducersExactlyOnceInOrder(t *testing.T) {
+	rc := newReceiver(t)
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
+		if i%3 == 1 {
+			http.Error(w, "throttled", http.StatusTooManyRequests)
+			return false
+		}
+		return true
+	})
+	o := testOptions(rc)
+	o.RetryInitial, o.RetryMax = time.Millisecond, 2*time.Millisecond
+	h, err := NewHandler(o, &asyncbus.Options{Capacity: 64 << 10, OnError: func(error) {}})
+	require.NoError(t, err)
+	const producers, each = 8, 1000
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			log := slog.New(h).With("p", p)
+			for i := range each {
+				log.LogAttrs(context.Background(), slog.LevelInfo, "stress", slog.Int("seq", i))
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, h.Close())
+
+	next := make([]int, producers)
+	for _, r := range rc.records() {
+		require.Len(t, r.Attrs, 2)
+		p, seq := int(r.Attrs[0].Value.Int), int(r.Attrs[1].Value.Int)
+		require.Equal(t, next[p], seq, "producer %d", p)
+		next[p]++
+	}
+	for p, n := range next {
+		require.Equal(t, each, n, "producer %d", p)
+	}
+	hs := h.Stats()
+	require.EqualValues(t, producers*each, hs.Written)
+	require.Zero(t, hs.Dropped+hs.Failed)
+}
+
+func TestMaxRequestBytesSplitsBatches(t *testing.T) {
+	rc := newReceiver(t)
+	o := testOptions(rc)
+	o.MaxRequestBytes = 400
+	s, err := NewSink(o)
+	require.NoError(t, err)
+	h, err := s.NewHandler(nil)
+	require.NoError(t, err)
+	const n = 50
+	for i := range n {
+		slog.New(h).Info("split", "seq", i)
+	}
+	require.NoError(t, h.Close())
+	requireEachOnce(t, rc.records(), n)
+	reqs := rc.requests()
+	require.Greater(t, len(reqs), n/10, "batches were split")
+	for _, r := range reqs {
+		require.NotEmpty(t, r.Records)
+	}
+	require.EqualValues(t, len(reqs), s.Stats().Requests)
+}
+
+func TestAddSource(t *testing.T) {
+	rc := newReceiver(t)
+	h, err := NewHandler(testOptions(rc), &asyncbus.Options{AddSource: true})
+	require.NoError(t, err)
+	slog.New(h).Info("here") // the line below is checked
+	_, file, line, _ := runtime.Caller(0)
+	require.NoError(t, h.Close())
+	recs := rc.records()
+	require.Len(t, recs, 1)
+	require.Len(t, recs[0].Attrs, 3)
+	assert.Equal(t, pbKV{"code.file.path", str(file)}, recs[0].Attrs[0])
+	assert.Equal(t, "code.function.name", recs[0].Attrs[1].Key)
+	assert.Contains(t, recs[0].Attrs[1].Value.Str, "TestAddSource")
+	assert.Equal(t, pbKV{"code.line.number", i64(int64(line - 1))}, recs[0].Attrs[2])
+
+	hv, err := plug.NewHandler(discardBatches{}, &asyncbus.Options{AddSource: true}, newEncoder(true, ""))
+	require.NoError(t, err)
+	log := slog.New(hv.(*asyncbus.Handler))
+	allocs := testing.AllocsPerRun(1000, func() { log.Info("cached source") })
+	assert.Zero(t, allocs, "the source of a PC is resolved once")
+}
+
+func TestNamedLoggerAndContextHook(t *testing.T) {
+	rc := newReceiver(t)
+	h, err := NewHandler(testOptions(rc), &asyncbus.Options{
+		LoggerKey: "component",
+		Context:   func(_ context.Context, w *asyncbus.FieldWriter) { w.AddString("tenant", "t1") },
+	})
+	require.NoError(t, err)
+	slog.New(h.Named("db").Named("pool")).Info("named", "k", 1)
+	require.NoError(t, h.Close())
+	recs := rc.records()
+	require.Len(t, recs, 1)
+	assert.Equal(t, []pbKV{{"component", str("db.pool")}, {"tenant", str("t1")}, {"k", i64(1)}}, recs[0].Attrs)
+}
