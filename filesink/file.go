@@ -38,6 +38,7 @@ type File struct {
 	truncate func(fd int, size int64) error
 	datasync func(fd int) error
 	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
+	rename   func(oldpath, newpath string) error
 
 	mu         sync.Mutex
 	file       *os.File // nil after a failed reopen; the next write retries
@@ -54,11 +55,17 @@ type File struct {
 	closeDone  chan struct{} // closed when the first Close has finished
 	closeErr   error         // the first Close's result, set before closeDone is closed
 	repair     *TailRepair
-	iov        [][]byte
-	one        [1][]byte
-	pending    []error // reported after mu is released
-	syncs      int     // fdatasync calls, for tests
-	rotations  int     // completed rotations and reopens, for tests
+	// renameFailing: the last rotation could not rename the file, which
+	// keeps taking the records; it was reported, and is not again until a
+	// rotation succeeds. retrySize is then the size at which size-based
+	// rotation tries again (one more MaxSize of records).
+	renameFailing bool
+	retrySize     int64
+	iov           [][]byte
+	one           [1][]byte
+	pending       []error // reported after mu is released
+	syncs         int     // fdatasync calls, for tests
+	rotations     int     // completed rotations and reopens, for tests
 
 	errMu      sync.Mutex
 	lastErr    time.Time
@@ -107,6 +114,7 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 		truncate:  truncateFD,
 		datasync:  datasync,
 		openFile:  os.OpenFile,
+		rename:    os.Rename,
 		cutTo:     -1,
 		iov:       make([][]byte, 0, 64),
 		closeDone: make(chan struct{}),
@@ -300,10 +308,24 @@ func (f *File) writeLocked(records [][]byte) (int, error) {
 		}
 		f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1
 	}
-	if f.size > 0 && ((f.opts.MaxSize > 0 && f.size+total > f.opts.MaxSize) ||
+	if f.size > 0 && ((f.opts.MaxSize > 0 && f.size+total > max(f.opts.MaxSize, f.retrySize)) ||
 		(f.opts.Rotate != RotateNone && !now.Before(f.nextRotate))) {
 		if err := f.rotateLocked(); err != nil {
-			return 0, f.fail(err)
+			var re *renameError
+			if !errors.As(err, &re) {
+				return 0, f.fail(err)
+			}
+			// The file could not be renamed and is still open: keep appending
+			// to it (losing records is worse than an oversized file). The
+			// first failure of a streak is reported; the next size or time
+			// trigger tries again.
+			if !f.renameFailing {
+				f.pending = append(f.pending, fmt.Errorf("%w; writing on to %s, rotation is retried later", err, f.path))
+			}
+			f.renameFailing = true
+			if f.opts.MaxSize > 0 {
+				f.retrySize = f.size + f.opts.MaxSize
+			}
 		}
 	} else if f.opts.Rotate != RotateNone && !now.Before(f.nextRotate) {
 		f.nextRotate = periodEnd(now, f.opts.Rotate) // empty file: nothing to rotate
@@ -484,6 +506,7 @@ func (f *File) openCurrent() error {
 	f.size = fi.Size()
 	f.allocEnd = f.size
 	f.cutTo = -1
+	f.retrySize = 0 // a new file: size rotation as usual
 	return nil
 }
 

@@ -62,6 +62,10 @@ type Options struct {
 	// MaxSize rotates the file before a write that would make it larger than
 	// MaxSize bytes. A single batch larger than MaxSize still goes into one
 	// (fresh) file: records are never split. Zero disables size rotation.
+	// If the rename of a rotation fails (an immutable or read-only
+	// directory), the file keeps taking the records past MaxSize, the
+	// failure is reported once to OnError, and rotation is tried again
+	// after another MaxSize bytes (or at the next period for Rotate).
 	MaxSize int64
 	// Rotate enables hourly or daily rotation.
 	Rotate Rotation
