@@ -68,17 +68,27 @@ package bus
 //  3. Sync the sink, zero the ring and publish an empty state.
 //
 // Reservations that were never committed (the producer died between its CAS
-// and its header store) have a zero header word and are skipped word by word:
-// their bytes are either still zero or part of a payload whose header word
-// was never written. A word is only taken as a record if its commit bit is
-// set, its length fits the ring and the 29-bit checksum of the bytes it
-// covers matches, so no gap needs to stop the scan: the chance that payload
-// bytes of a dead reservation look like a valid header is about 2^-29 per
-// 8-byte word whose top bit is set, and zero for ASCII payloads (text log
-// lines), whose words never have the commit bit. Words with the commit bit
-// that fail these checks (corruption, e.g. after power loss) are counted; if
-// there are any, a copy of the file is kept as <file>.corrupt-<time>, a
-// warning goes to OnError, and the valid records are still replayed.
+// and its header store, possibly half-way through copying its record) have
+// a zero header word. They are not damage and are skipped quietly: the
+// record was never accepted (its Handle never returned), so it is neither
+// replayed nor counted as lost (not in Stats.Unrecovered). Their length was
+// never recorded, so the scan steps word by word through whatever payload
+// the producer had copied until the next valid entry: a word is only taken
+// as an entry if its commit bit is set, its length fits the ring and the
+// 29-bit checksum of the bytes it covers matches (for padding and oversize
+// references: the exact shape those have), so no gap needs to stop the scan.
+// The chance that payload bytes of a dead reservation look like a valid
+// header is about 2^-29 per 8-byte word whose top bit is set, and zero for
+// ASCII payloads, whose words never have the commit bit.
+//
+// Damage is told from dead reservations by where it is: entries are
+// contiguous, so the word at an entry boundary (head, or the end of a valid
+// entry) must be zero or a valid header. A word with the commit bit there
+// that is not a valid entry (corruption, e.g. after power loss) is counted
+// as one damaged entry; if there are any, a copy of the file is kept as
+// <file>.corrupt-<time>, a warning goes to OnError, and the valid records
+// are still replayed. Words with the commit bit inside a dead reservation's
+// payload are never counted.
 //
 // A header that is not ours or not sane (bad magic, a version from the
 // future, a header CRC or state CRC that does not match, a file size or
@@ -292,39 +302,51 @@ type ringEntry struct {
 }
 
 // next returns the first valid entry at or after pos and ending at or before
-// limit, and how many suspect words (commit bit set, but not a valid entry)
-// it skipped. Zero words and words without the commit bit (never-committed
-// reservations) are skipped silently.
-func (im *ringImage) next(pos, limit uint64) (e ringEntry, suspects int, ok bool) {
-	for ; pos < limit; pos += 8 {
+// limit, and how many damaged entries it skipped. pos must be an entry
+// boundary: head, or the end of an entry next returned.
+//
+// Entries are contiguous, so the word at a boundary is a header: zero (a
+// reservation never committed, or free space) or a committed header. A
+// committed-looking word there that is not a valid entry is damage, counted
+// once. Past a zero header the scan is inside a dead reservation, whose
+// length nobody recorded: it steps word by word through the payload the
+// dead producer had copied (any bytes, e.g. UTF-8 text whose words have the
+// top bit set) until the next valid entry, and none of those words is damage,
+// whatever they look like. A damaged header is likewise counted once, not
+// once per word of its payload.
+func (im *ringImage) next(pos, limit uint64) (e ringEntry, damaged int, ok bool) {
+	boundary := true // pos is where an entry starts
+	for ; pos < limit; pos, boundary = pos+8, false {
 		off := pos & im.mask
 		w := binary.LittleEndian.Uint64(im.ring[off:])
 		if w&flagCommit == 0 {
-			continue // free space or a reservation that was never committed
+			continue // free space, a reservation never committed, or its payload
 		}
 		n := w & lenMask
 		sum := (w >> sumShift) & sumMask
 		switch w & entryFlags {
 		case flagCommit | flagPadding:
 			if sum == 0 && n == im.capacity-off && n <= limit-pos {
-				return ringEntry{pos: pos, end: pos + n, kind: entPadding}, suspects, true
+				return ringEntry{pos: pos, end: pos + n, kind: entPadding}, damaged, true
 			}
 		case flagCommit | flagOversize:
 			if sum == 0 && limit-pos >= hdrSize {
-				return ringEntry{pos: pos, end: pos + hdrSize, kind: entOversize, size: n}, suspects, true
+				return ringEntry{pos: pos, end: pos + hdrSize, kind: entOversize, size: n}, damaged, true
 			}
 		case flagCommit:
 			need := align8(hdrSize + n)
 			if n <= maxInline && need <= im.capacity-off && need <= limit-pos {
 				p := im.ring[off+hdrSize : off+hdrSize+n]
 				if recordSum(p) == sum {
-					return ringEntry{pos: pos, end: pos + need, kind: entRecord, data: p, size: n}, suspects, true
+					return ringEntry{pos: pos, end: pos + need, kind: entRecord, data: p, size: n}, damaged, true
 				}
 			}
 		}
-		suspects++
+		if boundary {
+			damaged++
+		}
 	}
-	return ringEntry{}, suspects, false
+	return ringEntry{}, damaged, false
 }
 
 // flightDone returns how many leading entries of the interrupted batch ents
@@ -466,7 +488,7 @@ func (r *ringFile) zeroedTo(pos uint64) {
 type recoveryResult struct {
 	recovered   uint64 // records replayed
 	unrecovered uint64 // oversize references found (their bytes were on the heap)
-	suspects    int    // words with the commit bit that were not valid entries
+	suspects    int    // damaged entries: invalid headers at entry boundaries (see next)
 	replayedAll bool   // an in-flight batch was replayed whole: it may appear twice
 	flight      int    // records in that batch
 	torn        bool   // the sink ended inside a record of the in-flight batch

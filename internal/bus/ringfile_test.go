@@ -603,3 +603,83 @@ func FuzzRecover(f *testing.F) {
 func unsafeBytes(w []uint64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w))
 }
+
+// Issue 13 item 11: a producer killed while copying a non-ASCII record (its
+// Handle never returned) leaves a zero header and payload words with the
+// commit bit set. That is a dead reservation, not damage: no warning, no
+// .corrupt copy, every committed record replayed, nothing counted as lost.
+func TestRingFileDeadNonASCIIReservationIsQuiet(t *testing.T) {
+	const capacity = 4096
+	utf8 := []byte(strings.Repeat("größe ✓ 日本語 ÿþ ", 20)) // many words with the top bit set
+	rng := rand.New(rand.NewPCG(13, 11))
+	random := make([]byte, 600)
+	for i := range random {
+		random[i] = byte(rng.Uint32()) | 0x80
+	}
+	for _, tc := range []struct {
+		name    string
+		payload []byte
+		copied  int // bytes the producer had copied when it died
+	}{
+		{"utf-8, half copied", utf8, len(utf8) / 2},
+		{"utf-8, copied whole, header never stored", utf8, len(utf8)},
+		{"high bytes, copied whole", random, len(random)},
+		{"high bytes, one word copied", random, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "ring")
+			im := newImage(capacity)
+			var want []string
+			pos := uint64(0)
+			for i := range 3 {
+				pos = im.record(pos, line(i))
+				want = append(want, string(line(i)))
+			}
+			// The dead reservation: zero header, part of the payload.
+			copy(im.data[ringHeaderSize+pos+hdrSize:], tc.payload[:tc.copied])
+			pos += align8(hdrSize + uint64(len(tc.payload)))
+			// Producers that reserved after it committed.
+			for i := 3; i < 6; i++ {
+				pos = im.record(pos, line(i))
+				want = append(want, string(line(i)))
+			}
+			// A second dead one at the end, then free space.
+			copy(im.data[ringHeaderSize+pos+hdrSize:], tc.payload[:tc.copied])
+			require.NoError(t, os.WriteFile(path, im.bytes(), 0o600))
+
+			sink := &batchSink{}
+			b, log := openDurable(t, path, sink, Config{Capacity: capacity})
+			assert.Equal(t, want, strs(sink.records()), "every committed record, in order")
+			st := b.Stats()
+			assert.Equal(t, uint64(len(want)), st.Recovered)
+			assert.Zero(t, st.Unrecovered, "a record that was never accepted is not lost")
+			closeBus(t, b)
+			assert.Empty(t, log.ringErrors(), "no alarm for a dead reservation")
+			asides, _ := filepath.Glob(path + ".corrupt-*")
+			assert.Empty(t, asides, "no .corrupt copy")
+		})
+	}
+}
+
+// A damaged header at an entry boundary is still damage, counted once (not
+// once per word of its payload), and the valid records around it replay.
+func TestRingFileDamagedHeaderCountedOnce(t *testing.T) {
+	const capacity = 4096
+	path := filepath.Join(t.TempDir(), "ring")
+	im := newImage(capacity)
+	pos := im.record(0, line(1))
+	long := []byte(strings.Repeat("ü", 100) + "\n")
+	bad := im.record(pos, long)
+	im.data[ringHeaderSize+pos+hdrSize+50] ^= 1 // its checksum no longer matches
+	im.record(bad, line(2))
+	require.NoError(t, os.WriteFile(path, im.bytes(), 0o600))
+	sink := &batchSink{}
+	b, log := openDurable(t, path, sink, Config{Capacity: capacity})
+	closeBus(t, b)
+	assert.Equal(t, []string{string(line(1)), string(line(2))}, strs(sink.records()))
+	errs := log.ringErrors()
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Reason, "1 damaged entries")
+	assert.NotEmpty(t, errs[0].Aside)
+}
