@@ -103,6 +103,7 @@ package bus
 // accepted).
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -395,6 +396,61 @@ func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error) 
 	return j, true
 }
 
+// tornTail locates a record torn by the crash in a file output: when the
+// output is still the file the interrupted batch went to (same device and
+// inode) and ends inside the batch's drop marker (idx -1) or inside entry
+// idx, it returns where the last whole record ends (cut) and how many bytes
+// of the torn piece follow it (frag, > 0). ok is false in every other case.
+func tornTail(ents []ringEntry, st ringState, now SinkPosition) (cut int64, idx int, frag int64, ok bool) {
+	if st.size == unknownSinkSize || now.Dev != st.dev || now.Ino != st.ino || now.Size <= st.size {
+		return 0, 0, 0, false
+	}
+	rem := now.Size - st.size
+	if rem < int64(st.pre) {
+		return st.size, -1, rem, true // inside the marker
+	}
+	at := st.size + int64(st.pre)
+	rem -= int64(st.pre)
+	for i, e := range ents {
+		if e.kind == entOversize && e.size == lenMask {
+			return 0, 0, 0, false // unknown length: cannot measure past it
+		}
+		n := int64(e.size)
+		if rem < n {
+			if rem == 0 {
+				return 0, 0, 0, false // ends at a record boundary: nothing torn
+			}
+			return at, i, rem, true
+		}
+		at, rem = at+n, rem-n
+	}
+	return 0, 0, 0, false // ends at or beyond the batch's end
+}
+
+// SinkCutter cuts a file output back to the end of its last whole record,
+// removing a record's beginning that a crash left at its end: cut, after
+// checking that the output is still at now (device, inode, size) and that
+// fragment accepts the bytes from at to its end. It reports whether it cut.
+type sinkCutter func(at int64, now SinkPosition, fragment func([]byte) bool) bool
+
+// tornTailSettler is a sink that set aside a torn tail when it was opened and
+// holds the report until it knows whether a replay writes that record again
+// (filesink.File). The bus calls SettleTornTail once before its first write:
+// with the record a durable ring's recovery is about to write again, whole,
+// because the crash interrupted its write, or with nil.
+type tornTailSettler interface {
+	SettleTornTail(rec []byte)
+}
+
+// settleTornTail tells a sink that holds a torn-tail report that no replay
+// covers it (called by New after any replay; once settled, later calls do
+// nothing).
+func settleTornTail(w io.Writer) {
+	if s, ok := w.(tornTailSettler); ok {
+		s.SettleTornTail(nil)
+	}
+}
+
 // ringFile is an open, locked, mapped ring file (see ringfile_unix.go).
 type ringFile struct {
 	path     string
@@ -404,6 +460,7 @@ type ringFile struct {
 	st       ringState // the current state (drainer-private after New)
 	gen      uint64
 	pos      func() (SinkPosition, error) // nil: unknown
+	cut      sinkCutter                   // nil: the output cannot be cut back
 }
 
 // ring returns the ring region of the mapping.
@@ -492,6 +549,7 @@ type recoveryResult struct {
 	replayedAll bool   // an in-flight batch was replayed whole: it may appear twice
 	flight      int    // records in that batch
 	torn        bool   // the sink ended inside a record of the in-flight batch
+	cutMarker   bool   // the sink ended inside the batch's drop marker, which was cut
 }
 
 // recover replays the committed records the file holds to w (see the
@@ -519,7 +577,31 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 			now, nowErr = r.pos()
 		}
 		j, ok := flightDone(ents, r.st, now, nowErr)
+		if !ok && nowErr == nil && r.cut != nil {
+			// The output ends in the beginning of a record (or of the
+			// marker) that the crash tore: cut it back, if it is exactly
+			// that, so the record is written again whole and only once.
+			if at, idx, frag, torn := tornTail(ents, r.st, now); torn {
+				match := func(b []byte) bool { return int64(len(b)) == frag && bytes.IndexByte(b, '\n') < 0 }
+				if idx >= 0 && ents[idx].kind == entRecord {
+					want := ents[idx].data[:frag]
+					match = func(b []byte) bool { return bytes.Equal(b, want) }
+				}
+				if r.cut(at, now, match) {
+					j, ok = max(idx, 0), true
+					res.cutMarker = idx < 0
+				}
+			}
+		}
 		res.torn = !ok && j > 0
+		if ok && j < len(ents) && ents[j].kind == entRecord {
+			// A sink that set a torn tail aside at its own open learns which
+			// record is written again first (filesink: no alarm if the
+			// fragment is its beginning).
+			if s, isSettler := w.(tornTailSettler); isSettler {
+				s.SettleTornTail(ents[j].data)
+			}
+		}
 		if !ok && j == 0 {
 			for _, e := range ents {
 				if e.kind == entRecord {
@@ -670,12 +752,12 @@ func (r *ringFile) copyAside() (string, error) {
 // openRing opens, locks and maps the ring file, replays what it holds to w,
 // and returns it reset and sized for capacity. warn receives
 // *RingFileError warnings; res says what was replayed.
-func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPosition, error), maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
+func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPosition, error), cut sinkCutter, maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
 	r, err := openRingFile(path, capacity, warn)
 	if err != nil {
 		return nil, recoveryResult{}, err
 	}
-	r.pos = pos
+	r.pos, r.cut = pos, cut
 	res, err := r.recover(w, maxBatch)
 	if err != nil {
 		r.close()
@@ -693,7 +775,10 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPositio
 		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("%d oversize records accepted before the crash were lost (oversize records are not kept in the ring file)", res.unrecovered)})
 	}
 	if res.torn {
-		warn(&RingFileError{Path: path, Reason: "the output ends in part of a record torn by the crash; that record is written again, whole, after the fragment"})
+		warn(&RingFileError{Path: path, Reason: "the output ends in part of a record torn by the crash and could not be cut back (not a regular file, changed since, or not readable); that record is written again, whole, after the fragment"})
+	}
+	if res.cutMarker {
+		warn(&RingFileError{Path: path, Reason: "the crash tore the drop marker in front of the batch being written; the fragment was cut from the output, so that gap is not marked there (the records were replayed)"})
 	}
 	if res.replayedAll {
 		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (the output's position is unknown): up to %d records may appear twice", res.flight)})
@@ -724,13 +809,23 @@ func sinkPositionOf(w io.Writer) func() (SinkPosition, error) {
 	return nil
 }
 
+// sinkCutterOf returns the cutter New uses: for an *os.File on a regular
+// file, fileCutter; otherwise nil (a filesink.File repairs its own tail when
+// it is opened; other writers cannot be cut).
+func sinkCutterOf(w io.Writer) sinkCutter {
+	if f, ok := w.(*os.File); ok {
+		return fileCutter(f)
+	}
+	return nil
+}
+
 // openRing maps cfg.RingFile as the ring of b, after replaying what it holds
 // to the sink (New calls it before the drainer starts, so nothing new can be
 // accepted before the replay is done).
 func (b *Bus) openRing(cfg Config) error {
-	pos := cfg.sinkPosition
+	pos, cut := cfg.sinkPosition, sinkCutter(nil)
 	if pos == nil {
-		pos = sinkPositionOf(b.w)
+		pos, cut = sinkPositionOf(b.w), sinkCutterOf(b.w)
 	}
 	warn := func(err error) {
 		if b.onError == nil {
@@ -739,7 +834,7 @@ func (b *Bus) openRing(cfg Config) error {
 		defer func() { _ = recover() }() // a panicking callback must not fail New
 		b.onError(err)
 	}
-	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, b.maxBatch, warn)
+	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, cut, b.maxBatch, warn)
 	if err != nil {
 		return err
 	}
