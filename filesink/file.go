@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -55,6 +56,7 @@ type File struct {
 	closeDone  chan struct{} // closed when the first Close has finished
 	closeErr   error         // the first Close's result, set before closeDone is closed
 	repair     *TailRepair
+	repairDue  atomic.Bool // repair is held for SettleTornTail, not reported yet
 	// renameFailing: the last rotation could not rename the file, which
 	// keeps taking the records; it was reported, and is not again until a
 	// rotation succeeds. retrySize is then the size at which size-based
@@ -78,7 +80,8 @@ type File struct {
 
 // Open opens (creating it and its missing parent directories if needed) the
 // log file at path for appending. If the file does not end in a newline it
-// is repaired first (see TailRepair). Leftover temporary compression files
+// is repaired first (see TailRepair; the repair is reported at the File's
+// first use, see SettleTornTail). Leftover temporary compression files
 // are removed, and retention and compression run once in the background.
 func Open(path string, opts Options) (*File, error) {
 	return open(path, opts, nil)
@@ -167,9 +170,9 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 		f.wg.Add(1)
 		go f.syncLoop(tick, stop)
 	}
-	if f.repair != nil {
-		f.emit(f.repair) // once, not rate-limited
-	}
+	// A repair is reported at the first use (see SettleTornTail): a durable
+	// ring that replays the torn record whole first says so.
+	f.repairDue.Store(f.repair != nil)
 	return f, nil
 }
 
@@ -184,6 +187,7 @@ func (f *File) Repaired() *TailRepair { return f.repair }
 // in '\n'; it is written as given (a missing final newline is not added).
 // On error nothing of p remains in the file and n is 0.
 func (f *File) Write(p []byte) (n int, err error) {
+	f.settleRepair()
 	f.mu.Lock()
 	f.one[0] = p
 	written, err := f.writeLocked(f.one[:])
@@ -204,6 +208,7 @@ func (f *File) Write(p []byte) (n int, err error) {
 // the first written records; the error is returned promptly (the bus retries
 // with back-off and reports it once) and not passed to Options.OnError.
 func (f *File) WriteBatch(records [][]byte) (written int, err error) {
+	f.settleRepair()
 	f.mu.Lock()
 	written, err = f.writeLocked(records)
 	errs := f.takePending()
@@ -215,6 +220,7 @@ func (f *File) WriteBatch(records [][]byte) (written int, err error) {
 // Sync flushes the written data to stable storage (fdatasync), whatever the
 // Sync policy. The bus calls it on Flush.
 func (f *File) Sync() error {
+	f.settleRepair()
 	f.mu.Lock()
 	err := f.syncNow()
 	errs := f.takePending()
@@ -228,6 +234,7 @@ func (f *File) Sync() error {
 // underneath (logrotate), it just reopens the path; if the current file is
 // empty, it does nothing.
 func (f *File) Rotate() error {
+	f.settleRepair()
 	f.mu.Lock()
 	var err error
 	if f.closed {
@@ -247,6 +254,7 @@ func (f *File) Rotate() error {
 // idempotent and safe from several goroutines: every call returns once the
 // first has finished, with its result.
 func (f *File) Close() error {
+	f.settleRepair()
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()

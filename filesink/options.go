@@ -96,7 +96,9 @@ type Options struct {
 	// retention, periodic syncs, preallocation, rotation and of reopening the
 	// path after logrotate moved it (rate-limited to one call per
 	// ErrorInterval, with a count of the suppressed ones) and the *TailRepair
-	// of a torn-tail repair. Errors of Write, WriteBatch and Sync are
+	// of a torn-tail repair (at the first use of the File, unless the
+	// asyncbus durable ring writes the torn record again whole; see
+	// File.SettleTornTail). Errors of Write, WriteBatch and Sync are
 	// returned to the caller, not passed here: the asyncbus handler reports
 	// each once, through its own Options.OnError. It is never called with
 	// the File's lock held, so it may log. Nil prints to os.Stderr.

@@ -218,3 +218,50 @@ func TestRotationRenameFailureKeepsWriting(t *testing.T) {
 	assert.Equal(t, append(want, after...), scanAll(t, backups[0], path), "nothing lost or repeated across the rotation")
 	assert.Len(t, errs.All(), 1, "the recovery raises no further report")
 }
+
+// The torn-tail report is held until the File's first use, so a durable
+// ring that writes the torn record again first can say so (SettleTornTail):
+// then nothing is reported and the side file goes; otherwise it is reported
+// exactly once.
+func TestTornTailReportSettledOnce(t *testing.T) {
+	whole := []byte(`{"msg":"wörk","seq":7}` + "\n")
+	for _, tc := range []struct {
+		name     string
+		settle   []byte
+		replayed bool
+	}{
+		{"replay covers it", whole, true},
+		{"replay is another record", []byte(`{"msg":"other"}` + "\n"), false},
+		{"no replay", nil, false},
+		{"first use is a write", []byte("unused"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "app.log")
+			require.NoError(t, os.WriteFile(path, append([]byte("ok\n"), whole[:9]...), 0o644))
+			var errs errSink
+			f, err := Open(path, Options{OnError: errs.On})
+			require.NoError(t, err)
+			assert.Empty(t, errs.All(), "held until the first use")
+			side := f.Repaired().SideFile
+			if tc.name == "first use is a write" {
+				_, err = f.Write([]byte("x\n"))
+				require.NoError(t, err)
+			}
+			f.SettleTornTail(tc.settle)
+			f.SettleTornTail(nil) // only the first call counts
+			_, err = f.Write(whole)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			assert.Equal(t, tc.replayed, f.Repaired().Replayed)
+			if tc.replayed {
+				assert.Empty(t, errs.All())
+				assert.NoFileExists(t, side)
+				return
+			}
+			require.Len(t, errs.All(), 1)
+			var tr *TailRepair
+			require.ErrorAs(t, errs.All()[0], &tr)
+			assert.FileExists(t, side)
+		})
+	}
+}
