@@ -180,8 +180,14 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 func (f *File) Path() string { return f.path }
 
 // Repaired returns what Open did to a torn tail, or nil if the file ended in
-// a newline (or was empty or new).
-func (f *File) Repaired() *TailRepair { return f.repair }
+// a newline (or was empty or new). After SettleTornTail found the fragment
+// written again by the durable ring, it returns the settled repair
+// (Replayed set).
+func (f *File) Repaired() *TailRepair {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.repair
+}
 
 // Write appends p as one record. p should be one or more whole lines ending
 // in '\n'; it is written as given (a missing final newline is not added).

@@ -135,10 +135,14 @@ func (f *File) SettleTornTail(rec []byte) {
 	if rec != nil && r.Fragment < int64(len(rec)) {
 		frag, err := os.ReadFile(r.SideFile)
 		replayed = err == nil && int64(len(frag)) == r.Fragment && bytes.HasPrefix(rec, frag)
-		if replayed && os.Remove(r.SideFile) == nil {
-			r.SideFile = ""
+		if replayed {
+			settled := *r // a new value: a TailRepair handed out never changes
+			settled.Replayed = true
+			if os.Remove(r.SideFile) == nil {
+				settled.SideFile = ""
+			}
+			f.repair = &settled
 		}
-		r.Replayed = replayed
 	}
 	f.mu.Unlock()
 	if !replayed {
