@@ -59,7 +59,13 @@ package bus
 //  1. The in-flight batch, if any: with a known sink position, the records
 //     whose bytes are in the sink are skipped (exactly once); with none (a
 //     pipe, a terminal, an unknown io.Writer) the whole batch is replayed, so
-//     its records can appear twice, and a warning says so.
+//     its records can appear twice, and a warning says so. If the output is
+//     the same regular *os.File and ends inside a record of the batch (the
+//     kill interrupted the write), the torn beginning is cut off first when
+//     it is exactly that (see tornTail, fileCutter), so the record is written
+//     again whole, once. A filesink.File has cut its own torn tail at open:
+//     it is told the record written again first (SettleTornTail), so that
+//     its repair raises no alarm for a record nothing lost.
 //  2. Scan from head to zeroed+capacity (beyond that lies space the dead
 //     drainer consumed but had not finished zeroing) and write every committed
 //     record whose checksum matches to the sink, in ring order, in chunks that
