@@ -17,13 +17,19 @@ import "io"
 // counts the replayed records.
 //
 // Guarantee: a record whose Handle returned nil survives kill -9, a panic or
-// an OOM kill of the process and is written exactly once by the next Open
-// on the same ring file, when w is a regular file (a filesink.File or an
-// *os.File); for other writers the batch being written at the moment of the
-// crash may be written twice. It does not survive power loss or a kernel
-// crash unless the kernel had written the pages back; for that use the sink's
-// sync policy and Options.SyncLevel. Records longer than an eighth of the
-// ring (the oversize path) are not kept in the file.
+// an OOM kill of the process and is written exactly once, with no torn line,
+// by the next Open on the same ring file, when w is a regular file: a
+// filesink.File (its Open sets a torn tail aside; the ring writes that record
+// again whole and the repair raises no alarm) or an *os.File that is the
+// file the crash left, opened O_APPEND or positioned at its end (the torn
+// beginning of a record is cut off before the record is written again; if
+// that cannot be done safely the fragment stays and OnError says so). For
+// other writers the batch being written at the moment of the crash may be
+// written twice. A record whose Handle never returned was not accepted: it is
+// skipped quietly and not counted. It does not survive power loss or a
+// kernel crash unless the kernel had written the pages back; for that use the
+// sink's sync policy and Options.SyncLevel. Records longer than an eighth of
+// the ring (the oversize path) are not kept in the file.
 func Open(w io.Writer, opts *Options) (*Handler, error) {
 	return newHandler(w, opts, true)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -38,6 +39,7 @@ type File struct {
 	truncate func(fd int, size int64) error
 	datasync func(fd int) error
 	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
+	rename   func(oldpath, newpath string) error
 
 	mu         sync.Mutex
 	file       *os.File // nil after a failed reopen; the next write retries
@@ -54,11 +56,18 @@ type File struct {
 	closeDone  chan struct{} // closed when the first Close has finished
 	closeErr   error         // the first Close's result, set before closeDone is closed
 	repair     *TailRepair
-	iov        [][]byte
-	one        [1][]byte
-	pending    []error // reported after mu is released
-	syncs      int     // fdatasync calls, for tests
-	rotations  int     // completed rotations and reopens, for tests
+	repairDue  atomic.Bool // repair is held for SettleTornTail, not reported yet
+	// renameFailing: the last rotation could not rename the file, which
+	// keeps taking the records; it was reported, and is not again until a
+	// rotation succeeds. retrySize is then the size at which size-based
+	// rotation tries again (one more MaxSize of records).
+	renameFailing bool
+	retrySize     int64
+	iov           [][]byte
+	one           [1][]byte
+	pending       []error // reported after mu is released
+	syncs         int     // fdatasync calls, for tests
+	rotations     int     // completed rotations and reopens, for tests
 
 	errMu      sync.Mutex
 	lastErr    time.Time
@@ -71,7 +80,8 @@ type File struct {
 
 // Open opens (creating it and its missing parent directories if needed) the
 // log file at path for appending. If the file does not end in a newline it
-// is repaired first (see TailRepair). Leftover temporary compression files
+// is repaired first (see TailRepair; the repair is reported at the File's
+// first use, see SettleTornTail). Leftover temporary compression files
 // are removed, and retention and compression run once in the background.
 func Open(path string, opts Options) (*File, error) {
 	return open(path, opts, nil)
@@ -107,6 +117,7 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 		truncate:  truncateFD,
 		datasync:  datasync,
 		openFile:  os.OpenFile,
+		rename:    os.Rename,
 		cutTo:     -1,
 		iov:       make([][]byte, 0, 64),
 		closeDone: make(chan struct{}),
@@ -159,9 +170,9 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 		f.wg.Add(1)
 		go f.syncLoop(tick, stop)
 	}
-	if f.repair != nil {
-		f.emit(f.repair) // once, not rate-limited
-	}
+	// A repair is reported at the first use (see SettleTornTail): a durable
+	// ring that replays the torn record whole first says so.
+	f.repairDue.Store(f.repair != nil)
 	return f, nil
 }
 
@@ -169,13 +180,20 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 func (f *File) Path() string { return f.path }
 
 // Repaired returns what Open did to a torn tail, or nil if the file ended in
-// a newline (or was empty or new).
-func (f *File) Repaired() *TailRepair { return f.repair }
+// a newline (or was empty or new). After SettleTornTail found the fragment
+// written again by the durable ring, it returns the settled repair
+// (Replayed set).
+func (f *File) Repaired() *TailRepair {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.repair
+}
 
 // Write appends p as one record. p should be one or more whole lines ending
 // in '\n'; it is written as given (a missing final newline is not added).
 // On error nothing of p remains in the file and n is 0.
 func (f *File) Write(p []byte) (n int, err error) {
+	f.settleRepair()
 	f.mu.Lock()
 	f.one[0] = p
 	written, err := f.writeLocked(f.one[:])
@@ -196,6 +214,7 @@ func (f *File) Write(p []byte) (n int, err error) {
 // the first written records; the error is returned promptly (the bus retries
 // with back-off and reports it once) and not passed to Options.OnError.
 func (f *File) WriteBatch(records [][]byte) (written int, err error) {
+	f.settleRepair()
 	f.mu.Lock()
 	written, err = f.writeLocked(records)
 	errs := f.takePending()
@@ -207,6 +226,7 @@ func (f *File) WriteBatch(records [][]byte) (written int, err error) {
 // Sync flushes the written data to stable storage (fdatasync), whatever the
 // Sync policy. The bus calls it on Flush.
 func (f *File) Sync() error {
+	f.settleRepair()
 	f.mu.Lock()
 	err := f.syncNow()
 	errs := f.takePending()
@@ -220,6 +240,7 @@ func (f *File) Sync() error {
 // underneath (logrotate), it just reopens the path; if the current file is
 // empty, it does nothing.
 func (f *File) Rotate() error {
+	f.settleRepair()
 	f.mu.Lock()
 	var err error
 	if f.closed {
@@ -239,6 +260,7 @@ func (f *File) Rotate() error {
 // idempotent and safe from several goroutines: every call returns once the
 // first has finished, with its result.
 func (f *File) Close() error {
+	f.settleRepair()
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -300,10 +322,24 @@ func (f *File) writeLocked(records [][]byte) (int, error) {
 		}
 		f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1
 	}
-	if f.size > 0 && ((f.opts.MaxSize > 0 && f.size+total > f.opts.MaxSize) ||
+	if f.size > 0 && ((f.opts.MaxSize > 0 && f.size+total > max(f.opts.MaxSize, f.retrySize)) ||
 		(f.opts.Rotate != RotateNone && !now.Before(f.nextRotate))) {
 		if err := f.rotateLocked(); err != nil {
-			return 0, f.fail(err)
+			var re *renameError
+			if !errors.As(err, &re) {
+				return 0, f.fail(err)
+			}
+			// The file could not be renamed and is still open: keep appending
+			// to it (losing records is worse than an oversized file). The
+			// first failure of a streak is reported; the next size or time
+			// trigger tries again.
+			if !f.renameFailing {
+				f.pending = append(f.pending, fmt.Errorf("%w; writing on to %s, rotation is retried later", err, f.path))
+			}
+			f.renameFailing = true
+			if f.opts.MaxSize > 0 {
+				f.retrySize = f.size + f.opts.MaxSize
+			}
 		}
 	} else if f.opts.Rotate != RotateNone && !now.Before(f.nextRotate) {
 		f.nextRotate = periodEnd(now, f.opts.Rotate) // empty file: nothing to rotate
@@ -484,6 +520,7 @@ func (f *File) openCurrent() error {
 	f.size = fi.Size()
 	f.allocEnd = f.size
 	f.cutTo = -1
+	f.retrySize = 0 // a new file: size rotation as usual
 	return nil
 }
 

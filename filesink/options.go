@@ -62,6 +62,10 @@ type Options struct {
 	// MaxSize rotates the file before a write that would make it larger than
 	// MaxSize bytes. A single batch larger than MaxSize still goes into one
 	// (fresh) file: records are never split. Zero disables size rotation.
+	// If the rename of a rotation fails (an immutable or read-only
+	// directory), the file keeps taking the records past MaxSize, the
+	// failure is reported once to OnError, and rotation is tried again
+	// after another MaxSize bytes (or at the next period for Rotate).
 	MaxSize int64
 	// Rotate enables hourly or daily rotation.
 	Rotate Rotation
@@ -92,7 +96,9 @@ type Options struct {
 	// retention, periodic syncs, preallocation, rotation and of reopening the
 	// path after logrotate moved it (rate-limited to one call per
 	// ErrorInterval, with a count of the suppressed ones) and the *TailRepair
-	// of a torn-tail repair. Errors of Write, WriteBatch and Sync are
+	// of a torn-tail repair (at the first use of the File, unless the
+	// asyncbus durable ring writes the torn record again whole; see
+	// File.SettleTornTail). Errors of Write, WriteBatch and Sync are
 	// returned to the caller, not passed here: the asyncbus handler reports
 	// each once, through its own Options.OnError. It is never called with
 	// the File's lock held, so it may log. Nil prints to os.Stderr.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -146,4 +147,121 @@ func TestConcurrentCloseIsABarrier(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// flakyRename fails while failing is set (an immutable or read-only
+// directory: EACCES/EPERM from rename(2)), then renames.
+type flakyRename struct {
+	mu      sync.Mutex
+	failing bool
+	calls   int
+}
+
+func (fr *flakyRename) rename(oldpath, newpath string) error {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	fr.calls++
+	if fr.failing {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: syscall.EACCES}
+	}
+	return os.Rename(oldpath, newpath)
+}
+
+// Issue 13 item 8: a rotation whose rename fails keeps appending to the
+// current file (nothing fails), reports once, and rotates at the next size
+// trigger once renaming works again.
+func TestRotationRenameFailureKeepsWriting(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	fr := &flakyRename{failing: true}
+	var errs errSink
+	clk := newClock(t0)
+	const maxSize = 4096
+	f, err := open(path, Options{MaxSize: maxSize, OnError: errs.On, Clock: clk.Now, UTC: true},
+		func(f *File) { f.rename = fr.rename })
+	require.NoError(t, err)
+	const n = 4000
+	var want []string
+	for i := range n {
+		r := rec("r", i, 40)
+		_, err := f.Write(r)
+		require.NoError(t, err, "record %d", i)
+		want = append(want, strings.TrimSuffix(string(r), "\n"))
+		clk.Add(2 * DefaultErrorInterval) // the rate limit would hide repeats: step past it
+	}
+	assert.Equal(t, want, readLines(t, path), "every record is in the current file, in order")
+	assert.Empty(t, backupFiles(t, dir, "app-"), "no rotation happened")
+	all := errs.All()
+	require.Len(t, all, 1, "one report for the failing rename: %v", all)
+	assert.ErrorIs(t, all[0], syscall.EACCES)
+	assert.Contains(t, all[0].Error(), "writing on to "+path)
+	// Retried at the next size trigger (another MaxSize of records), not
+	// on every write.
+	assert.LessOrEqual(t, fr.calls, n*40/maxSize+1)
+
+	// Renaming works again: the next trigger rotates, the backup holds
+	// the 4000 records, the new file the next ones.
+	fr.mu.Lock()
+	fr.failing = false
+	fr.mu.Unlock()
+	var after []string
+	for i := n; len(backupFiles(t, dir, "app-")) == 0; i++ {
+		require.Less(t, i, n+maxSize/40+2, "rotation was not retried")
+		r := rec("r", i, 40)
+		_, err := f.Write(r)
+		require.NoError(t, err)
+		after = append(after, strings.TrimSuffix(string(r), "\n"))
+	}
+	require.NoError(t, f.Close())
+	backups := backupFiles(t, dir, "app-")
+	require.Len(t, backups, 1)
+	assert.Equal(t, append(want, after...), scanAll(t, backups[0], path), "nothing lost or repeated across the rotation")
+	assert.Len(t, errs.All(), 1, "the recovery raises no further report")
+}
+
+// The torn-tail report is held until the File's first use, so a durable
+// ring that writes the torn record again first can say so (SettleTornTail):
+// then nothing is reported and the side file goes; otherwise it is reported
+// exactly once.
+func TestTornTailReportSettledOnce(t *testing.T) {
+	whole := []byte(`{"msg":"wörk","seq":7}` + "\n")
+	for _, tc := range []struct {
+		name     string
+		settle   []byte
+		replayed bool
+	}{
+		{"replay covers it", whole, true},
+		{"replay is another record", []byte(`{"msg":"other"}` + "\n"), false},
+		{"no replay", nil, false},
+		{"first use is a write", []byte("unused"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "app.log")
+			require.NoError(t, os.WriteFile(path, append([]byte("ok\n"), whole[:9]...), 0o644))
+			var errs errSink
+			f, err := Open(path, Options{OnError: errs.On})
+			require.NoError(t, err)
+			assert.Empty(t, errs.All(), "held until the first use")
+			side := f.Repaired().SideFile
+			if tc.name == "first use is a write" {
+				_, err = f.Write([]byte("x\n"))
+				require.NoError(t, err)
+			}
+			f.SettleTornTail(tc.settle)
+			f.SettleTornTail(nil) // only the first call counts
+			_, err = f.Write(whole)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			assert.Equal(t, tc.replayed, f.Repaired().Replayed)
+			if tc.replayed {
+				assert.Empty(t, errs.All())
+				assert.NoFileExists(t, side)
+				return
+			}
+			require.Len(t, errs.All(), 1)
+			var tr *TailRepair
+			require.ErrorAs(t, errs.All()[0], &tr)
+			assert.FileExists(t, side)
+		})
+	}
 }

@@ -19,8 +19,13 @@ type TailRepair struct {
 	Offset int64
 	// Fragment is the number of bytes moved out.
 	Fragment int64
-	// SideFile holds the fragment, next to the log.
+	// SideFile holds the fragment, next to the log ("" once Replayed).
 	SideFile string
+	// Replayed is set when the fragment was the beginning of a record that
+	// the asyncbus durable ring then wrote again, whole (see
+	// File.SettleTornTail): nothing was lost, the side file was removed and
+	// nothing was reported.
+	Replayed bool
 }
 
 // Error implements error.
@@ -108,5 +113,46 @@ func (f *File) saveFragment(cut int64) (string, error) {
 			return "", fileErr("write torn-tail side file", name, err)
 		}
 		return name, nil
+	}
+}
+
+// SettleTornTail is called by the asyncbus bus before it first writes to the
+// File (and by the File itself at its first Write, WriteBatch, Sync, Rotate
+// or Close): the report of a torn-tail repair that Open made is held until
+// then. rec is the record that a durable ring's recovery is about to write
+// again, whole, because the crash interrupted its write (nil if there is
+// none). If the fragment Open set aside is the beginning of rec, the record
+// is not lost: the side file is removed, Repaired().Replayed is set and
+// nothing is reported. Otherwise the *TailRepair goes to Options.OnError
+// now. Only the first call has an effect.
+func (f *File) SettleTornTail(rec []byte) {
+	if !f.repairDue.CompareAndSwap(true, false) {
+		return // nothing held, or settled already
+	}
+	f.mu.Lock()
+	r := f.repair
+	replayed := false
+	if rec != nil && r.Fragment < int64(len(rec)) {
+		frag, err := os.ReadFile(r.SideFile)
+		replayed = err == nil && int64(len(frag)) == r.Fragment && bytes.HasPrefix(rec, frag)
+		if replayed {
+			settled := *r // a new value: a TailRepair handed out never changes
+			settled.Replayed = true
+			if os.Remove(r.SideFile) == nil {
+				settled.SideFile = ""
+			}
+			f.repair = &settled
+		}
+	}
+	f.mu.Unlock()
+	if !replayed {
+		f.emit(r) // once, not rate-limited
+	}
+}
+
+// settleRepair reports a held torn-tail repair at the File's first use.
+func (f *File) settleRepair() {
+	if f.repairDue.Load() { // atomic: one load per call while nothing is held
+		f.SettleTornTail(nil)
 	}
 }

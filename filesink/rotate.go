@@ -23,7 +23,9 @@ const (
 )
 
 // rotateLocked moves the current file to a timestamped backup and opens a
-// new one, with f.mu held. An empty file is not rotated.
+// new one, with f.mu held. An empty file is not rotated. If the rename fails
+// (an immutable or read-only directory, EACCES, EPERM) the current file
+// stays open and in use, and the error is a *renameError.
 func (f *File) rotateLocked() error {
 	now := f.now()
 	f.nextRotate = periodEnd(now, f.opts.Rotate)
@@ -36,30 +38,38 @@ func (f *File) rotateLocked() error {
 	if f.opts.Sync != SyncNever && f.dirty {
 		f.syncOrReport()
 	}
+	// Rename while the file is open (the descriptor follows the inode), so
+	// a failed rename leaves everything as it was.
+	backup := f.backupName(now)
+	if err := f.rename(f.path, backup); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &renameError{fmt.Errorf("filesink: rotate %s to %s: %w", f.path, backup, err)}
+	}
 	if err := f.closeCurrent(); err != nil {
 		f.pending = append(f.pending, err)
 	}
-	backup := f.backupName(now)
-	var renameErr error
-	if err := os.Rename(f.path, backup); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		// Keep appending to the same file rather than losing records.
-		renameErr = fmt.Errorf("filesink: rotate %s to %s: %w", f.path, backup, err)
-	}
 	if err := f.openCurrent(); err != nil {
-		return errors.Join(renameErr, err)
+		return err
 	}
 	f.rotations++
+	f.renameFailing = false
 	if err := f.ensureSymlink(); err != nil {
 		f.pending = append(f.pending, err)
 	}
-	if renameErr == nil && f.millCh != nil {
+	if f.millCh != nil {
 		select {
 		case f.millCh <- struct{}{}:
 		default: // a pass is already pending; it will see this backup
 		}
 	}
-	return renameErr
+	return nil
 }
+
+// renameError is a rotation that failed at the rename: the current file is
+// still open and takes the records.
+type renameError struct{ err error }
+
+func (e *renameError) Error() string { return e.err.Error() }
+func (e *renameError) Unwrap() error { return e.err }
 
 // backupName is a free backup path for a rotation at t.
 func (f *File) backupName(t time.Time) string {

@@ -392,6 +392,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 			return nil, err
 		}
 	}
+	settleTornTail(w) // a sink's held torn-tail report is due now that any replay is done (ringfile.go)
 	b.gapPos.Store(math.MaxUint64)
 	b.sink = detectSink(w)
 	b.output = outputName(w)

@@ -59,7 +59,13 @@ package bus
 //  1. The in-flight batch, if any: with a known sink position, the records
 //     whose bytes are in the sink are skipped (exactly once); with none (a
 //     pipe, a terminal, an unknown io.Writer) the whole batch is replayed, so
-//     its records can appear twice, and a warning says so.
+//     its records can appear twice, and a warning says so. If the output is
+//     the same regular *os.File and ends inside a record of the batch (the
+//     kill interrupted the write), the torn beginning is cut off first when
+//     it is exactly that (see tornTail, fileCutter), so the record is written
+//     again whole, once. A filesink.File has cut its own torn tail at open:
+//     it is told the record written again first (SettleTornTail), so that
+//     its repair raises no alarm for a record nothing lost.
 //  2. Scan from head to zeroed+capacity (beyond that lies space the dead
 //     drainer consumed but had not finished zeroing) and write every committed
 //     record whose checksum matches to the sink, in ring order, in chunks that
@@ -68,17 +74,27 @@ package bus
 //  3. Sync the sink, zero the ring and publish an empty state.
 //
 // Reservations that were never committed (the producer died between its CAS
-// and its header store) have a zero header word and are skipped word by word:
-// their bytes are either still zero or part of a payload whose header word
-// was never written. A word is only taken as a record if its commit bit is
-// set, its length fits the ring and the 29-bit checksum of the bytes it
-// covers matches, so no gap needs to stop the scan: the chance that payload
-// bytes of a dead reservation look like a valid header is about 2^-29 per
-// 8-byte word whose top bit is set, and zero for ASCII payloads (text log
-// lines), whose words never have the commit bit. Words with the commit bit
-// that fail these checks (corruption, e.g. after power loss) are counted; if
-// there are any, a copy of the file is kept as <file>.corrupt-<time>, a
-// warning goes to OnError, and the valid records are still replayed.
+// and its header store, possibly half-way through copying its record) have
+// a zero header word. They are not damage and are skipped quietly: the
+// record was never accepted (its Handle never returned), so it is neither
+// replayed nor counted as lost (not in Stats.Unrecovered). Their length was
+// never recorded, so the scan steps word by word through whatever payload
+// the producer had copied until the next valid entry: a word is only taken
+// as an entry if its commit bit is set, its length fits the ring and the
+// 29-bit checksum of the bytes it covers matches (for padding and oversize
+// references: the exact shape those have), so no gap needs to stop the scan.
+// The chance that payload bytes of a dead reservation look like a valid
+// header is about 2^-29 per 8-byte word whose top bit is set, and zero for
+// ASCII payloads, whose words never have the commit bit.
+//
+// Damage is told from dead reservations by where it is: entries are
+// contiguous, so the word at an entry boundary (head, or the end of a valid
+// entry) must be zero or a valid header. A word with the commit bit there
+// that is not a valid entry (corruption, e.g. after power loss) is counted
+// as one damaged entry; if there are any, a copy of the file is kept as
+// <file>.corrupt-<time>, a warning goes to OnError, and the valid records
+// are still replayed. Words with the commit bit inside a dead reservation's
+// payload are never counted.
 //
 // A header that is not ours or not sane (bad magic, a version from the
 // future, a header CRC or state CRC that does not match, a file size or
@@ -93,6 +109,7 @@ package bus
 // accepted).
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -292,39 +309,51 @@ type ringEntry struct {
 }
 
 // next returns the first valid entry at or after pos and ending at or before
-// limit, and how many suspect words (commit bit set, but not a valid entry)
-// it skipped. Zero words and words without the commit bit (never-committed
-// reservations) are skipped silently.
-func (im *ringImage) next(pos, limit uint64) (e ringEntry, suspects int, ok bool) {
-	for ; pos < limit; pos += 8 {
+// limit, and how many damaged entries it skipped. pos must be an entry
+// boundary: head, or the end of an entry next returned.
+//
+// Entries are contiguous, so the word at a boundary is a header: zero (a
+// reservation never committed, or free space) or a committed header. A
+// committed-looking word there that is not a valid entry is damage, counted
+// once. Past a zero header the scan is inside a dead reservation, whose
+// length nobody recorded: it steps word by word through the payload the
+// dead producer had copied (any bytes, e.g. UTF-8 text whose words have the
+// top bit set) until the next valid entry, and none of those words is damage,
+// whatever they look like. A damaged header is likewise counted once, not
+// once per word of its payload.
+func (im *ringImage) next(pos, limit uint64) (e ringEntry, damaged int, ok bool) {
+	boundary := true // pos is where an entry starts
+	for ; pos < limit; pos, boundary = pos+8, false {
 		off := pos & im.mask
 		w := binary.LittleEndian.Uint64(im.ring[off:])
 		if w&flagCommit == 0 {
-			continue // free space or a reservation that was never committed
+			continue // free space, a reservation never committed, or its payload
 		}
 		n := w & lenMask
 		sum := (w >> sumShift) & sumMask
 		switch w & entryFlags {
 		case flagCommit | flagPadding:
 			if sum == 0 && n == im.capacity-off && n <= limit-pos {
-				return ringEntry{pos: pos, end: pos + n, kind: entPadding}, suspects, true
+				return ringEntry{pos: pos, end: pos + n, kind: entPadding}, damaged, true
 			}
 		case flagCommit | flagOversize:
 			if sum == 0 && limit-pos >= hdrSize {
-				return ringEntry{pos: pos, end: pos + hdrSize, kind: entOversize, size: n}, suspects, true
+				return ringEntry{pos: pos, end: pos + hdrSize, kind: entOversize, size: n}, damaged, true
 			}
 		case flagCommit:
 			need := align8(hdrSize + n)
 			if n <= maxInline && need <= im.capacity-off && need <= limit-pos {
 				p := im.ring[off+hdrSize : off+hdrSize+n]
 				if recordSum(p) == sum {
-					return ringEntry{pos: pos, end: pos + need, kind: entRecord, data: p, size: n}, suspects, true
+					return ringEntry{pos: pos, end: pos + need, kind: entRecord, data: p, size: n}, damaged, true
 				}
 			}
 		}
-		suspects++
+		if boundary {
+			damaged++
+		}
 	}
-	return ringEntry{}, suspects, false
+	return ringEntry{}, damaged, false
 }
 
 // flightDone returns how many leading entries of the interrupted batch ents
@@ -373,6 +402,61 @@ func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error) 
 	return j, true
 }
 
+// tornTail locates a record torn by the crash in a file output: when the
+// output is still the file the interrupted batch went to (same device and
+// inode) and ends inside the batch's drop marker (idx -1) or inside entry
+// idx, it returns where the last whole record ends (cut) and how many bytes
+// of the torn piece follow it (frag, > 0). ok is false in every other case.
+func tornTail(ents []ringEntry, st ringState, now SinkPosition) (cut int64, idx int, frag int64, ok bool) {
+	if st.size == unknownSinkSize || now.Dev != st.dev || now.Ino != st.ino || now.Size <= st.size {
+		return 0, 0, 0, false
+	}
+	rem := now.Size - st.size
+	if rem < int64(st.pre) {
+		return st.size, -1, rem, true // inside the marker
+	}
+	at := st.size + int64(st.pre)
+	rem -= int64(st.pre)
+	for i, e := range ents {
+		if e.kind == entOversize && e.size == lenMask {
+			return 0, 0, 0, false // unknown length: cannot measure past it
+		}
+		n := int64(e.size)
+		if rem < n {
+			if rem == 0 {
+				return 0, 0, 0, false // ends at a record boundary: nothing torn
+			}
+			return at, i, rem, true
+		}
+		at, rem = at+n, rem-n
+	}
+	return 0, 0, 0, false // ends at or beyond the batch's end
+}
+
+// SinkCutter cuts a file output back to the end of its last whole record,
+// removing a record's beginning that a crash left at its end: cut, after
+// checking that the output is still at now (device, inode, size) and that
+// fragment accepts the bytes from at to its end. It reports whether it cut.
+type sinkCutter func(at int64, now SinkPosition, fragment func([]byte) bool) bool
+
+// tornTailSettler is a sink that set aside a torn tail when it was opened and
+// holds the report until it knows whether a replay writes that record again
+// (filesink.File). The bus calls SettleTornTail once before its first write:
+// with the record a durable ring's recovery is about to write again, whole,
+// because the crash interrupted its write, or with nil.
+type tornTailSettler interface {
+	SettleTornTail(rec []byte)
+}
+
+// settleTornTail tells a sink that holds a torn-tail report that no replay
+// covers it (called by New after any replay; once settled, later calls do
+// nothing).
+func settleTornTail(w io.Writer) {
+	if s, ok := w.(tornTailSettler); ok {
+		s.SettleTornTail(nil)
+	}
+}
+
 // ringFile is an open, locked, mapped ring file (see ringfile_unix.go).
 type ringFile struct {
 	path     string
@@ -382,6 +466,7 @@ type ringFile struct {
 	st       ringState // the current state (drainer-private after New)
 	gen      uint64
 	pos      func() (SinkPosition, error) // nil: unknown
+	cut      sinkCutter                   // nil: the output cannot be cut back
 }
 
 // ring returns the ring region of the mapping.
@@ -466,10 +551,11 @@ func (r *ringFile) zeroedTo(pos uint64) {
 type recoveryResult struct {
 	recovered   uint64 // records replayed
 	unrecovered uint64 // oversize references found (their bytes were on the heap)
-	suspects    int    // words with the commit bit that were not valid entries
+	suspects    int    // damaged entries: invalid headers at entry boundaries (see next)
 	replayedAll bool   // an in-flight batch was replayed whole: it may appear twice
 	flight      int    // records in that batch
 	torn        bool   // the sink ended inside a record of the in-flight batch
+	cutMarker   bool   // the sink ended inside the batch's drop marker, which was cut
 }
 
 // recover replays the committed records the file holds to w (see the
@@ -497,7 +583,31 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 			now, nowErr = r.pos()
 		}
 		j, ok := flightDone(ents, r.st, now, nowErr)
+		if !ok && nowErr == nil && r.cut != nil {
+			// The output ends in the beginning of a record (or of the
+			// marker) that the crash tore: cut it back, if it is exactly
+			// that, so the record is written again whole and only once.
+			if at, idx, frag, torn := tornTail(ents, r.st, now); torn {
+				match := func(b []byte) bool { return int64(len(b)) == frag && bytes.IndexByte(b, '\n') < 0 }
+				if idx >= 0 && ents[idx].kind == entRecord {
+					want := ents[idx].data[:frag]
+					match = func(b []byte) bool { return bytes.Equal(b, want) }
+				}
+				if r.cut(at, now, match) {
+					j, ok = max(idx, 0), true
+					res.cutMarker = idx < 0
+				}
+			}
+		}
 		res.torn = !ok && j > 0
+		if ok && j < len(ents) && ents[j].kind == entRecord {
+			// A sink that set a torn tail aside at its own open learns which
+			// record is written again first (filesink: no alarm if the
+			// fragment is its beginning).
+			if s, isSettler := w.(tornTailSettler); isSettler {
+				s.SettleTornTail(ents[j].data)
+			}
+		}
 		if !ok && j == 0 {
 			for _, e := range ents {
 				if e.kind == entRecord {
@@ -648,12 +758,12 @@ func (r *ringFile) copyAside() (string, error) {
 // openRing opens, locks and maps the ring file, replays what it holds to w,
 // and returns it reset and sized for capacity. warn receives
 // *RingFileError warnings; res says what was replayed.
-func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPosition, error), maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
+func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPosition, error), cut sinkCutter, maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
 	r, err := openRingFile(path, capacity, warn)
 	if err != nil {
 		return nil, recoveryResult{}, err
 	}
-	r.pos = pos
+	r.pos, r.cut = pos, cut
 	res, err := r.recover(w, maxBatch)
 	if err != nil {
 		r.close()
@@ -671,7 +781,10 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPositio
 		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("%d oversize records accepted before the crash were lost (oversize records are not kept in the ring file)", res.unrecovered)})
 	}
 	if res.torn {
-		warn(&RingFileError{Path: path, Reason: "the output ends in part of a record torn by the crash; that record is written again, whole, after the fragment"})
+		warn(&RingFileError{Path: path, Reason: "the output ends in part of a record torn by the crash and could not be cut back (not a regular file, changed since, or not readable); that record is written again, whole, after the fragment"})
+	}
+	if res.cutMarker {
+		warn(&RingFileError{Path: path, Reason: "the crash tore the drop marker in front of the batch being written; the fragment was cut from the output, so that gap is not marked there (the records were replayed)"})
 	}
 	if res.replayedAll {
 		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (the output's position is unknown): up to %d records may appear twice", res.flight)})
@@ -702,13 +815,23 @@ func sinkPositionOf(w io.Writer) func() (SinkPosition, error) {
 	return nil
 }
 
+// sinkCutterOf returns the cutter New uses: for an *os.File on a regular
+// file, fileCutter; otherwise nil (a filesink.File repairs its own tail when
+// it is opened; other writers cannot be cut).
+func sinkCutterOf(w io.Writer) sinkCutter {
+	if f, ok := w.(*os.File); ok {
+		return fileCutter(f)
+	}
+	return nil
+}
+
 // openRing maps cfg.RingFile as the ring of b, after replaying what it holds
 // to the sink (New calls it before the drainer starts, so nothing new can be
 // accepted before the replay is done).
 func (b *Bus) openRing(cfg Config) error {
-	pos := cfg.sinkPosition
+	pos, cut := cfg.sinkPosition, sinkCutter(nil)
 	if pos == nil {
-		pos = sinkPositionOf(b.w)
+		pos, cut = sinkPositionOf(b.w), sinkCutterOf(b.w)
 	}
 	warn := func(err error) {
 		if b.onError == nil {
@@ -717,7 +840,7 @@ func (b *Bus) openRing(cfg Config) error {
 		defer func() { _ = recover() }() // a panicking callback must not fail New
 		b.onError(err)
 	}
-	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, b.maxBatch, warn)
+	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, cut, b.maxBatch, warn)
 	if err != nil {
 		return err
 	}

@@ -16,3 +16,5 @@ func (r *ringFile) close() {}
 func filePosition(*os.File) func() (SinkPosition, error) { return nil }
 
 func pathPosition(string) (SinkPosition, error) { return SinkPosition{}, ErrRingUnsupported }
+
+func fileCutter(*os.File) sinkCutter { return nil }

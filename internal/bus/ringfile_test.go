@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -602,4 +603,196 @@ func FuzzRecover(f *testing.F) {
 // target's ring file image). unsafe: same memory, length in bytes.
 func unsafeBytes(w []uint64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w))
+}
+
+// Issue 13 item 11: a producer killed while copying a non-ASCII record (its
+// Handle never returned) leaves a zero header and payload words with the
+// commit bit set. That is a dead reservation, not damage: no warning, no
+// .corrupt copy, every committed record replayed, nothing counted as lost.
+func TestRingFileDeadNonASCIIReservationIsQuiet(t *testing.T) {
+	const capacity = 4096
+	utf8 := []byte(strings.Repeat("größe ✓ 日本語 ÿþ ", 20)) // many words with the top bit set
+	rng := rand.New(rand.NewPCG(13, 11))
+	random := make([]byte, 600)
+	for i := range random {
+		random[i] = byte(rng.Uint32()) | 0x80
+	}
+	for _, tc := range []struct {
+		name    string
+		payload []byte
+		copied  int // bytes the producer had copied when it died
+	}{
+		{"utf-8, half copied", utf8, len(utf8) / 2},
+		{"utf-8, copied whole, header never stored", utf8, len(utf8)},
+		{"high bytes, copied whole", random, len(random)},
+		{"high bytes, one word copied", random, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "ring")
+			im := newImage(capacity)
+			var want []string
+			pos := uint64(0)
+			for i := range 3 {
+				pos = im.record(pos, line(i))
+				want = append(want, string(line(i)))
+			}
+			// The dead reservation: zero header, part of the payload.
+			copy(im.data[ringHeaderSize+pos+hdrSize:], tc.payload[:tc.copied])
+			pos += align8(hdrSize + uint64(len(tc.payload)))
+			// Producers that reserved after it committed.
+			for i := 3; i < 6; i++ {
+				pos = im.record(pos, line(i))
+				want = append(want, string(line(i)))
+			}
+			// A second dead one at the end, then free space.
+			copy(im.data[ringHeaderSize+pos+hdrSize:], tc.payload[:tc.copied])
+			require.NoError(t, os.WriteFile(path, im.bytes(), 0o600))
+
+			sink := &batchSink{}
+			b, log := openDurable(t, path, sink, Config{Capacity: capacity})
+			assert.Equal(t, want, strs(sink.records()), "every committed record, in order")
+			st := b.Stats()
+			assert.Equal(t, uint64(len(want)), st.Recovered)
+			assert.Zero(t, st.Unrecovered, "a record that was never accepted is not lost")
+			closeBus(t, b)
+			assert.Empty(t, log.ringErrors(), "no alarm for a dead reservation")
+			asides, _ := filepath.Glob(path + ".corrupt-*")
+			assert.Empty(t, asides, "no .corrupt copy")
+		})
+	}
+}
+
+// A damaged header at an entry boundary is still damage, counted once (not
+// once per word of its payload), and the valid records around it replay.
+func TestRingFileDamagedHeaderCountedOnce(t *testing.T) {
+	const capacity = 4096
+	path := filepath.Join(t.TempDir(), "ring")
+	im := newImage(capacity)
+	pos := im.record(0, line(1))
+	long := []byte(strings.Repeat("ü", 100) + "\n")
+	bad := im.record(pos, long)
+	im.data[ringHeaderSize+pos+hdrSize+50] ^= 1 // its checksum no longer matches
+	im.record(bad, line(2))
+	require.NoError(t, os.WriteFile(path, im.bytes(), 0o600))
+	sink := &batchSink{}
+	b, log := openDurable(t, path, sink, Config{Capacity: capacity})
+	closeBus(t, b)
+	assert.Equal(t, []string{string(line(1)), string(line(2))}, strs(sink.records()))
+	errs := log.ringErrors()
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Reason, "1 damaged entries")
+	assert.NotEmpty(t, errs[0].Aside)
+}
+
+// Issue 13 item 10: a kill -9 during the write of a batch to a plain
+// *os.File leaves the beginning of a record at the file's end. Recovery cuts
+// it back before replaying, so the record is written whole, once, and no
+// line is torn; when the tail is not exactly that fragment (the file
+// changed since, or it cannot be told), the file is left alone and the
+// replay is reported.
+func TestRingFileCutsTornRecordOfPlainFile(t *testing.T) {
+	const capacity = 4096
+	recs := make([][]byte, 8)
+	for i := range recs {
+		recs[i] = []byte(fmt.Sprintf(`{"msg":"twö","seq":%d,"pad":"%s"}`+"\n", i, strings.Repeat("p", 10+i)))
+	}
+	const earlier = "earlier\n"
+	marker := []byte(`{"level":"WARN","msg":"asyncbus: records dropped","dropped":3}` + "\n")
+	type tc struct {
+		name      string
+		flags     int
+		seekEnd   bool
+		pre       []byte // drop marker written in front of the batch
+		whole     int    // records of the batch wholly in the file
+		frag      int    // bytes of the next piece (marker or record) after them
+		foreign   string // appended by someone else after the crash
+		wantCut   bool
+		wantWarns int
+	}
+	cases := []tc{
+		{name: "O_APPEND write-only, torn in the third record", flags: os.O_WRONLY | os.O_APPEND, whole: 2, frag: 9, wantCut: true},
+		{name: "O_APPEND read-write, torn in the first record", flags: os.O_RDWR | os.O_APPEND, whole: 0, frag: 1, wantCut: true},
+		{name: "not O_APPEND, offset at the end", flags: os.O_WRONLY, seekEnd: true, whole: 4, frag: 20, wantCut: true},
+		{name: "torn in the drop marker", flags: os.O_WRONLY | os.O_APPEND, pre: marker, whole: 0, frag: 30, wantCut: true, wantWarns: 1},
+		{name: "marker whole, torn in a record", flags: os.O_WRONLY | os.O_APPEND, pre: marker, whole: 1, frag: 5, wantCut: true},
+		{name: "foreign bytes after the fragment", flags: os.O_WRONLY | os.O_APPEND, whole: 2, frag: 9, foreign: "other", wantWarns: 1},
+		{name: "not O_APPEND, offset elsewhere", flags: os.O_WRONLY, whole: 2, frag: 9, wantWarns: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ringPath, outPath := filepath.Join(dir, "ring"), filepath.Join(dir, "out")
+			require.NoError(t, os.WriteFile(outPath, []byte(earlier), 0o644))
+			before, err := pathPosition(outPath)
+			require.NoError(t, err)
+
+			// The ring: records 0-4 were the batch in flight, 5-7 came after.
+			im := newImage(capacity)
+			pos := uint64(0)
+			var batchEnd uint64
+			for i, r := range recs {
+				pos = im.record(pos, r)
+				if i == 4 {
+					batchEnd = pos
+				}
+			}
+			im.st = ringState{end: batchEnd, pre: uint64(len(c.pre)), size: before.Size, dev: before.Dev, ino: before.Ino}
+			require.NoError(t, os.WriteFile(ringPath, im.bytes(), 0o600))
+
+			// What the killed write left in the output.
+			crash := append([]byte(nil), c.pre...)
+			next := c.pre
+			if c.pre == nil || c.whole > 0 || c.frag >= len(c.pre) {
+				for _, r := range recs[:c.whole] {
+					crash = append(crash, r...)
+				}
+				next = recs[c.whole]
+			} else {
+				crash = nil
+			}
+			crash = append(crash, next[:c.frag]...)
+			crash = append(crash, c.foreign...)
+			f, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND, 0)
+			require.NoError(t, err)
+			_, err = f.Write(crash)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+
+			out, err := os.OpenFile(outPath, c.flags, 0)
+			require.NoError(t, err)
+			defer out.Close()
+			if c.seekEnd {
+				_, err = out.Seek(0, io.SeekEnd)
+				require.NoError(t, err)
+			}
+			b, log := openDurable(t, ringPath, out, Config{Capacity: capacity})
+			require.NoError(t, b.Enqueue([]byte("after\n")))
+			closeBus(t, b)
+			got, err := os.ReadFile(outPath)
+			require.NoError(t, err)
+			var want []byte
+			if c.wantCut {
+				want = []byte(earlier)
+				if c.pre != nil && (c.whole > 0 || c.frag >= len(c.pre)) {
+					want = append(want, c.pre...)
+				}
+				for _, r := range recs {
+					want = append(want, r...)
+				}
+				want = append(want, "after\n"...)
+				assert.Equal(t, string(want), string(got), "every record exactly once, no torn line")
+				assert.Equal(t, uint64(len(recs)-c.whole), b.Stats().Recovered)
+			} else {
+				// Left alone: never shortened; when appending, the fragment (and
+				// the foreign bytes) stay and the replay follows them. (Without
+				// O_APPEND the writer's own offset decides where bytes go.)
+				assert.GreaterOrEqual(t, len(got), len(earlier)+len(crash), "the file was not cut")
+				if c.flags&os.O_APPEND != 0 {
+					assert.True(t, bytes.HasPrefix(got, append([]byte(earlier), crash...)), "the file was not cut: %q", got)
+				}
+			}
+			assert.Len(t, log.ringErrors(), c.wantWarns, "%v", log.ringErrors())
+		})
+	}
 }

@@ -5,7 +5,9 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -176,4 +178,90 @@ func pathPosition(path string) (SinkPosition, error) {
 		return SinkPosition{}, fmt.Errorf("%s is not a regular file", path)
 	}
 	return SinkPosition{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size}, nil // Dev is not uint64 on every platform
+}
+
+// fileCutter returns the cutter for an *os.File on a regular file, or nil.
+// It cuts only when everything checks out: the descriptor still names the
+// file at now (device, inode and size unchanged since recovery measured
+// it), the bytes from at to the end are readable (through the descriptor,
+// or, for a write-only one, a read-only descriptor of the same inode) and
+// accepted by fragment, and the writes will land at the new end: the
+// descriptor is O_APPEND, or its offset is the end (it is then moved back
+// to at). Otherwise it leaves the file alone.
+func fileCutter(f *os.File) sinkCutter {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func(at int64, now SinkPosition, fragment func([]byte) bool) bool {
+		cut := false
+		err := rc.Control(func(fd uintptr) { cut = cutFile(int(fd), f.Name(), at, now, fragment) })
+		return err == nil && cut
+	}
+}
+
+// cutFile is fileCutter's work on the descriptor fd.
+func cutFile(fd int, name string, at int64, now SinkPosition, fragment func([]byte) bool) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || uint64(st.Dev) != now.Dev || st.Ino != now.Ino || st.Size != now.Size || at < 0 || at >= st.Size { // Dev is not uint64 on every platform
+		return false
+	}
+	tail := make([]byte, st.Size-at)
+	if !readTail(fd, name, &st, tail, at) || !fragment(tail) {
+		return false
+	}
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return false
+	}
+	appending := flags&unix.O_APPEND != 0
+	if !appending {
+		// Writes go to the offset: only if it is the end can it follow the cut.
+		if off, err := unix.Seek(fd, 0, io.SeekCurrent); err != nil || off != st.Size {
+			return false
+		}
+	}
+	if unix.Ftruncate(fd, at) != nil {
+		return false
+	}
+	if !appending {
+		if _, err := unix.Seek(fd, at, io.SeekStart); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// readTail reads len(b) bytes at off of the file open as fd (whose stat is
+// st): with pread on fd, or, when fd is write-only, through a read-only
+// descriptor opened by /proc/self/fd (Linux) or by name that is checked to
+// be the same inode.
+func readTail(fd int, name string, st *unix.Stat_t, b []byte, off int64) bool {
+	if n, err := unix.Pread(fd, b, off); err == nil && n == len(b) {
+		return true
+	}
+	for _, path := range []string{"/proc/self/fd/" + strconv.Itoa(fd), name} {
+		if path == "" {
+			continue
+		}
+		rfd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			continue
+		}
+		var rst unix.Stat_t
+		ok := unix.Fstat(rfd, &rst) == nil && rst.Dev == st.Dev && rst.Ino == st.Ino
+		if ok {
+			n, err := unix.Pread(rfd, b, off)
+			ok = err == nil && n == len(b)
+		}
+		_ = unix.Close(rfd)
+		if ok {
+			return true
+		}
+	}
+	return false
 }
