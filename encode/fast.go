@@ -33,6 +33,10 @@ const (
 func (e *Encoder) prepare() {
 	c := e.c
 	e.fast = fastNone
+	if c.format.isZap() {
+		e.prepareZap() // zap.go
+		return
+	}
 	if c.rep != nil {
 		return
 	}
@@ -70,7 +74,7 @@ func (e *Encoder) prepare() {
 // fast path, through the general code so that the bytes are the same.
 func (e *Encoder) prepareConfig() {
 	c := e.c
-	if c.rep != nil || c.format == Console {
+	if c.rep != nil || c.format == Console || c.format.isZap() {
 		return
 	}
 	for i := range c.levelTok {
