@@ -41,8 +41,10 @@ import (
 //     integers, floats and bools zap arrays, anything else encoding/json's
 //     output (HTML escaping off); a time attribute uses the format's time
 //     encoding;
-//   - ReplaceAttr, when set, applies to attributes (not to the level, time,
-//     logger, caller or message), with the groups opened by WithGroup.
+//   - ReplaceAttr, when set, applies to attributes, with the groups opened
+//     by WithGroup, and to the record time (key slog.TimeKey, no groups;
+//     a string result is written as the time: custom time layouts), not
+//     to the level, logger, caller or message.
 //
 // Without ReplaceAttr, records whose attributes are scalars (every Kind but
 // KindAny, and KindAny values that are nil, errors, Stringers or the
@@ -165,7 +167,7 @@ func (e *Encoder) appendZap(b []byte, r *slog.Record, extra []slog.Attr) []byte 
 	if z.console {
 		start := len(b)
 		if !r.Time.IsZero() {
-			b = appendZapTime(b, r.Time, z)
+			b = e.appendZapRecordTime(b, r.Time, z)
 		}
 		if len(b) > start {
 			b = append(b, '\t')
@@ -201,8 +203,13 @@ func (e *Encoder) appendZap(b []byte, r *slog.Record, extra []slog.Attr) []byte 
 	b = appendZapLevel(b, r.Level, false)
 	b = append(b, '"')
 	if !r.Time.IsZero() {
+		mark := len(b)
 		b = append(b, `,"ts":`...)
-		b = appendZapTime(b, r.Time, z)
+		if nb := e.appendZapRecordTime(b, r.Time, z); len(nb) > len(b) {
+			b = nb
+		} else {
+			b = b[:mark]
+		}
 	}
 	if len(e.named) > 0 {
 		b = append(b, `,"logger":`...)
@@ -221,6 +228,29 @@ func (e *Encoder) appendZap(b []byte, r *slog.Record, extra []slog.Attr) []byte 
 		b = appendZapString(b, stack)
 	}
 	return append(b, '}', '\n')
+}
+
+// appendZapRecordTime writes the record time with z's time encoder or,
+// when ReplaceAttr is set, as ReplaceAttr(nil, slog.Time(slog.TimeKey, t))
+// decides: an empty key removes it, a time is encoded with z's encoder,
+// anything else is written as its string (quoted in ZapJSON). That is how
+// a custom time layout reaches the zap formats.
+func (e *Encoder) appendZapRecordTime(b []byte, t time.Time, z zapFmt) []byte {
+	if e.c.rep == nil {
+		return appendZapTime(b, t, z)
+	}
+	a := e.c.rep(nil, slog.Time(slog.TimeKey, t))
+	v := a.Value.Resolve()
+	switch {
+	case a.Key == "":
+		return b
+	case v.Kind() == slog.KindTime:
+		return appendZapTime(b, v.Time(), z)
+	case z.console:
+		return append(b, v.String()...)
+	default:
+		return appendZapString(b, v.String())
+	}
 }
 
 // appendZapFields writes extra, the WithAttrs/WithGroup state and the

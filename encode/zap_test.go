@@ -119,7 +119,7 @@ func TestZapReplaceAttr(t *testing.T) {
 	}}).WithGroup("g")
 	r := zapTestRecord(slog.LevelInfo, "m", 0, slog.String("secret", "x"), slog.Group("h", slog.Int("n", 1)))
 	assert.Equal(t, `{"level":"info","ts":"2024-05-17T10:30:45+05:30","msg":"m","g":{"secret":"***","h":{"n":1}}}`+"\n", string(e.Append(nil, r, nil)))
-	assert.Equal(t, []string{"[g] secret", "[g h] n"}, seen)
+	assert.Equal(t, []string{"[] time", "[g] secret", "[g h] n"}, seen)
 }
 
 func TestZapCaller(t *testing.T) {
@@ -200,6 +200,35 @@ func BenchmarkZap(b *testing.B) {
 			}
 			b.SetBytes(int64(len(buf)))
 			_, _ = io.Discard.Write(buf)
+		})
+	}
+}
+
+// TestZapReplaceAttrTime: ReplaceAttr on the time built-in gives custom
+// layouts, removal, or another time.
+func TestZapReplaceAttrTime(t *testing.T) {
+	r := zapTestRecord(slog.LevelInfo, "m", 0)
+	for _, tc := range []struct {
+		name      string
+		rep       func(slog.Attr) slog.Attr
+		json, con string
+	}{
+		{"layout", func(a slog.Attr) slog.Attr { return slog.String(a.Key, a.Value.Time().Format("15:04")) },
+			`{"level":"info","ts":"10:30","msg":"m"}`, "10:30\tINFO\tm"},
+		{"removed", func(slog.Attr) slog.Attr { return slog.Attr{} },
+			`{"level":"info","msg":"m"}`, "INFO\tm"},
+		{"time", func(a slog.Attr) slog.Attr { return slog.Time(a.Key, a.Value.Time().UTC()) },
+			`{"level":"info","ts":"2024-05-17T05:00:45Z","msg":"m"}`, "2024-05-17T05:00:45Z\tINFO\tm"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := func(groups []string, a slog.Attr) slog.Attr {
+				if groups == nil && a.Key == slog.TimeKey {
+					return tc.rep(a)
+				}
+				return a
+			}
+			assert.Equal(t, tc.json+"\n", string(New(Options{Format: ZapJSON, ReplaceAttr: rep}).Append(nil, r, nil)))
+			assert.Equal(t, tc.con+"\n", string(New(Options{Format: ZapConsole, ReplaceAttr: rep}).Append(nil, r, nil)))
 		})
 	}
 }
