@@ -56,6 +56,18 @@ type spec struct {
 
 type phase string
 
+// verboseErr formats itself with more detail under %%+v, as pkg/errors does.
+type verboseErr struct{ msg string }
+
+func (e verboseErr) Error() string { return e.msg }
+func (e verboseErr) Format(s fmt.State, verb rune) {
+	if verb == 'v' && s.Flag('+') {
+		fmt.Fprint(s, e.msg+"\nwith detail")
+		return
+	}
+	fmt.Fprint(s, e.msg)
+}
+
 func (p phase) String() string { return "phase:" + string(p) }
 
 func main() {
@@ -94,6 +106,7 @@ func main() {
 	log.V(4).Info("v4 detail")
 	log.Error(errors.New("connection refused"), "unable to reconcile", "retry", 2)
 	setupLog.Error(nil, "error without an error")
+	setupLog.Error(verboseErr{"verbose"}, "formatted error", "cause", verboseErr{"cause"})
 	setupLog.WithValues("path", "C:\\tmp\\x").Info("quote \"and\" newline\n\ttab", "ctl", "\x01\x7f", "utf8", "héllo \u2028")
 	ctrl.Log.Info("no name", "neg", -1.5e-9, "big", 1e21)
 	_ = logrbridge.Flush(ctrl.Log)

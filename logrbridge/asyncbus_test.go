@@ -109,3 +109,20 @@ func TestStackTraceHasNoRuntimeEntryFrame(t *testing.T) {
 	assert.NotContains(t, st, "runtime.goexit", st)
 	assert.Contains(t, st, "TestStackTraceHasNoRuntimeEntryFrame.func", st)
 }
+
+// errStringer is an error that is also a fmt.Stringer.
+type errStringer struct{}
+
+func (errStringer) Error() string  { return "as error" }
+func (errStringer) String() string { return "as stringer" }
+
+func TestKeepErrors(t *testing.T) {
+	h, buf := jsonHandler(slog.LevelInfo)
+	NewLogger(h, KeepErrors(true)).Error(errStringer{}, "m", "v", errStringer{})
+	m := one(t, buf.String())
+	assert.Equal(t, "as error", m["error"])
+	assert.Equal(t, "as error", m["v"], "an error before a Stringer, as zap.Any")
+	h, buf = jsonHandler(slog.LevelInfo)
+	NewLogger(h).Info("m", "v", errStringer{})
+	assert.Equal(t, "as stringer", one(t, buf.String())["v"], "default: Stringer first")
+}

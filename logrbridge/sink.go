@@ -39,6 +39,7 @@ type config struct {
 	stackKey   string
 	onError    func(error)
 	errorLast  bool
+	keepErrors bool
 	convert    func(v any) (slog.Value, bool)
 }
 
@@ -84,6 +85,15 @@ func StacktraceKey(key string) Option { return func(c *config) { c.stackKey = ke
 // ErrorAfterValues writes Logger.Error's error after the key/value pairs
 // instead of before them, as zapr does (default false).
 func ErrorAfterValues(on bool) Option { return func(c *config) { c.errorLast = on } }
+
+// KeepErrors hands errors to the handler as error values (slog.Any)
+// instead of their Error() text, both Logger.Error's error and error
+// values among the key/value pairs, where an error is taken as an error
+// even when it is also a fmt.Stringer (zap.Any's order). A handler can
+// then render more than the text (the zap encodings add zap's
+// "errorVerbose" for errors that format themselves, like pkg/errors).
+// Default false.
+func KeepErrors(on bool) Option { return func(c *config) { c.keepErrors = on } }
 
 // ValueConverter gives fn the first look at every logr value that is not a
 // plain string, number, bool, time or duration: when it reports true its
@@ -196,11 +206,11 @@ func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 	}
 	r := slog.NewRecord(time.Now(), level, msg, pc)
 	if err != nil && !s.cfg.errorLast {
-		r.AddAttrs(slog.String(s.cfg.errorKey, safeError(err)))
+		r.AddAttrs(s.cfg.errorAttr(err))
 	}
 	s.cfg.addKVs(&r, kv)
 	if err != nil && s.cfg.errorLast {
-		r.AddAttrs(slog.String(s.cfg.errorKey, safeError(err)))
+		r.AddAttrs(s.cfg.errorAttr(err))
 	}
 	if stack != "" {
 		r.AddAttrs(slog.String(s.cfg.stackKey, stack))
@@ -208,6 +218,14 @@ func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 	if herr := s.h.Handle(context.Background(), r); herr != nil && s.cfg.onError != nil {
 		s.cfg.onError(herr)
 	}
+}
+
+// errorAttr is the attribute of Logger.Error's error.
+func (c *config) errorAttr(err error) slog.Attr {
+	if c.keepErrors {
+		return slog.Any(c.errorKey, err)
+	}
+	return slog.String(c.errorKey, safeError(err))
 }
 
 // WithValues implements logr.LogSink. The values are converted and handed to

@@ -82,6 +82,13 @@ func (c *config) value(v any) slog.Value {
 		}
 		marshaled = true
 	}
+	if c.keepErrors {
+		if err, ok := v.(error); ok {
+			if _, lv := v.(slog.LogValuer); !lv {
+				return slog.AnyValue(err)
+			}
+		}
+	}
 	switch x := v.(type) {
 	case slog.LogValuer:
 		return safeLogValue(x)

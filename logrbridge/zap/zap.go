@@ -336,6 +336,7 @@ func NewWithHandler(opts ...Opts) (logr.Logger, *asyncbus.Handler) {
 	lopts := []logrbridge.Option{
 		logrbridge.StackTraces(o.StacktraceLevel),
 		logrbridge.ErrorAfterValues(true),
+		logrbridge.KeepErrors(true), // the encoding writes zap's errorVerbose
 		logrbridge.RecordCaller(raw.caller),
 	}
 	if !o.Development {

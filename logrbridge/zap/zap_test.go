@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
@@ -265,4 +266,25 @@ func TestKubeObjectRefIgnoresOthers(t *testing.T) {
 		_, ok := kubeObjectRef(v)
 		assert.False(t, ok, "%T", v)
 	}
+}
+
+// verboseError formats itself with more detail under %+v, like pkg/errors.
+type verboseError struct{ msg string }
+
+func (e verboseError) Error() string { return e.msg }
+func (e verboseError) Format(s fmt.State, verb rune) {
+	if verb == 'v' && s.Flag('+') {
+		_, _ = io.WriteString(s, e.msg+"\ndetail")
+		return
+	}
+	_, _ = io.WriteString(s, e.msg)
+}
+func (e verboseError) String() string { return "stringer " + e.msg }
+
+func TestErrorVerbose(t *testing.T) {
+	var buf lockedBuffer
+	l := New(WriteTo(&buf), StacktraceLevel(PanicLevel))
+	l.Error(verboseError{"boom"}, "failed", "cause", verboseError{"inner"})
+	require.NoError(t, logrbridge.Close(l))
+	assert.Contains(t, buf.String(), `"msg":"failed","cause":"inner","causeVerbose":"inner\ndetail","error":"boom","errorVerbose":"boom\ndetail"}`)
 }
