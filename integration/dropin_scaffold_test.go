@@ -28,7 +28,8 @@ const (
 
 // scaffoldMain is a kubebuilder-style main: the logger set up exactly as
 // the scaffold does, then the program logs the way operators do (names,
-// values, V levels, an error, nested values, text that needs escaping).
+// values, V levels, errors, nested values, Kubernetes objects, text that
+// needs escaping).
 // %s is the zap package's import path: the only difference between the
 // two builds. With -exit=fail it logs the scaffold's "unable to start
 // manager" error and calls os.Exit(1); with -exit=flush it flushes the
@@ -42,6 +43,8 @@ import (
 	"os"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"%s"
 
@@ -106,6 +109,9 @@ func main() {
 	log.V(4).Info("v4 detail")
 	log.Error(errors.New("connection refused"), "unable to reconcile", "retry", 2)
 	setupLog.Error(nil, "error without an error")
+	log.Info("kubernetes objects",
+		"pod", &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default"}},
+		"node", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
 	setupLog.Error(verboseErr{"verbose"}, "formatted error", "cause", verboseErr{"cause"})
 	setupLog.WithValues("path", "C:\\tmp\\x").Info("quote \"and\" newline\n\ttab", "ctl", "\x01\x7f", "utf8", "héllo \u2028")
 	ctrl.Log.Info("no name", "neg", -1.5e-9, "big", 1e21)
@@ -116,8 +122,18 @@ func main() {
 // scaffoldBuild holds the two binaries, built once per test binary.
 var scaffoldBuild struct {
 	once     sync.Once
+	dir      string // removed by TestMain
 	cr, ours string
 	err      error
+}
+
+// TestMain removes the scaffold binaries after the package's tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if scaffoldBuild.dir != "" {
+		_ = os.RemoveAll(scaffoldBuild.dir)
+	}
+	os.Exit(code)
 }
 
 // buildScaffolds builds scaffoldMain twice in one temporary module, in the
@@ -137,8 +153,7 @@ func doBuildScaffolds() (cr, ours string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	// Not removed per test: both binaries are shared by the tests of this
-	// package; the OS temp dir is cleaned by the runner.
+	scaffoldBuild.dir = dir // shared by this package's tests, removed by TestMain
 	root, err := filepath.Abs("..")
 	if err != nil {
 		return "", "", err
