@@ -173,6 +173,9 @@ func (e *Encoder) derived() *Encoder {
 // WithAttrs returns an Encoder whose lines also carry attrs, pre-encoded
 // once now. As in slog, it returns e itself if there is nothing to add.
 func (e *Encoder) WithAttrs(attrs []slog.Attr) *Encoder {
+	if e.c.format.isZap() {
+		return e.zapWithAttrs(attrs) // zap.go
+	}
 	if len(attrs) == 0 || countEmptyGroups(attrs) == len(attrs) {
 		return e
 	}
@@ -228,6 +231,9 @@ func (e *Encoder) WithGroup(name string) *Encoder {
 // replaces any earlier name, and an empty name removes it. ReplaceAttr
 // applies to the field (with no groups), once, now.
 func (e *Encoder) Named(name string) *Encoder {
+	if e.c.format.isZap() {
+		return e.zapNamed(name) // zap.go
+	}
 	e2 := e.clone()
 	e2.named = nil
 	if name != "" {
@@ -255,6 +261,8 @@ func (e *Encoder) Append(dst []byte, r slog.Record, extra []slog.Attr) []byte {
 		return e.appendText(dst, &r, extra)
 	case fastLogfmt:
 		return e.appendLogfmt(dst, &r, extra)
+	case fastZap:
+		return e.appendZap(dst, &r, extra) // zap.go
 	}
 	s := newState(e, dst, "")
 	stateGroups := s.groups
@@ -319,6 +327,10 @@ const (
 func (e *Encoder) prepare() {
 	c := e.c
 	e.fast = fastNone
+	if c.format.isZap() {
+		e.prepareZap() // zap.go
+		return
+	}
 	if c.rep != nil {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 // fast path, through the general code so that the bytes are the same.
 func (e *Encoder) prepareConfig() {
 	c := e.c
-	if c.rep != nil || c.format == Console {
+	if c.rep != nil || c.format == Console || c.format.isZap() {
 		return
 	}
 	for i := range c.levelTok {

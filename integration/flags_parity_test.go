@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,19 +16,22 @@ import (
 	"go.uber.org/zap/zapcore"
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/go-logr/logr"
+
 	"github.com/asyncbus/asyncbus/logrbridge"
+	ourzap "github.com/asyncbus/asyncbus/logrbridge/zap"
 )
 
 // zapToSlog pairs the zap levels a logr program can produce with the slog
-// level logrbridge uses for them: V(n) is zap -n and slog -n, then warn,
+// level the drop-in uses for them: V(n) is zap -n and slog -n, then warn,
 // error, dpanic, panic and fatal.
 var zapToSlog = func() map[zapcore.Level]slog.Level {
 	m := map[zapcore.Level]slog.Level{
 		zapcore.WarnLevel:   slog.LevelWarn,
 		zapcore.ErrorLevel:  slog.LevelError,
-		zapcore.DPanicLevel: logrbridge.ZapDPanicLevel,
-		zapcore.PanicLevel:  logrbridge.ZapPanicLevel,
-		zapcore.FatalLevel:  logrbridge.ZapFatalLevel,
+		zapcore.DPanicLevel: ourzap.DPanicLevel,
+		zapcore.PanicLevel:  ourzap.PanicLevel,
+		zapcore.FatalLevel:  ourzap.FatalLevel,
 	}
 	for n := 0; n <= 127; n++ {
 		m[zapcore.Level(-n)] = slog.Level(-n)
@@ -35,7 +39,7 @@ var zapToSlog = func() map[zapcore.Level]slog.Level {
 	return m
 }()
 
-func parseBoth(t *testing.T, args []string) (*crzap.Options, error, *logrbridge.Options, error) {
+func parseBoth(t *testing.T, args []string) (*crzap.Options, error, *ourzap.Options, error) {
 	t.Helper()
 	cr := &crzap.Options{}
 	crFS := flag.NewFlagSet("x", flag.ContinueOnError)
@@ -43,7 +47,7 @@ func parseBoth(t *testing.T, args []string) (*crzap.Options, error, *logrbridge.
 	cr.BindFlags(crFS)
 	crErr := crFS.Parse(args)
 
-	ours := &logrbridge.Options{}
+	ours := &ourzap.Options{}
 	ourFS := flag.NewFlagSet("x", flag.ContinueOnError)
 	ourFS.SetOutput(io.Discard)
 	ours.BindFlags(ourFS)
@@ -69,9 +73,22 @@ func crEncoding(t *testing.T, o *crzap.Options) string {
 	buf, err := o.NewEncoder().EncodeEntry(zapcore.Entry{Message: "m"}, nil)
 	require.NoError(t, err)
 	if strings.HasPrefix(buf.String(), "{") {
-		return logrbridge.EncodingJSON
+		return "json"
 	}
-	return logrbridge.EncodingConsole
+	return "console"
+}
+
+// ourEncoding tells which encoder the drop-in's NewEncoder builds.
+func ourEncoding(o *ourzap.Options) string {
+	switch {
+	case o.NewEncoder == nil:
+		return ""
+	case reflect.DeepEqual(o.NewEncoder(), ourzap.NewJSONEncoder()):
+		return "json"
+	case reflect.DeepEqual(o.NewEncoder(), ourzap.NewConsoleEncoder()):
+		return "console"
+	}
+	return "other"
 }
 
 // crTime encodes ts with controller-runtime's time encoder, as JSON.
@@ -84,14 +101,16 @@ func crTime(t *testing.T, enc zapcore.TimeEncoder, ts time.Time) any {
 	return m["t"]
 }
 
-// ourTime encodes ts with logrbridge's time encoder through slog's JSON handler.
-func ourTime(t *testing.T, enc logrbridge.TimeEncoder, ts time.Time) any {
+// ourTime encodes ts with the drop-in's time encoder, as its JSON encoding
+// writes the record time.
+func ourTime(t *testing.T, enc ourzap.TimeEncoder, ts time.Time) any {
 	var buf bytes.Buffer
-	l := slog.New(slog.NewJSONHandler(&buf, nil))
-	l.Info("m", "t", enc(ts))
+	l := ourzap.New(ourzap.WriteTo(&buf), ourzap.JSONEncoder(func(c *ourzap.EncoderConfig) { c.EncodeTime = enc }))
+	require.NoError(t, logr.ToSlogHandler(l).Handle(t.Context(), slog.NewRecord(ts, slog.LevelInfo, "m", 0)))
+	require.NoError(t, logrbridge.Close(l))
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &m))
-	return m["t"]
+	return m["ts"]
 }
 
 func TestFlagParity(t *testing.T) {
@@ -120,7 +139,7 @@ func TestFlagParity(t *testing.T) {
 			}
 			require.NoError(t, ourErr)
 			assert.Equal(t, cr.Development, ours.Development)
-			assert.Equal(t, crEncoding(t, cr), ours.Encoding)
+			assert.Equal(t, crEncoding(t, cr), ourEncoding(ours))
 
 			if cr.Level == nil {
 				assert.Nil(t, ours.Level)
@@ -137,8 +156,9 @@ func TestFlagParity(t *testing.T) {
 				}
 			}
 			if cr.TimeEncoder == nil {
-				assert.Nil(t, ours.TimeEncoder)
-			} else if assert.NotNil(t, ours.TimeEncoder) {
+				assert.Equal(t, ourzap.TimeEncoder{}, ours.TimeEncoder)
+				assert.Equal(t, crTime(t, zapcore.RFC3339TimeEncoder, ts), ourTime(t, ours.TimeEncoder, ts), "both default to RFC 3339")
+			} else {
 				assert.Equal(t, crTime(t, cr.TimeEncoder, ts), ourTime(t, ours.TimeEncoder, ts))
 			}
 		})

@@ -2,13 +2,13 @@ package logrbridge
 
 import (
 	"errors"
-	"flag"
 	"io"
 	"log/slog"
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -58,97 +58,71 @@ func TestAsyncbusLevelRulesApplyToLogrNames(t *testing.T) {
 	assert.Equal(t, "http.client", m["logger"])
 }
 
-func TestDropInProduction(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
-	l, h := NewWithHandler(WriteTo(&buf))
-	assert.True(t, l.Enabled())
-	assert.False(t, l.V(1).Enabled())
-	l.Info("hello", "pod", &pod{Namespace: "ns", Name: "p", Spec: "big"})
-	l.Error(errors.New("boom"), "failed")
-	slog.New(logr.ToSlogHandler(l)).Warn("warned")
-	require.NoError(t, h.Close())
-	ls := lines(t, buf.String())
-	require.Len(t, ls, 3, buf.String())
-	assert.Equal(t, map[string]any{"name": "p", "namespace": "ns"}, ls[0]["pod"], "production shrinks objects")
-	assert.NotContains(t, ls[0], "stacktrace")
-	assert.NotContains(t, ls[0], "source", "no caller unless AddSource")
-	assert.Equal(t, "boom", ls[1]["error"])
-	st, _ := ls[1]["stacktrace"].(string)
-	assert.True(t, strings.HasPrefix(st, "github.com/asyncbus/asyncbus/logrbridge.TestDropInProduction\n"), st)
-	assert.NotContains(t, ls[2], "stacktrace", "production: stack traces from Error")
-	assert.Zero(t, h.Stats().Dropped)
-}
-
-func TestDropInDevelopment(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
-	l := New(UseDevMode(true), WriteTo(&buf))
-	assert.True(t, l.V(1).Enabled())
-	assert.False(t, l.V(2).Enabled())
-	l.V(1).Info("debugging", "pod", &pod{Namespace: "ns", Name: "p", Spec: "big"})
-	slog.New(logr.ToSlogHandler(l)).Warn("warned")
-	require.NoError(t, Close(l))
-	out := buf.String()
-	assert.False(t, strings.HasPrefix(out, "{"), "console format: %s", out)
-	ls := strings.Split(strings.TrimSpace(out), "\n")
-	require.GreaterOrEqual(t, len(ls), 2, out)
-	assert.Contains(t, ls[0], "debugging")
-	assert.Contains(t, ls[0], "Spec", "development logs objects in full")
-	assert.Contains(t, out, "warned")
-	assert.Contains(t, out, "logrbridge.TestDropInDevelopment", "development: stack trace at Warn")
-}
-
-func TestDropInFromFlags(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
-	opts := Options{}
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	opts.BindFlags(fs)
-	require.NoError(t, fs.Parse([]string{"--zap-log-level=3", "--zap-time-encoding=nanos", "--zap-stacktrace-level=panic", "--zap-encoder=json", "--zap-devel"}))
-	l := New(UseFlagOptions(&opts), WriteTo(&buf))
-	assert.True(t, l.V(3).Enabled())
-	assert.False(t, l.V(4).Enabled())
-	l.V(3).Info("v3")
-	l.Error(nil, "no stack below panic")
-	require.NoError(t, Close(l))
-	ls := lines(t, buf.String())
-	require.Len(t, ls, 2, buf.String())
-	_, isNumber := ls[0]["time"].(float64)
-	assert.True(t, isNumber, "nanos time encoding: %v", ls[0]["time"])
-	assert.NotContains(t, ls[1], "stacktrace")
-}
-
-func TestDropInHandlerOptions(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
-	l, h := NewWithHandler(WriteTo(&buf), func(o *Options) {
-		o.HandlerOptions = &asyncbus.Options{Capacity: 1 << 16, LoggerKey: "component"}
-		o.AddSource = true
-		o.LoggerOptions = []Option{ErrorKey("err")}
-		o.Encoding = EncodingLogfmt
-	})
-	l.WithName("x").Error(errors.New("boom"), "m")
-	require.NoError(t, h.Close())
-	out := buf.String()
-	assert.Contains(t, out, "component=x")
-	assert.Contains(t, out, "err=boom")
-	assert.Contains(t, out, "asyncbus_test.go:")
-}
-
-func TestFormatOf(t *testing.T) {
-	for enc, want := range map[string]asyncbus.Format{
-		"json": asyncbus.JSON, "console": asyncbus.Console, "text": asyncbus.Text, "logfmt": asyncbus.Logfmt, "bogus": asyncbus.JSON,
-	} {
-		assert.Equal(t, want, formatOf(enc), enc)
-	}
-}
-
-func TestChainReplace(t *testing.T) {
-	first := func(_ []string, a slog.Attr) slog.Attr { a.Key += "1"; return a }
-	second := func(_ []string, a slog.Attr) slog.Attr { a.Key += "2"; return a }
-	assert.Equal(t, "k1", chainReplace(first, nil)(nil, slog.Int("k", 0)).Key)
-	assert.Equal(t, "k12", chainReplace(first, second)(nil, slog.Int("k", 0)).Key)
-}
-
 var _ io.Writer = (*lockedBuffer)(nil)
+
+// forwardingSink wraps another sink the way controller-runtime's
+// delegating sink does once SetLogger has run: With* calls return the
+// wrapped sink's result.
+type forwardingSink struct{ logr.LogSink }
+
+func (f forwardingSink) WithValues(kv ...any) logr.LogSink { return f.LogSink.WithValues(kv...) }
+func (f forwardingSink) WithName(n string) logr.LogSink    { return f.LogSink.WithName(n) }
+
+func TestFlushAndCloseThroughForwardingSink(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var buf lockedBuffer
+	h := asyncbus.NewHandler(&buf, nil)
+	wrapped := logr.New(forwardingSink{NewLogger(h).GetSink()})
+	wrapped.Info("one")
+	wrapped.WithName("n").Info("two")
+	require.NoError(t, Flush(wrapped))
+	ls := lines(t, buf.String())
+	require.Len(t, ls, 2, "Flush reached the handler: %s", buf.String())
+	require.NoError(t, Close(wrapped))
+	assert.ErrorIs(t, h.Handle(t.Context(), slog.NewRecord(time.Now(), 0, "after", 0)), asyncbus.ErrClosed, "Close reached the handler")
+	assert.NoError(t, Flush(logr.Discard()), "a foreign sink is left alone")
+	assert.NoError(t, Close(logr.Logger{}), "a zero logger is left alone")
+}
+
+func TestErrorAfterValuesAndValueConverter(t *testing.T) {
+	h, buf := jsonHandler(slog.LevelInfo)
+	conv := func(v any) (slog.Value, bool) {
+		if p, ok := v.(*pod); ok {
+			return slog.StringValue("pod " + p.Name), true
+		}
+		return slog.Value{}, false
+	}
+	NewLogger(h, ErrorAfterValues(true), ValueConverter(conv)).Error(errors.New("boom"), "m", "obj", &pod{Name: "p"}, "n", 1)
+	out := buf.String()
+	assert.Regexp(t, `"msg":"m","obj":"pod p","n":1,"error":"boom"}`, out)
+}
+
+func TestStackTraceHasNoRuntimeEntryFrame(t *testing.T) {
+	h, buf := jsonHandler(slog.LevelInfo)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		NewLogger(h, StackTraces(slog.LevelError)).Error(nil, "m")
+	}()
+	<-done
+	st := one(t, buf.String())["stacktrace"].(string)
+	assert.NotContains(t, st, "runtime.goexit", st)
+	assert.Contains(t, st, "TestStackTraceHasNoRuntimeEntryFrame.func", st)
+}
+
+// errStringer is an error that is also a fmt.Stringer.
+type errStringer struct{}
+
+func (errStringer) Error() string  { return "as error" }
+func (errStringer) String() string { return "as stringer" }
+
+func TestKeepErrors(t *testing.T) {
+	h, buf := jsonHandler(slog.LevelInfo)
+	NewLogger(h, KeepErrors(true)).Error(errStringer{}, "m", "v", errStringer{})
+	m := one(t, buf.String())
+	assert.Equal(t, "as error", m["error"])
+	assert.Equal(t, "as error", m["v"], "an error before a Stringer, as zap.Any")
+	h, buf = jsonHandler(slog.LevelInfo)
+	NewLogger(h).Info("m", "v", errStringer{})
+	assert.Equal(t, "as stringer", one(t, buf.String())["v"], "default: Stringer first")
+}

@@ -11,17 +11,18 @@
 //
 // # controller-runtime drop-in
 //
-// [Options], [Options.BindFlags], [New], [UseFlagOptions], [UseDevMode],
-// [WriteTo], [Level] and friends mirror sigs.k8s.io/controller-runtime/pkg/log/zap
-// (same flags, same values, same error messages), so switching a kubebuilder
-// scaffold only changes the import path:
+// Package [github.com/asyncbus/asyncbus/logrbridge/zap] replaces
+// sigs.k8s.io/controller-runtime/pkg/log/zap: same names and flags, zap's
+// output, and only the import path of a kubebuilder scaffold changes.
 //
-//	import zap "github.com/asyncbus/asyncbus/logrbridge"
+// # Flushing
 //
-//	opts := zap.Options{Development: true}
-//	opts.BindFlags(flag.CommandLine)
-//	flag.Parse()
+// [Flush] and [Close] reach the handler behind a logger of this package,
+// also through controller-runtime's delegating ctrl.Log once SetLogger has
+// run:
+//
 //	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+//	defer logrbridge.Flush(ctrl.Log)
 //
 // # Mapping
 //

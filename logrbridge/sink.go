@@ -38,6 +38,9 @@ type config struct {
 	stackLevel slog.Leveler
 	stackKey   string
 	onError    func(error)
+	errorLast  bool
+	keepErrors bool
+	convert    func(v any) (slog.Value, bool)
 }
 
 // ErrorKey sets the key under which Logger.Error writes its error (default "error").
@@ -78,6 +81,28 @@ func StackTraces(level slog.Leveler) Option { return func(c *config) { c.stackLe
 
 // StacktraceKey sets the key used by [StackTraces] (default "stacktrace").
 func StacktraceKey(key string) Option { return func(c *config) { c.stackKey = key } }
+
+// ErrorAfterValues writes Logger.Error's error after the key/value pairs
+// instead of before them, as zapr does (default false).
+func ErrorAfterValues(on bool) Option { return func(c *config) { c.errorLast = on } }
+
+// KeepErrors hands errors to the handler as error values (slog.Any)
+// instead of their Error() text, both Logger.Error's error and error
+// values among the key/value pairs, where an error is taken as an error
+// even when it is also a fmt.Stringer (zap.Any's order). A handler can
+// then render more than the text (the zap encodings add zap's
+// "errorVerbose" for errors that format themselves, like pkg/errors).
+// Default false.
+func KeepErrors(on bool) Option { return func(c *config) { c.keepErrors = on } }
+
+// ValueConverter gives fn the first look at every logr value that is not a
+// plain string, number, bool, time or duration: when it reports true its
+// value is used as is (the drop-in package uses it to render Kubernetes
+// objects the way controller-runtime's production encoder does). It
+// replaces [ShrinkObjects].
+func ValueConverter(fn func(v any) (slog.Value, bool)) Option {
+	return func(c *config) { c.convert = fn }
+}
 
 // OnHandleError receives the errors the handler returns from Handle (logr's
 // API has no way to return them). By default they are ignored: asyncbus
@@ -180,16 +205,27 @@ func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 		pc = pcs[0]
 	}
 	r := slog.NewRecord(time.Now(), level, msg, pc)
-	if err != nil {
-		r.AddAttrs(slog.String(s.cfg.errorKey, safeError(err)))
+	if err != nil && !s.cfg.errorLast {
+		r.AddAttrs(s.cfg.errorAttr(err))
 	}
 	s.cfg.addKVs(&r, kv)
+	if err != nil && s.cfg.errorLast {
+		r.AddAttrs(s.cfg.errorAttr(err))
+	}
 	if stack != "" {
 		r.AddAttrs(slog.String(s.cfg.stackKey, stack))
 	}
 	if herr := s.h.Handle(context.Background(), r); herr != nil && s.cfg.onError != nil {
 		s.cfg.onError(herr)
 	}
+}
+
+// errorAttr is the attribute of Logger.Error's error.
+func (c *config) errorAttr(err error) slog.Attr {
+	if c.keepErrors {
+		return slog.Any(c.errorKey, err)
+	}
+	return slog.String(c.errorKey, safeError(err))
 }
 
 // WithValues implements logr.LogSink. The values are converted and handed to
@@ -291,9 +327,15 @@ func Handler(l logr.Logger) (slog.Handler, bool) {
 // Flush flushes the handler behind l when it has a Flush() error method
 // (asyncbus handlers do): every record logged before the call is then in the
 // writer. It returns nil for other handlers and loggers.
+//
+// l may be a logger whose sink wraps one of this package's, such as
+// controller-runtime's ctrl.Log (log.Log) after ctrl.SetLogger: Flush
+// asks l.WithValues() for its sink, which such delegating sinks answer
+// with the sink they forward to. (Before SetLogger, that call adds one
+// pending child to the delegating logger, as any WithValues does.)
 func Flush(l logr.Logger) error {
-	s, ok := l.GetSink().(*sink)
-	if !ok {
+	s := sinkOf(l)
+	if s == nil {
 		return nil
 	}
 	if f, ok := s.root.(interface{ Flush() error }); ok {
@@ -303,14 +345,32 @@ func Flush(l logr.Logger) error {
 }
 
 // Close closes the handler behind l when it has a Close() error method
-// (asyncbus handlers do: flush and stop). It returns nil otherwise.
+// (asyncbus handlers do: flush and stop). It returns nil otherwise. Like
+// [Flush], it reaches the handler through controller-runtime's delegating
+// logger.
 func Close(l logr.Logger) error {
-	s, ok := l.GetSink().(*sink)
-	if !ok {
+	s := sinkOf(l)
+	if s == nil {
 		return nil
 	}
 	if c, ok := s.root.(interface{ Close() error }); ok {
 		return c.Close()
+	}
+	return nil
+}
+
+// sinkOf returns l's sink if this package made it, or else the sink that
+// l's WithValues() returns if this package made that one (a delegating
+// sink forwards WithValues to the sink it wraps), or nil.
+func sinkOf(l logr.Logger) *sink {
+	if s, ok := l.GetSink().(*sink); ok {
+		return s
+	}
+	if l.GetSink() == nil {
+		return nil
+	}
+	if s, ok := l.WithValues().GetSink().(*sink); ok {
+		return s
 	}
 	return nil
 }

@@ -7,7 +7,9 @@ import (
 )
 
 // formatStack renders pcs like zap's stacktrace field: "func\n\tfile:line"
-// per frame, frames separated by newlines.
+// per frame, frames separated by newlines. Like zap, it leaves out the
+// final frame when that is the runtime's goroutine entry (runtime.main or
+// runtime.goexit), which says nothing about the program.
 func formatStack(pcs []uintptr) string {
 	if len(pcs) == 0 {
 		return ""
@@ -17,6 +19,9 @@ func formatStack(pcs []uintptr) string {
 	first := true
 	for {
 		f, more := frames.Next()
+		if !more && !first && (f.Function == "runtime.goexit" || f.Function == "runtime.main") {
+			break
+		}
 		if !first {
 			b.WriteByte('\n')
 		}

@@ -61,7 +61,11 @@ func (c *config) value(v any) slog.Value {
 	if val, ok := plainValue(v); ok {
 		return val
 	}
-	if c.shrink {
+	if c.convert != nil {
+		if val, ok := safeConvert(c.convert, v); ok {
+			return val
+		}
+	} else if c.shrink {
 		if o, ok := v.(objectMeta); ok {
 			return shrink(o)
 		}
@@ -77,6 +81,13 @@ func (c *config) value(v any) slog.Value {
 			return val
 		}
 		marshaled = true
+	}
+	if c.keepErrors {
+		if err, ok := v.(error); ok {
+			if _, lv := v.(slog.LogValuer); !lv {
+				return slog.AnyValue(err)
+			}
+		}
 	}
 	switch x := v.(type) {
 	case slog.LogValuer:
@@ -147,6 +158,16 @@ func safeMarshalLog(m logr.Marshaler) (v any, p any) {
 		}
 	}()
 	return m.MarshalLog(), nil
+}
+
+// safeConvert calls a ValueConverter; a panic becomes the panic string.
+func safeConvert(fn func(any) (slog.Value, bool), v any) (val slog.Value, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			val, ok = slog.StringValue(panicString(r)), true
+		}
+	}()
+	return fn(v)
 }
 
 func safeString(s fmt.Stringer) (str string) {

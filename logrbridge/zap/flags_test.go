@@ -1,11 +1,10 @@
-package logrbridge
+package zap
 
 import (
 	"flag"
 	"io"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,14 +19,13 @@ func parseFlags(args ...string) (*Options, error) {
 }
 
 func TestBindFlags(t *testing.T) {
-	ts := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC)
 	for _, tc := range []struct {
-		args      []string
-		dev       bool
-		encoding  string
-		level     *slog.Level
-		stack     *slog.Level
-		timeValue any
+		args     []string
+		dev      bool
+		encoding string // "json", "console" or "" (NewEncoder unset)
+		level    *slog.Level
+		stack    *slog.Level
+		time     *TimeEncoder
 	}{
 		{args: nil},
 		{args: []string{"--zap-devel"}, dev: true},
@@ -37,23 +35,33 @@ func TestBindFlags(t *testing.T) {
 		{args: []string{"--zap-log-level=debug"}, level: new(slog.Level(-1))},
 		{args: []string{"--zap-log-level=INFO"}, level: new(slog.LevelInfo)},
 		{args: []string{"--zap-log-level=error"}, level: new(slog.LevelError)},
-		{args: []string{"--zap-log-level=panic"}, level: new(ZapPanicLevel)},
+		{args: []string{"--zap-log-level=panic"}, level: new(PanicLevel)},
+		{args: []string{"--zap-log-level=200"}, level: new(slog.Level(56))}, // int8(-200), as controller-runtime
 		{args: []string{"--zap-log-level=5"}, level: new(slog.Level(-5))},
 		{args: []string{"--zap-stacktrace-level=info"}, stack: new(slog.LevelInfo)},
 		{args: []string{"--zap-stacktrace-level=error"}, stack: new(slog.LevelError)},
-		{args: []string{"--zap-stacktrace-level=Panic"}, stack: new(ZapPanicLevel)},
-		{args: []string{"--zap-time-encoding=epoch"}, timeValue: float64(ts.UnixNano()) / 1e9},
-		{args: []string{"--zap-time-encoding=millis"}, timeValue: float64(ts.UnixNano()) / 1e6},
-		{args: []string{"--zap-time-encoding=nanos"}, timeValue: ts.UnixNano()},
-		{args: []string{"--zap-time-encoding=iso8601"}, timeValue: "2024-05-06T07:08:09.123Z"},
-		{args: []string{"--zap-time-encoding=rfc3339"}, timeValue: "2024-05-06T07:08:09Z"},
-		{args: []string{"--zap-time-encoding=RFC3339Nano"}, timeValue: "2024-05-06T07:08:09.123456789Z"},
+		{args: []string{"--zap-stacktrace-level=Panic"}, stack: new(PanicLevel)},
+		{args: []string{"--zap-time-encoding=epoch"}, time: &EpochTimeEncoder},
+		{args: []string{"--zap-time-encoding=millis"}, time: &EpochMillisTimeEncoder},
+		{args: []string{"--zap-time-encoding=nanos"}, time: &EpochNanosTimeEncoder},
+		{args: []string{"--zap-time-encoding=iso8601"}, time: &ISO8601TimeEncoder},
+		{args: []string{"--zap-time-encoding=rfc3339"}, time: &RFC3339TimeEncoder},
+		{args: []string{"--zap-time-encoding=RFC3339Nano"}, time: &RFC3339NanoTimeEncoder},
 	} {
 		t.Run(joinArgs(tc.args), func(t *testing.T) {
 			o, err := parseFlags(tc.args...)
 			require.NoError(t, err)
 			assert.Equal(t, tc.dev, o.Development)
-			assert.Equal(t, tc.encoding, o.Encoding)
+			switch tc.encoding {
+			case "":
+				assert.Nil(t, o.NewEncoder)
+			case "json":
+				require.NotNil(t, o.NewEncoder)
+				assert.Equal(t, NewJSONEncoder(), o.NewEncoder())
+			case "console":
+				require.NotNil(t, o.NewEncoder)
+				assert.Equal(t, NewConsoleEncoder(), o.NewEncoder())
+			}
 			if tc.level == nil {
 				assert.Nil(t, o.Level)
 			} else {
@@ -66,11 +74,10 @@ func TestBindFlags(t *testing.T) {
 				require.NotNil(t, o.StacktraceLevel)
 				assert.Equal(t, *tc.stack, o.StacktraceLevel.Level())
 			}
-			if tc.timeValue == nil {
-				assert.Nil(t, o.TimeEncoder)
+			if tc.time == nil {
+				assert.Equal(t, TimeEncoder{}, o.TimeEncoder)
 			} else {
-				require.NotNil(t, o.TimeEncoder)
-				assert.Equal(t, tc.timeValue, o.TimeEncoder(ts).Any())
+				assert.Equal(t, *tc.time, o.TimeEncoder)
 			}
 		})
 	}
@@ -122,59 +129,4 @@ func TestFlagValueMethods(t *testing.T) {
 	assert.Equal(t, "3", fs.Lookup("zap-log-level").Value.String())
 	assert.Equal(t, "info", fs.Lookup("zap-stacktrace-level").Value.String())
 	assert.Equal(t, "epoch", fs.Lookup("zap-time-encoding").Value.String())
-}
-
-func TestDefaults(t *testing.T) {
-	for _, tc := range []struct {
-		name             string
-		in               Options
-		encoding         string
-		level, stackLvl  slog.Level
-		keepsGivenWriter bool
-	}{
-		{"production", Options{}, EncodingJSON, slog.LevelInfo, slog.LevelError, false},
-		{"development", Options{Development: true}, EncodingConsole, slog.Level(-1), slog.LevelWarn, false},
-		{"explicit", Options{Development: true, Encoding: EncodingJSON, Level: slog.LevelWarn, StacktraceLevel: slog.LevelError, DestWriter: io.Discard},
-			EncodingJSON, slog.LevelWarn, slog.LevelError, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := tc.in
-			stderr := &lockedBuffer{}
-			o.addDefaults(stderr)
-			assert.Equal(t, tc.encoding, o.Encoding)
-			assert.Equal(t, tc.level, o.Level.Level())
-			assert.Equal(t, tc.stackLvl, o.StacktraceLevel.Level())
-			if tc.keepsGivenWriter {
-				assert.Equal(t, io.Discard, o.DestWriter)
-			} else {
-				assert.Same(t, stderr, o.DestWriter)
-			}
-		})
-	}
-}
-
-func TestFunctionalOpts(t *testing.T) {
-	in := &Options{Development: true, Encoding: EncodingJSON}
-	o := &Options{}
-	for _, f := range []Opts{UseDevMode(false), WriteTo(io.Discard), ConsoleEncoder(), Level(slog.Level(-3)), StacktraceLevel(slog.LevelError)} {
-		f(o)
-	}
-	assert.False(t, o.Development)
-	assert.Equal(t, io.Discard, o.DestWriter)
-	assert.Equal(t, EncodingConsole, o.Encoding)
-	assert.Equal(t, slog.Level(-3), o.Level.Level())
-	assert.Equal(t, slog.LevelError, o.StacktraceLevel.Level())
-	JSONEncoder()(o)
-	assert.Equal(t, EncodingJSON, o.Encoding)
-	UseFlagOptions(in)(o)
-	assert.Equal(t, *in, *o)
-}
-
-func TestTimeReplacer(t *testing.T) {
-	ts := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
-	rep := timeReplacer(RFC3339TimeEncoder)
-	assert.Equal(t, "2024-05-06T07:08:09Z", rep(nil, slog.Time(slog.TimeKey, ts)).Value.String())
-	// Only the top-level built-in time key changes.
-	assert.Equal(t, slog.KindTime, rep([]string{"g"}, slog.Time(slog.TimeKey, ts)).Value.Kind())
-	assert.Equal(t, slog.KindTime, rep(nil, slog.Time("other", ts)).Value.Kind())
 }

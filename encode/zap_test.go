@@ -1,0 +1,234 @@
+package encode
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// zapTestTime is a fixed record time, in a zone with a half-hour offset so
+// that the ISO 8601 and RFC 3339 zone forms differ.
+var zapTestTime = time.Date(2024, 5, 17, 10, 30, 45, 123456789, time.FixedZone("X", 5*3600+30*60))
+
+func zapTestRecord(level slog.Level, msg string, pc uintptr, attrs ...slog.Attr) slog.Record {
+	r := slog.NewRecord(zapTestTime, level, msg, pc)
+	r.AddAttrs(attrs...)
+	return r
+}
+
+// zapAccessRecord is the ~200-byte access-log record the benchmarks use.
+func zapAccessRecord() slog.Record {
+	return zapTestRecord(slog.LevelInfo, "request handled", 0,
+		slog.String("method", "GET"),
+		slog.String("path", "/api/v1/users/12345/orders"),
+		slog.Int("status", 200),
+		slog.Duration("latency", 1500*time.Microsecond),
+		slog.Int64("bytes", 5120),
+		slog.Bool("cache_hit", true),
+		slog.Int("seq", 42),
+	)
+}
+
+// TestZapFormats pins the layout of both zap formats; the byte-for-byte
+// comparison with zap itself is integration/zap_encode_test.go.
+func TestZapFormats(t *testing.T) {
+	stack := "main.run\n\t/src/main.go:12\nmain.main\n\t/src/main.go:5"
+	rec := zapTestRecord(slog.LevelError, "failed", 0,
+		slog.String("k", "v\n"), slog.Duration("d", 1500*time.Millisecond), slog.Any("error", fmt.Errorf("boom")),
+		slog.String("stacktrace", stack))
+	for _, tc := range []struct {
+		name string
+		f    Format
+		want string
+	}{
+		{"json default", ZapJSON, `{"level":"error","ts":"2024-05-17T10:30:45+05:30","logger":"setup","msg":"failed","pid":1,"g":{"k":"v\n","d":1.5,"error":"boom"},"stacktrace":"main.run\n\t/src/main.go:12\nmain.main\n\t/src/main.go:5"}` + "\n"},
+		{"json epoch", ZapJSON.WithZapTime(ZapTimeEpoch), `{"level":"error","ts":1715922045.1234567,"logger":"setup","msg":"failed","pid":1,"g":{"k":"v\n","d":1.5,"error":"boom"},"stacktrace":"main.run\n\t/src/main.go:12\nmain.main\n\t/src/main.go:5"}` + "\n"},
+		{"console iso8601", ZapConsole.WithZapTime(ZapTimeISO8601), "2024-05-17T10:30:45.123+0530\tERROR\tsetup\tfailed\t{\"pid\": 1, \"g\": {\"k\": \"v\\n\", \"d\": \"1.5s\", \"error\": \"boom\"}}\n" + stack + "\n"},
+		{"console epoch", ZapConsole.WithZapTime(ZapTimeEpoch), "1.7159220451234567e+09\tERROR\tsetup\tfailed\t{\"pid\": 1, \"g\": {\"k\": \"v\\n\", \"d\": \"1.5s\", \"error\": \"boom\"}}\n" + stack + "\n"},
+		{"console nanos", ZapConsole.WithZapTime(ZapTimeNanos), "1715922045123456789\tERROR\tsetup\tfailed\t{\"pid\": 1, \"g\": {\"k\": \"v\\n\", \"d\": \"1.5s\", \"error\": \"boom\"}}\n" + stack + "\n"},
+		{"json rfc3339nano", ZapJSON.WithZapTime(ZapTimeRFC3339Nano), `{"level":"error","ts":"2024-05-17T10:30:45.123456789+05:30","logger":"setup","msg":"failed","pid":1,"g":{"k":"v\n","d":1.5,"error":"boom"},"stacktrace":"main.run\n\t/src/main.go:12\nmain.main\n\t/src/main.go:5"}` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(Options{Format: tc.f}).Named("setup").WithAttrs([]slog.Attr{slog.Int("pid", 1)}).WithGroup("g")
+			assert.Equal(t, tc.want, string(e.Append(nil, rec, nil)))
+		})
+	}
+}
+
+func TestZapLevelNames(t *testing.T) {
+	for _, tc := range []struct {
+		l            slog.Level
+		json, consol string
+	}{
+		{-1, "debug", "DEBUG"},
+		{-2, "Level(-2)", "LEVEL(-2)"},
+		{-3, "Level(-3)", "LEVEL(-3)"},
+		{slog.LevelDebug, "Level(-4)", "LEVEL(-4)"},
+		{-300, "Level(-127)", "LEVEL(-127)"},
+		{0, "info", "INFO"},
+		{3, "info", "INFO"},
+		{slog.LevelWarn, "warn", "WARN"},
+		{slog.LevelError, "error", "ERROR"},
+		{slog.LevelError + 2, "error", "ERROR"},
+		{LevelFatal, "fatal", "FATAL"},
+	} {
+		r := slog.NewRecord(time.Time{}, tc.l, "m", 0)
+		assert.Equal(t, `{"level":"`+tc.json+`","msg":"m"}`+"\n", string(New(Options{Format: ZapJSON}).Append(nil, r, nil)))
+		assert.Equal(t, tc.consol+"\tm\n", string(New(Options{Format: ZapConsole}).Append(nil, r, nil)))
+	}
+}
+
+// TestZapDerivation: derived encoders leave their parents unchanged, extra
+// attributes stay top-level, empty namespaces are kept (zap.Namespace) and
+// a console line without fields has no field object.
+func TestZapDerivation(t *testing.T) {
+	base := New(Options{Format: ZapConsole})
+	g := base.WithGroup("g")
+	a := g.WithAttrs([]slog.Attr{slog.Int("a", 1)})
+	b := g.WithAttrs([]slog.Attr{slog.Int("b", 2)})
+	r := zapTestRecord(slog.LevelInfo, "m", 0)
+	extra := []slog.Attr{slog.String("trace_id", "t")}
+	r.Time = time.Time{}
+	assert.Equal(t, "INFO\tm\n", string(base.Append(nil, r, nil)))
+	assert.Equal(t, "INFO\tm\t{\"g\": {}}\n", string(g.Append(nil, r, nil)))
+	assert.Equal(t, "INFO\tm\t{\"trace_id\": \"t\", \"g\": {\"a\": 1}}\n", string(a.Append(nil, r, extra)))
+	assert.Equal(t, "INFO\tm\t{\"g\": {\"b\": 2}}\n", string(b.Append(nil, r, nil)))
+	assert.Equal(t, "INFO\tsvc.x\tm\n", string(base.Named("svc.x").Append(nil, r, nil)))
+	assert.Equal(t, "INFO\tm\n", string(base.Named("svc").Named("").Append(nil, r, nil)))
+	j := New(Options{Format: ZapJSON})
+	assert.Equal(t, `{"level":"warn","ts":"2024-05-17T10:30:45+05:30","msg":"asyncbus: records dropped","dropped":3}`+"\n",
+		string(j.Named("n").WithGroup("g").AppendDropMarker(nil, zapTestTime, 3)))
+}
+
+// TestZapReplaceAttr: ReplaceAttr applies to attributes with their groups,
+// not to the built-in fields.
+func TestZapReplaceAttr(t *testing.T) {
+	var seen []string
+	e := New(Options{Format: ZapJSON, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		seen = append(seen, fmt.Sprint(groups)+" "+a.Key)
+		if a.Key == "secret" {
+			a.Value = slog.StringValue("***")
+		}
+		return a
+	}}).WithGroup("g")
+	r := zapTestRecord(slog.LevelInfo, "m", 0, slog.String("secret", "x"), slog.Group("h", slog.Int("n", 1)))
+	assert.Equal(t, `{"level":"info","ts":"2024-05-17T10:30:45+05:30","msg":"m","g":{"secret":"***","h":{"n":1}}}`+"\n", string(e.Append(nil, r, nil)))
+	assert.Equal(t, []string{"[] time", "[g] secret", "[g h] n"}, seen)
+}
+
+func TestZapCaller(t *testing.T) {
+	var pcs [1]uintptr
+	runtime.Callers(1, pcs[:])
+	r := zapTestRecord(slog.LevelInfo, "m", pcs[0])
+	r.Time = time.Time{}
+	got := string(New(Options{Format: ZapJSON, AddSource: true}).Append(nil, r, nil))
+	assert.Regexp(t, `^\{"level":"info","caller":"encode/zap_test.go:\d+","msg":"m"\}\n$`, got)
+	got = string(New(Options{Format: ZapConsole, AddSource: true}).Append(nil, r, nil))
+	assert.Regexp(t, `^INFO\tencode/zap_test.go:\d+\tm\n$`, got)
+}
+
+func TestWithZapTimeOnlyForZapFormats(t *testing.T) {
+	assert.Equal(t, JSON, JSON.WithZapTime(ZapTimeEpoch))
+	assert.Equal(t, ZapJSON.WithZapTime(ZapTimeNanos), ZapJSON.WithZapTime(ZapTimeEpoch).WithZapTime(ZapTimeNanos))
+}
+
+// TestZapZeroAllocs: both zap formats encode scalar records, derived
+// encoders, extra attributes, errors, Stringers and the drop marker
+// without allocating.
+func TestZapZeroAllocs(t *testing.T) {
+	var pcs [1]uintptr
+	runtime.Callers(1, pcs[:])
+	recs := map[string]slog.Record{
+		"access": zapAccessRecord(),
+		"kinds": zapTestRecord(slog.LevelWarn, "kinds \"q\"\n", pcs[0],
+			slog.String("s", "needs \"quoting\" \x01 \xff"), slog.Int64("i", -5), slog.Uint64("u", 7),
+			slog.Float64("f", 1.25e-9), slog.Bool("b", true), slog.Duration("d", time.Second),
+			slog.Time("t", zapTestTime), slog.Group("g", slog.String("k", "v"), slog.Group("h", slog.Int("deep", 1))),
+			slog.Group("", slog.Int("inline", 1)), slog.Group("empty"), slog.Any("err", errZapNoAlloc), slog.Any("nil", nil), slog.Attr{}),
+		"stack": zapTestRecord(-3, "v3", 0, slog.String("error", "e"), slog.String("stacktrace", "a\n\tb:1")),
+	}
+	extra := []slog.Attr{slog.String("trace_id", "0af7651916cd43dd8448eb211c80319c")}
+	for _, base := range []Format{ZapJSON, ZapConsole} {
+		for te := ZapTimeRFC3339; te <= ZapTimeNanos; te++ {
+			e0 := New(Options{Format: base.WithZapTime(te), AddSource: true})
+			encs := map[string]*Encoder{
+				"base":    e0,
+				"derived": e0.Named("ctrl.setup").WithAttrs([]slog.Attr{slog.Int("pid", 1)}).WithGroup("req").WithAttrs([]slog.Attr{slog.String("id", "x")}),
+			}
+			for en, e := range encs {
+				for rn, r := range recs {
+					buf := make([]byte, 0, 4096)
+					buf = e.Append(buf[:0], r, extra) // warm the time and source caches
+					allocs := testing.AllocsPerRun(100, func() {
+						buf = e.Append(buf[:0], r, extra)
+						buf = e.AppendDropMarker(buf[:0], zapTestTime, 3)
+					})
+					require.Zero(t, allocs, "format=%d time=%d encoder=%s record=%s", base, te, en, rn)
+				}
+			}
+		}
+	}
+}
+
+var errZapNoAlloc = fmt.Errorf("static error")
+
+// BenchmarkZap compares the zap formats with the slog-compatible JSON
+// format on the access-log record.
+func BenchmarkZap(b *testing.B) {
+	for _, f := range []struct {
+		name string
+		f    Format
+	}{
+		{"JSON", JSON},
+		{"ZapJSON", ZapJSON},
+		{"ZapJSONEpoch", ZapJSON.WithZapTime(ZapTimeEpoch)},
+		{"ZapConsole", ZapConsole},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			e := New(Options{Format: f.f}).Named("setup")
+			r := zapAccessRecord()
+			buf := make([]byte, 0, 1024)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = e.Append(buf[:0], r, nil)
+			}
+			b.SetBytes(int64(len(buf)))
+			_, _ = io.Discard.Write(buf)
+		})
+	}
+}
+
+// TestZapReplaceAttrTime: ReplaceAttr on the time built-in gives custom
+// layouts, removal, or another time.
+func TestZapReplaceAttrTime(t *testing.T) {
+	r := zapTestRecord(slog.LevelInfo, "m", 0)
+	for _, tc := range []struct {
+		name      string
+		rep       func(slog.Attr) slog.Attr
+		json, con string
+	}{
+		{"layout", func(a slog.Attr) slog.Attr { return slog.String(a.Key, a.Value.Time().Format("15:04")) },
+			`{"level":"info","ts":"10:30","msg":"m"}`, "10:30\tINFO\tm"},
+		{"removed", func(slog.Attr) slog.Attr { return slog.Attr{} },
+			`{"level":"info","msg":"m"}`, "INFO\tm"},
+		{"time", func(a slog.Attr) slog.Attr { return slog.Time(a.Key, a.Value.Time().UTC()) },
+			`{"level":"info","ts":"2024-05-17T05:00:45Z","msg":"m"}`, "2024-05-17T05:00:45Z\tINFO\tm"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := func(groups []string, a slog.Attr) slog.Attr {
+				if groups == nil && a.Key == slog.TimeKey {
+					return tc.rep(a)
+				}
+				return a
+			}
+			assert.Equal(t, tc.json+"\n", string(New(Options{Format: ZapJSON, ReplaceAttr: rep}).Append(nil, r, nil)))
+			assert.Equal(t, tc.con+"\n", string(New(Options{Format: ZapConsole, ReplaceAttr: rep}).Append(nil, r, nil)))
+		})
+	}
+}

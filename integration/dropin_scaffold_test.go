@@ -1,0 +1,358 @@
+package integration
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/asyncbus/asyncbus/logrbridge"
+	ourzap "github.com/asyncbus/asyncbus/logrbridge/zap"
+)
+
+const (
+	crZapImport  = "sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ourZapImport = "github.com/asyncbus/asyncbus/logrbridge/zap"
+)
+
+// scaffoldMain is a kubebuilder-style main: the logger set up exactly as
+// the scaffold does, then the program logs the way operators do (names,
+// values, V levels, errors, nested values, Kubernetes objects, text that
+// needs escaping).
+// %s is the zap package's import path: the only difference between the
+// two builds. With -exit=fail it logs the scaffold's "unable to start
+// manager" error and calls os.Exit(1); with -exit=flush it flushes the
+// delegating ctrl.Log through logrbridge.Flush before returning.
+const scaffoldMain = `package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"%s"
+
+	"github.com/asyncbus/asyncbus/logrbridge"
+)
+
+type spec struct {
+	Replicas int               ` + "`json:\"replicas\"`" + `
+	Labels   map[string]string ` + "`json:\"labels\"`" + `
+	Ports    []int             ` + "`json:\"ports\"`" + `
+}
+
+type phase string
+
+// verboseErr formats itself with more detail under %%+v, as pkg/errors does.
+type verboseErr struct{ msg string }
+
+func (e verboseErr) Error() string { return e.msg }
+func (e verboseErr) Format(s fmt.State, verb rune) {
+	if verb == 'v' && s.Flag('+') {
+		fmt.Fprint(s, e.msg+"\nwith detail")
+		return
+	}
+	fmt.Fprint(s, e.msg)
+}
+
+func (p phase) String() string { return "phase:" + string(p) }
+
+func main() {
+	var exit string
+	flag.StringVar(&exit, "exit", "return", "return, flush or fail")
+	opts := zap.Options{
+		Development: true,
+	}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	setupLog := ctrl.Log.WithName("setup")
+
+	switch exit {
+	case "return", "fail":
+		// The scaffold's own lines, nothing else.
+		setupLog.Info("starting manager")
+		setupLog.Info("serving metrics", "addr", ":8080")
+		ctrl.Log.WithName("controller").Info("starting workers", "count", 2)
+		if exit == "fail" {
+			setupLog.Error(errors.New("no kubeconfig"), "unable to start manager")
+			os.Exit(1)
+		}
+		setupLog.Info("stopping")
+		return
+	}
+
+	setupLog.Info("starting manager", "version", "v1.2.3", "leader", true)
+	log := ctrl.Log.WithName("controller").WithName("pod").WithValues("namespace", "default", "attempt", 3)
+	log.Info("reconciling", "spec", spec{Replicas: 2, Labels: map[string]string{"app": "web", "tier": "<front>"}, Ports: []int{80, 443}},
+		"ratio", 0.25, "took", 1500*time.Millisecond, "phase", phase("Running"))
+	log.V(1).Info("v1 detail", "items", []string{"a", "b"}, "nothing", nil, "count", uint8(7))
+	log.V(2).Info("v2 detail", "when", time.Date(2024, 5, 17, 10, 30, 45, 123456789, time.UTC))
+	log.V(3).Info("v3 detail", "err", fmt.Errorf("wrapped: %%w", errors.New("inner")))
+	log.V(4).Info("v4 detail")
+	log.Error(errors.New("connection refused"), "unable to reconcile", "retry", 2)
+	setupLog.Error(nil, "error without an error")
+	log.Info("kubernetes objects",
+		"pod", &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default"}},
+		"node", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
+	setupLog.Error(verboseErr{"verbose"}, "formatted error", "cause", verboseErr{"cause"})
+	setupLog.WithValues("path", "C:\\tmp\\x").Info("quote \"and\" newline\n\ttab", "ctl", "\x01\x7f", "utf8", "héllo \u2028")
+	ctrl.Log.Info("no name", "neg", -1.5e-9, "big", 1e21)
+	_ = logrbridge.Flush(ctrl.Log)
+}
+`
+
+// scaffoldBuild holds the two binaries, built once per test binary.
+var scaffoldBuild struct {
+	once     sync.Once
+	dir      string // removed by TestMain
+	cr, ours string
+	err      error
+}
+
+// TestMain removes the scaffold binaries after the package's tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if scaffoldBuild.dir != "" {
+		_ = os.RemoveAll(scaffoldBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// buildScaffolds builds scaffoldMain twice in one temporary module, in the
+// same directory with -trimpath, so that file names in stack traces agree:
+// once with controller-runtime's zap and once with the drop-in.
+func buildScaffolds(t *testing.T) (cr, ours string) {
+	t.Helper()
+	scaffoldBuild.once.Do(func() {
+		scaffoldBuild.cr, scaffoldBuild.ours, scaffoldBuild.err = doBuildScaffolds()
+	})
+	require.NoError(t, scaffoldBuild.err)
+	return scaffoldBuild.cr, scaffoldBuild.ours
+}
+
+func doBuildScaffolds() (cr, ours string, err error) {
+	dir, err := os.MkdirTemp("", "scaffold")
+	if err != nil {
+		return "", "", err
+	}
+	scaffoldBuild.dir = dir // shared by this package's tests, removed by TestMain
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return "", "", err
+	}
+	// The module is the integration module under another name: same
+	// requirements and sums, the library replaced by this checkout.
+	gomod, err := os.ReadFile("go.mod")
+	if err != nil {
+		return "", "", err
+	}
+	mod := strings.Replace(string(gomod), "module github.com/asyncbus/asyncbus/integration", "module example.com/scaffold", 1)
+	mod = strings.Replace(mod, "github.com/asyncbus/asyncbus => ../", "github.com/asyncbus/asyncbus => "+root, 1)
+	gosum, err := os.ReadFile("go.sum")
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644); err != nil {
+		return "", "", err
+	}
+	build := func(importPath, out string) error {
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), fmt.Appendf(nil, scaffoldMain, importPath), 0o644); err != nil {
+			return err
+		}
+		cmd := exec.Command("go", "build", "-trimpath", "-o", out, ".")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build with %s: %w\n%s", importPath, err, b)
+		}
+		return nil
+	}
+	cr, ours = filepath.Join(dir, "crzap"), filepath.Join(dir, "ourzap")
+	if err := build(crZapImport, cr); err != nil {
+		return "", "", err
+	}
+	if err := build(ourZapImport, ours); err != nil {
+		return "", "", err
+	}
+	return cr, ours, nil
+}
+
+// runScaffold runs bin with args and returns its stderr (where both
+// loggers write by default) and exit code.
+func runScaffold(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "run %s %v: %s", bin, args, stderr.String())
+		code = ee.ExitCode()
+	}
+	return stderr.String(), code
+}
+
+var (
+	jsonTS      = regexp.MustCompile(`"ts":("[^"]*"|[-+0-9.eE]+)`)
+	jsonCaller  = regexp.MustCompile(`"caller":"[^"]*"`)
+	consoleHead = regexp.MustCompile(`^[^\t]+\t((?:DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL|LEVEL\(-?\d+\))\t)`)
+)
+
+// normalize replaces the time and caller fields of every line, and only
+// those, with placeholders.
+func normalize(out string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "{") {
+			l = jsonTS.ReplaceAllString(l, `"ts":TS`)
+			lines[i] = jsonCaller.ReplaceAllString(l, `"caller":CALLER`)
+			continue
+		}
+		lines[i] = consoleHead.ReplaceAllString(l, "TS\t$1")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestScaffoldOutputMatchesControllerRuntime builds the same scaffold main
+// with controller-runtime's zap and with the drop-in and compares their
+// output under each flag set, timestamps and callers aside.
+func TestScaffoldOutputMatchesControllerRuntime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two controller-runtime programs")
+	}
+	cr, ours := buildScaffolds(t)
+	for _, args := range [][]string{
+		nil,
+		{"-zap-devel=false"},
+		{"--zap-log-level=debug"},
+		{"--zap-log-level=3"},
+		{"--zap-encoder=json"},
+		{"--zap-stacktrace-level=info"},
+		{"--zap-time-encoding=rfc3339"},
+		{"--zap-time-encoding=iso8601"},
+		// Beyond the issue's list: every time encoding in both encoders,
+		// production console and development JSON.
+		{"-zap-devel=false", "--zap-time-encoding=epoch"},
+		{"-zap-devel=false", "--zap-time-encoding=millis", "--zap-log-level=4"},
+		{"--zap-time-encoding=nanos"},
+		{"--zap-time-encoding=epoch"},
+		{"--zap-time-encoding=rfc3339nano", "--zap-encoder=json", "--zap-log-level=2"},
+		{"-zap-devel=false", "--zap-encoder=console", "--zap-stacktrace-level=info"},
+		{"-zap-devel=false", "--zap-stacktrace-level=panic"},
+	} {
+		t.Run(strings.Join(append([]string{"args"}, args...), " "), func(t *testing.T) {
+			args := append([]string{"-exit=flush"}, args...)
+			want, wantCode := runScaffold(t, cr, args...)
+			got, gotCode := runScaffold(t, ours, args...)
+			require.Equal(t, wantCode, gotCode)
+			require.NotEmpty(t, want)
+			assert.Equal(t, normalize(want), normalize(got), "controller-runtime:\n%s\ndrop-in:\n%s", want, got)
+		})
+	}
+}
+
+// TestScaffoldKeepsEveryLineAtExit runs the unchanged scaffold main built
+// with the drop-in 20 times returning normally from main and 20 times
+// calling os.Exit(1) after logging an error: every line must be in the
+// output every time, as it is with controller-runtime's zap. (The drop-in
+// writes Error records before Error returns; keeping the Info lines of a
+// program that returns without flushing needs the handler to write through
+// when its drainer is idle.)
+func TestScaffoldKeepsEveryLineAtExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two controller-runtime programs")
+	}
+	cr, ours := buildScaffolds(t)
+	for _, tc := range []struct {
+		exit  string
+		code  int
+		lines []string
+	}{
+		{"return", 0, []string{`"msg":"starting manager"`, `"msg":"serving metrics"`, `"msg":"starting workers"`, `"msg":"stopping"`}},
+		{"fail", 1, []string{`"msg":"starting manager"`, `"msg":"serving metrics"`, `"msg":"starting workers"`, `"msg":"unable to start manager"`}},
+	} {
+		t.Run(tc.exit, func(t *testing.T) {
+			// The reference keeps them: the test checks what a user expects.
+			out, code := runScaffold(t, cr, "-exit="+tc.exit, "-zap-devel=false")
+			require.Equal(t, tc.code, code)
+			for _, l := range tc.lines {
+				require.Contains(t, out, l, "controller-runtime")
+			}
+			var missing []string
+			for run := range 20 {
+				out, code := runScaffold(t, ours, "-exit="+tc.exit, "-zap-devel=false")
+				require.Equal(t, tc.code, code, out)
+				for _, l := range tc.lines {
+					if !strings.Contains(out, l) {
+						missing = append(missing, fmt.Sprintf("run %d: %s", run, l))
+					}
+				}
+			}
+			assert.Empty(t, missing, "lines lost at exit (%d of %d)", len(missing), 20*len(tc.lines))
+		})
+	}
+}
+
+// TestFlushThroughDelegatingLogger: logrbridge.Flush(ctrl.Log) reaches the
+// drop-in's handler through controller-runtime's delegating logger. The
+// child process logs many lines, flushes and leaves with os.Exit(0), which
+// runs no deferred code: only a Flush that reached the handler keeps them.
+func TestFlushThroughDelegatingLogger(t *testing.T) {
+	if os.Getenv("ASYNCBUS_FLUSH_CHILD") == "1" {
+		runFlushChild()
+		return
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("re-executes the test binary with a pipe")
+	}
+	for range 5 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestFlushThroughDelegatingLogger$")
+		cmd.Env = append(os.Environ(), "ASYNCBUS_FLUSH_CHILD=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			require.Equal(t, 0, ee.ExitCode(), stderr.String())
+		}
+		require.NoError(t, err, stderr.String())
+		require.Equal(t, flushChildLines, strings.Count(stdout.String(), `"msg":"line"`), "every line flushed; stderr: %s", stderr.String())
+		require.Contains(t, stderr.String(), "flush: <nil>")
+	}
+}
+
+const flushChildLines = 2000
+
+func runFlushChild() {
+	ctrl.SetLogger(ourzap.New(ourzap.WriteTo(os.Stdout)))
+	log := ctrl.Log.WithName("child")
+	for i := range flushChildLines {
+		log.Info("line", "i", i)
+	}
+	err := logrbridge.Flush(ctrl.Log)
+	fmt.Fprintf(os.Stderr, "flush: %v\n", err)
+	os.Exit(0)
+}

@@ -1,0 +1,34 @@
+package logrbridge_test
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/logrbridge"
+)
+
+// A logr.Logger writing into an asyncbus handler: V(n) is slog level -n,
+// names become the handler's logger name, Error writes the error before its pairs.
+func ExampleNewLogger() {
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
+		Level: slog.Level(-1), // V(1) and below
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if groups == nil && a.Key == slog.TimeKey {
+				return slog.Attr{} // a fixed output for this example
+			}
+			return a
+		},
+	})
+	log := logrbridge.NewLogger(h).WithName("controller").WithValues("namespace", "default")
+	log.Info("reconciling", "replicas", 3)
+	log.V(1).Info("details", "ready", true)
+	log.V(2).Info("not written")
+	log.Error(errors.New("conflict"), "update failed", "retry", 1)
+	_ = logrbridge.Close(log)
+	// Output:
+	// {"level":"INFO","msg":"reconciling","logger":"controller","namespace":"default","replicas":3}
+	// {"level":"DEBUG+3","msg":"details","logger":"controller","namespace":"default","ready":true}
+	// {"level":"ERROR","msg":"update failed","logger":"controller","namespace":"default","error":"conflict","retry":1}
+}

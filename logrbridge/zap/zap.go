@@ -1,0 +1,429 @@
+// Package zap is a drop-in replacement for
+// sigs.k8s.io/controller-runtime/pkg/log/zap backed by an asyncbus handler:
+// a kubebuilder scaffold builds and runs unchanged when only its import
+// path changes,
+//
+//	import "github.com/asyncbus/asyncbus/logrbridge/zap"
+//
+//	opts := zap.Options{Development: true}
+//	opts.BindFlags(flag.CommandLine)
+//	flag.Parse()
+//	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+//
+// and its output is controller-runtime's (zap's production JSON or
+// development console layout, zap's level names, every --zap-* flag), apart
+// from timestamps and callers. The package does not import go.uber.org/zap.
+//
+// # What differs from controller-runtime's package
+//
+//   - Types: levels are [log/slog.Leveler]s (V(n) is slog level -n; see
+//     [DebugLevel] and friends), encoders are [Encoding] values (zap's JSON
+//     and console encoders, configured by [EncoderConfig]), time encoders are
+//     [TimeEncoder] values, and [RawZapOpts] takes this package's
+//     [ZapOption]s ([AddCaller], [WithCaller], [AddCallerSkip]). Code that
+//     names zapcore types must change; code that uses the flags and
+//     functional options does not. NewRaw, which returns a *zap.Logger, does
+//     not exist.
+//   - Nothing is sampled: production zap keeps the first 100 lines per
+//     second with the same message and then every 100th; asyncbus keeps them
+//     all and handles overload with its own policy (see asyncbus.Options).
+//   - Development mode does not panic on logr misuse (an odd number of
+//     key/value arguments, a non-string key): zapr logs a DPanic line and
+//     drops the rest; logrbridge keeps the pairs (see package logrbridge).
+//   - Records at Error and above are written to the output before Error
+//     returns, so the error logged before os.Exit(1) is kept. Call
+//     logrbridge.Flush or logrbridge.Close (they work through ctrl.Log) to
+//     write the rest before exiting.
+package zap
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"reflect"
+
+	"github.com/go-logr/logr"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/encode"
+	"github.com/asyncbus/asyncbus/logrbridge"
+)
+
+// zap's levels as slog levels: logr's V(n) is zap level -n and slog level
+// -n; the levels above Info keep their order.
+const (
+	DebugLevel  = slog.Level(-1)
+	InfoLevel   = slog.LevelInfo
+	WarnLevel   = slog.LevelWarn
+	ErrorLevel  = slog.LevelError
+	DPanicLevel = slog.LevelError + 1
+	PanicLevel  = slog.LevelError + 2
+	FatalLevel  = encode.LevelFatal
+)
+
+// TimeEncoder is one of zapcore's time encodings, or a layout. The zero
+// value is RFC3339TimeEncoder, controller-runtime's default.
+type TimeEncoder struct {
+	enc    encode.ZapTime
+	layout string // TimeEncoderOfLayout; "" otherwise
+}
+
+// The time encoders selected by --zap-time-encoding, encoding like the
+// zapcore encoders of the same names.
+var (
+	// EpochTimeEncoder writes float seconds since the epoch.
+	EpochTimeEncoder = TimeEncoder{enc: encode.ZapTimeEpoch}
+	// EpochMillisTimeEncoder writes float milliseconds since the epoch.
+	EpochMillisTimeEncoder = TimeEncoder{enc: encode.ZapTimeMillis}
+	// EpochNanosTimeEncoder writes integer nanoseconds since the epoch.
+	EpochNanosTimeEncoder = TimeEncoder{enc: encode.ZapTimeNanos}
+	// ISO8601TimeEncoder writes "2006-01-02T15:04:05.000Z0700".
+	ISO8601TimeEncoder = TimeEncoder{enc: encode.ZapTimeISO8601}
+	// RFC3339TimeEncoder writes time.RFC3339.
+	RFC3339TimeEncoder = TimeEncoder{enc: encode.ZapTimeRFC3339}
+	// RFC3339NanoTimeEncoder writes time.RFC3339Nano.
+	RFC3339NanoTimeEncoder = TimeEncoder{enc: encode.ZapTimeRFC3339Nano}
+)
+
+// TimeEncoderOfLayout writes the time with layout, as
+// zapcore.TimeEncoderOfLayout. The three layouts above take their fast
+// paths; any other costs a time.Format per record.
+func TimeEncoderOfLayout(layout string) TimeEncoder {
+	switch layout {
+	case "2006-01-02T15:04:05Z07:00":
+		return RFC3339TimeEncoder
+	case "2006-01-02T15:04:05.999999999Z07:00":
+		return RFC3339NanoTimeEncoder
+	case "2006-01-02T15:04:05.000Z0700":
+		return ISO8601TimeEncoder
+	}
+	return TimeEncoder{layout: layout}
+}
+
+// EncoderConfig is the part of zapcore.EncoderConfig that the drop-in
+// honours; the keys and level and duration encodings are those of zap's
+// production config (JSON) and development config (console).
+type EncoderConfig struct {
+	// EncodeTime is the time encoding; controller-runtime sets it from
+	// Options.TimeEncoder.
+	EncodeTime TimeEncoder
+}
+
+// EncoderConfigOption changes an EncoderConfig.
+type EncoderConfigOption func(*EncoderConfig)
+
+// Encoding is an output encoding: made by NewJSONEncoder or
+// NewConsoleEncoder.
+type Encoding interface {
+	format() (encode.Format, string)
+}
+
+type encoding struct {
+	console bool
+	cfg     EncoderConfig
+}
+
+// format returns the encode format and, for a layout time encoder, the layout.
+func (e *encoding) format() (encode.Format, string) {
+	f := encode.ZapJSON
+	if e.console {
+		f = encode.ZapConsole
+	}
+	return f.WithZapTime(e.cfg.EncodeTime.enc), e.cfg.EncodeTime.layout
+}
+
+// NewEncoderFunc makes an Encoding from config options.
+type NewEncoderFunc func(...EncoderConfigOption) Encoding
+
+// NewJSONEncoder returns zap's JSON encoding with the production encoder
+// config (keys level, ts, logger, caller, msg, stacktrace; lower-case
+// levels; durations in float seconds), changed by opts.
+func NewJSONEncoder(opts ...EncoderConfigOption) Encoding {
+	e := &encoding{}
+	for _, o := range opts {
+		o(&e.cfg)
+	}
+	return e
+}
+
+// NewConsoleEncoder returns zap's console encoding with the development
+// encoder config (capital levels, durations as strings), changed by opts.
+func NewConsoleEncoder(opts ...EncoderConfigOption) Encoding {
+	e := &encoding{console: true}
+	for _, o := range opts {
+		o(&e.cfg)
+	}
+	return e
+}
+
+// ZapOption is the drop-in's counterpart of the zap.Option values that mean
+// something for it; pass them with RawZapOpts.
+type ZapOption func(*rawOpts)
+
+type rawOpts struct {
+	caller     bool
+	callerSkip int
+}
+
+// AddCaller writes the caller (zap.AddCaller).
+func AddCaller() ZapOption { return WithCaller(true) }
+
+// WithCaller sets whether the caller is written (zap.WithCaller).
+func WithCaller(enabled bool) ZapOption { return func(r *rawOpts) { r.caller = enabled } }
+
+// AddCallerSkip skips n more frames when finding the caller and the start
+// of stack traces (zap.AddCallerSkip).
+func AddCallerSkip(n int) ZapOption { return func(r *rawOpts) { r.callerSkip += n } }
+
+// Options mirrors controller-runtime's zap.Options; HandlerOptions and
+// LoggerOptions are asyncbus additions.
+type Options struct {
+	// Development selects development defaults: the console encoder, V(1)
+	// enabled (zap's Debug), stack traces at Warn and above, Kubernetes
+	// objects logged in full. Otherwise: JSON, Info, stack traces at Error
+	// and above, objects as {apiVersion, kind, namespace, name}.
+	Development bool
+	// Encoder is the encoding; when nil, NewEncoder makes it.
+	Encoder Encoding
+	// EncoderConfigOptions are given to NewEncoder, after the option that
+	// sets the time encoder from TimeEncoder.
+	EncoderConfigOptions []EncoderConfigOption
+	// NewEncoder makes the Encoder when it is nil: by default
+	// NewConsoleEncoder in development, NewJSONEncoder otherwise.
+	NewEncoder NewEncoderFunc
+	// DestWriter is where logs go; default os.Stderr.
+	DestWriter io.Writer
+	// Level is the minimum enabled level; V(n) is level -n. Default:
+	// DebugLevel in development, InfoLevel otherwise.
+	Level slog.Leveler
+	// StacktraceLevel is the level at and above which a stack trace is
+	// written. Default: WarnLevel in development, ErrorLevel otherwise.
+	StacktraceLevel slog.Leveler
+	// ZapOpts are the RawZapOpts.
+	ZapOpts []ZapOption
+	// TimeEncoder is the time encoding when NewEncoder makes the encoder
+	// (the zero value is RFC3339TimeEncoder, controller-runtime's default).
+	TimeEncoder TimeEncoder
+	// HandlerOptions, when set, supplies the other asyncbus settings
+	// (capacity, overflow, latency, rules, ...). Level, Format, AddSource
+	// are set from these Options on top, and a nil SyncLevel becomes
+	// ErrorLevel (asyncbus's own default is Fatal).
+	HandlerOptions *asyncbus.Options
+	// LoggerOptions are passed to logrbridge.NewLogger after the drop-in's own.
+	LoggerOptions []logrbridge.Option
+}
+
+// Opts changes Options, like controller-runtime's zap.Opts.
+type Opts func(*Options)
+
+// UseDevMode sets Options.Development.
+func UseDevMode(enabled bool) Opts {
+	return func(o *Options) { o.Development = enabled }
+}
+
+// WriteTo sets Options.DestWriter.
+func WriteTo(out io.Writer) Opts {
+	return func(o *Options) { o.DestWriter = out }
+}
+
+// Encoder sets Options.Encoder.
+func Encoder(encoder Encoding) func(o *Options) {
+	return func(o *Options) { o.Encoder = encoder }
+}
+
+// JSONEncoder selects zap's JSON encoding with the production config,
+// changed by opts.
+func JSONEncoder(opts ...EncoderConfigOption) func(o *Options) {
+	return func(o *Options) { o.Encoder = NewJSONEncoder(opts...) }
+}
+
+// ConsoleEncoder selects zap's console encoding with the development
+// config, changed by opts.
+func ConsoleEncoder(opts ...EncoderConfigOption) func(o *Options) {
+	return func(o *Options) { o.Encoder = NewConsoleEncoder(opts...) }
+}
+
+// Level sets Options.Level. As with zap, V(n) is level -n: to enable V(3),
+// pass slog.Level(-3).
+func Level(level slog.Leveler) func(o *Options) {
+	return func(o *Options) { o.Level = level }
+}
+
+// StacktraceLevel sets Options.StacktraceLevel.
+func StacktraceLevel(stacktraceLevel slog.Leveler) func(o *Options) {
+	return func(o *Options) { o.StacktraceLevel = stacktraceLevel }
+}
+
+// RawZapOpts appends to Options.ZapOpts.
+func RawZapOpts(zapOpts ...ZapOption) func(o *Options) {
+	return func(o *Options) { o.ZapOpts = append(o.ZapOpts, zapOpts...) }
+}
+
+// UseFlagOptions replaces the options with those parsed from the flags
+// bound by BindFlags.
+func UseFlagOptions(in *Options) Opts {
+	return func(o *Options) { *o = *in }
+}
+
+// addDefaults fills what controller-runtime's addDefaults fills (except
+// sampling, see the package doc).
+func (o *Options) addDefaults(stderr io.Writer) {
+	if o.DestWriter == nil {
+		o.DestWriter = stderr
+	}
+	if o.Development {
+		if o.NewEncoder == nil {
+			o.NewEncoder = NewConsoleEncoder
+		}
+		if o.Level == nil {
+			o.Level = DebugLevel
+		}
+		if o.StacktraceLevel == nil {
+			o.StacktraceLevel = WarnLevel
+		}
+	} else {
+		if o.NewEncoder == nil {
+			o.NewEncoder = NewJSONEncoder
+		}
+		if o.Level == nil {
+			o.Level = InfoLevel
+		}
+		if o.StacktraceLevel == nil {
+			o.StacktraceLevel = ErrorLevel
+		}
+	}
+	te := o.TimeEncoder
+	o.EncoderConfigOptions = append([]EncoderConfigOption{func(c *EncoderConfig) { c.EncodeTime = te }}, o.EncoderConfigOptions...)
+	if o.Encoder == nil {
+		o.Encoder = o.NewEncoder(o.EncoderConfigOptions...)
+	}
+}
+
+// New returns a logger built from opts like controller-runtime's zap.New,
+// writing through an asyncbus handler.
+func New(opts ...Opts) logr.Logger {
+	l, _ := NewWithHandler(opts...)
+	return l
+}
+
+// NewWithHandler is New that also returns the asyncbus handler behind the
+// logger, for Stats, Flush and Close.
+func NewWithHandler(opts ...Opts) (logr.Logger, *asyncbus.Handler) {
+	o := &Options{}
+	for _, opt := range opts {
+		opt(o)
+	}
+	o.addDefaults(os.Stderr)
+	var raw rawOpts
+	for _, z := range o.ZapOpts {
+		z(&raw)
+	}
+	var ao asyncbus.Options
+	if o.HandlerOptions != nil {
+		ao = *o.HandlerOptions
+	}
+	format, layout := o.Encoder.format()
+	ao.Format = format
+	ao.Level = o.Level
+	ao.AddSource = raw.caller
+	if ao.SyncLevel == nil {
+		ao.SyncLevel = ErrorLevel
+	}
+	if layout != "" {
+		ao.ReplaceAttr = chainReplace(layoutReplacer(layout), ao.ReplaceAttr)
+	}
+	h := asyncbus.NewHandler(o.DestWriter, &ao)
+	lopts := []logrbridge.Option{
+		logrbridge.StackTraces(o.StacktraceLevel),
+		logrbridge.ErrorAfterValues(true),
+		logrbridge.KeepErrors(true), // the encoding writes zap's errorVerbose
+		logrbridge.RecordCaller(raw.caller),
+	}
+	if !o.Development {
+		lopts = append(lopts, logrbridge.ValueConverter(kubeObjectRef))
+	}
+	l := logrbridge.NewLogger(h, append(lopts, o.LoggerOptions...)...)
+	if raw.callerSkip != 0 {
+		l = l.WithCallDepth(raw.callerSkip)
+	}
+	return l, h
+}
+
+// layoutReplacer formats the record time (the top-level time built-in)
+// with layout; the zap encodings write a string time as it is.
+func layoutReplacer(layout string) func([]string, slog.Attr) slog.Attr {
+	return func(groups []string, a slog.Attr) slog.Attr {
+		if groups == nil && a.Key == slog.TimeKey && a.Value.Kind() == slog.KindTime {
+			a.Value = slog.StringValue(a.Value.Time().Format(layout))
+		}
+		return a
+	}
+}
+
+// chainReplace applies first, then the user's second (when set).
+func chainReplace(first, second func([]string, slog.Attr) slog.Attr) func([]string, slog.Attr) slog.Attr {
+	if second == nil {
+		return first
+	}
+	return func(groups []string, a slog.Attr) slog.Attr {
+		return second(groups, first(groups, a))
+	}
+}
+
+// objectMeta is what apimachinery's meta.Accessor needs of an object.
+type objectMeta interface {
+	GetName() string
+	GetNamespace() string
+}
+
+// kubeObjectRef renders a Kubernetes object (a runtime.Object with object
+// metadata) as controller-runtime's production KubeAwareEncoder does:
+// {"apiVersion":…,"kind":…} when the object's GroupVersionKind has a
+// version, then "namespace" when not empty, then "name". The methods are
+// found by constant name, so the linker keeps no other methods alive.
+func kubeObjectRef(v any) (slog.Value, bool) {
+	meta, ok := v.(objectMeta)
+	if !ok {
+		return slog.Value{}, false
+	}
+	if _, isErr := v.(error); isErr {
+		return slog.Value{}, false // zap encodes errors as errors, not objects
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return slog.Value{}, false
+	}
+	getKind := rv.MethodByName("GetObjectKind")
+	if !getKind.IsValid() || !rv.MethodByName("DeepCopyObject").IsValid() || getKind.Type().NumIn() != 0 || getKind.Type().NumOut() != 1 {
+		return slog.Value{}, false
+	}
+	attrs := make([]slog.Attr, 0, 4)
+	if kind := getKind.Call(nil)[0]; kind.Kind() == reflect.Interface && !kind.IsNil() {
+		if gvkFn := kind.MethodByName("GroupVersionKind"); gvkFn.IsValid() && gvkFn.Type().NumIn() == 0 && gvkFn.Type().NumOut() == 1 {
+			gvk := gvkFn.Call(nil)[0]
+			if gvk.Kind() == reflect.Struct {
+				group, version, kindName := stringField(gvk, "Group"), stringField(gvk, "Version"), stringField(gvk, "Kind")
+				if version != "" {
+					apiVersion := version
+					if group != "" {
+						apiVersion = group + "/" + version
+					}
+					attrs = append(attrs, slog.String("apiVersion", apiVersion), slog.String("kind", kindName))
+				}
+			}
+		}
+	}
+	if ns := meta.GetNamespace(); ns != "" {
+		attrs = append(attrs, slog.String("namespace", ns))
+	}
+	attrs = append(attrs, slog.String("name", meta.GetName()))
+	return slog.GroupValue(attrs...), true
+}
+
+func stringField(v reflect.Value, name string) string {
+	f := v.FieldByName(name)
+	if !f.IsValid() || f.Kind() != reflect.String {
+		return ""
+	}
+	return f.String()
+}
