@@ -119,8 +119,8 @@ func (o *Options) validate(w io.Writer) error {
 	if w == nil {
 		bad("nil writer (records would be lost)")
 	}
-	if o.Format < JSON || o.Format > Console {
-		bad("Options.Format %d is not JSON, Text, Logfmt or Console; using JSON", int(o.Format))
+	if !o.Format.Valid() {
+		bad("Options.Format %d is not JSON, Text, Logfmt, Console or a zap format; using JSON", int(o.Format))
 		o.Format = JSON
 	}
 	if o.Color < ColorAuto || o.Color > ColorNever {

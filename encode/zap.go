@@ -88,6 +88,12 @@ func (f Format) WithZapTime(t ZapTime) Format {
 	return f&0xff | Format(t)<<zapTimeShift
 }
 
+// Valid reports whether f is one of the formats: JSON, Text, Logfmt,
+// Console, or ZapJSON or ZapConsole with one of the ZapTime encodings.
+func (f Format) Valid() bool {
+	return (f >= JSON && f <= Console) || f.isZap()
+}
+
 func (f Format) isZap() bool {
 	b := f & 0xff
 	return (b == ZapJSON || b == ZapConsole) && f>>zapTimeShift <= Format(ZapTimeNanos)
