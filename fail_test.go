@@ -71,13 +71,22 @@ func TestOnErrorMayUseTheHandler(t *testing.T) {
 			}})
 			h.Store(hh)
 			close(ready)
-			l := slog.New(hh)
-			for i := range 20 {
-				l.Info("record", "i", i)
-			}
 			guard, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			err := hh.CloseContext(guard)
+			closed := make(chan error, 1)
+			go func() {
+				l := slog.New(hh)
+				for i := range 20 {
+					l.Info("record", "i", i)
+				}
+				closed <- hh.CloseContext(guard)
+			}()
+			var err error
+			select {
+			case err = <-closed:
+			case <-guard.Done():
+				t.Fatalf("deadlock: logging and Close did not return: %+v", hh.Stats())
+			}
 			require.NotErrorIs(t, err, context.DeadlineExceeded, "Close deadlocked")
 			require.ErrorIs(t, err, errOutput)
 			mu.Lock()
