@@ -59,11 +59,12 @@ type drainer struct {
 	// failing is set when a batch spent its retry budget: later batches
 	// fail at once, without a call into the sink, until probeAt; the first
 	// batch after probeAt, or one a Flush or Close waits for, makes one
-	// attempt (the probe), and any progress ends the failing state. So a dead output costs callers nothing while
-	// it is being probed with back-off.
+	// attempt (the probe), and any progress ends the failing state. So a
+	// dead output costs callers nothing while it is probed with back-off.
 	failing   bool
 	probeAt   time.Time
 	fastFails uint64 // batches failed without a call while failing (tests read it after Close)
+	woken     bool   // holdForProbe was woken: the batch is wanted now (cleared by writeRound)
 	// owed is what must reach the output before the next record: the
 	// newline that ends a fragment left by a write that failed part-way
 	// through a record and could not be cut back (see tear).
@@ -154,6 +155,9 @@ func (b *Bus) run() {
 			d.collect()
 		}
 		d.fromIdle = false
+		if len(d.views) > 0 && d.holdForProbe(urgent, t) {
+			continue
+		}
 		if len(d.views) > 0 {
 			d.writeRound()
 			d.sleep, d.sleptAtCap = idleSleepMin, false
@@ -301,6 +305,7 @@ func (d *drainer) writeRound() {
 	if done > 0 {
 		b.batches.Add(1)
 	}
+	d.woken = false
 	full := d.nrec >= d.target
 	clear(d.views) // drop references to oversize records
 	d.views, d.kinds, d.nrec = d.views[:0], d.kinds[:0], 0
@@ -368,6 +373,39 @@ func (d *drainer) adapt(roundFull bool) {
 		d.target = t
 		b.batchTarget.Store(uint64(t))
 	}
+}
+
+// holdForProbe keeps the batch in the ring while the output is failing
+// and its next probe is not due, as long as nothing needs the space: no
+// Flush or Close waits, the ring is below its high watermark and no Block
+// caller waits. It sleeps until the probe is due and returns true (collect
+// again), so that records of a short outage are written by the probe rather
+// than failed. Anything that wakes it (a producer past the watermark, a full
+// ring, Flush, Close) lets the batch go at once: failed fast, or probed.
+func (d *drainer) holdForProbe(urgent bool, t uint64) bool {
+	b := d.b
+	if !d.failing || urgent || d.woken || (t&^closedBit)-d.head >= b.hwBytes || b.waiters.Load() > 0 {
+		return false
+	}
+	wait := d.probeAt.Sub(d.now())
+	if wait <= 0 {
+		return false
+	}
+	// Sleeping state: producers wake us past the watermark, kick always
+	// (the same protocol as sleepFor).
+	b.state.Store(stSleeping)
+	d.timer.Reset(wait)
+	select {
+	case <-d.timer.C:
+	case <-b.wakeCh:
+		d.timer.Stop()
+		d.woken = true
+	case <-b.abort:
+		d.timer.Stop()
+		d.woken = true
+	}
+	b.state.Store(stRunning)
+	return true
 }
 
 // admit decides whether this batch is written. It is not (the batch
@@ -813,10 +851,9 @@ func (r *reporter) stop() {
 func (r *reporter) loop() {
 	defer close(r.done)
 	for err := range r.queue {
-		r.tellLost()
 		r.call(err)
+		r.tellLost() // after err: the lost reports came after it
 	}
-	r.tellLost()
 }
 
 func (r *reporter) tellLost() {
