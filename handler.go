@@ -52,19 +52,19 @@ type core struct {
 	context   func(context.Context, *FieldWriter)
 	rules     *LevelRules
 	copyCtx   bool // ReplaceAttr is set: context field values are copied, not aliased
-	closeOnce sync.Once
-	closeErr  error
-	closing   func(context.Context) // recordencoder.go: tells a plugged sink that Close began
+	closing   func(context.Context) // recordencoder.go: tells a plugged sink that Close began (idempotent)
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
 // (filesink.File does), it receives whole batches; *os.File is written
 // with writev. If w has a Sync method, Flush and synchronous levels call it.
 //
-// NewHandler never fails: an invalid option (a negative size or duration,
-// a watermark outside 0..1, an unknown enum value) is replaced by its
-// default and reported to Options.OnError, a nil w discards, and a ring
-// file that cannot be used is reported and replaced by an in-memory ring.
+// NewHandler never fails: an invalid option (a negative or too large size,
+// a negative duration, a watermark outside 0..1, an unknown enum value) is
+// replaced by its default and reported to Options.OnError, and a ring file
+// that cannot be used is reported and replaced by an in-memory ring. A nil
+// w is reported too, and then every record fails: it is counted in
+// Stats.Failed, never as written, and Flush and Close return the error.
 // Open returns those errors instead.
 func NewHandler(w io.Writer, opts *Options) *Handler {
 	h, _ := newHandler(w, opts, false)
@@ -88,7 +88,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		o.OnError(err)
 	}
 	if w == nil {
-		w = io.Discard
+		w = nilOutput{} // reported above; every record is counted as failed
 	}
 	color := false
 	switch o.Color {
@@ -311,11 +311,11 @@ func (h *Handler) Close() error {
 // CloseContext is Close bounded by ctx: if ctx ends first, records still
 // queued are counted as failed and ctx's error is returned.
 func (h *Handler) CloseContext(ctx context.Context) error {
-	h.core.closeOnce.Do(func() {
-		h.core.notifyClosing(ctx) // recordencoder.go
-		h.core.closeErr = h.core.bus.Close(ctx)
-	})
-	return h.core.closeErr
+	// No sync.Once here: the bus's Close is idempotent (and so is the
+	// plugged sink's closing hook), and an OnError that calls Close while
+	// another Close waits for its reports must not wait behind that Close.
+	h.core.notifyClosing(ctx) // recordencoder.go
+	return h.core.bus.Close(ctx)
 }
 
 // Stats returns the counters of the ring that h and every handler derived

@@ -61,7 +61,10 @@ type Options struct {
 	// dropped and counted. Zero waits until space frees.
 	BlockTimeout time.Duration
 	// Capacity is the ring size in bytes, rounded up to a power of two (at
-	// least 64 bytes, at most 1 TiB); zero means 8 MiB.
+	// least 64 bytes); zero means 8 MiB. At most 1 GiB: the ring is
+	// allocated (or mapped) whole when the handler is made, so a larger
+	// value is refused by Open and replaced by the default (and reported)
+	// by NewHandler.
 	Capacity int
 	// MaxLatency bounds how long a committed record waits before its write
 	// starts, even under light load; zero means 20 ms.
@@ -77,9 +80,18 @@ type Options struct {
 	// OnError receives each failure once: a failed write or sync of the
 	// output as "asyncbus: write <output>: <error>" (repeats of the same
 	// error within a second are counted in the next report), a ring file
-	// that had to be set aside, and options NewHandler corrected. It runs on
-	// the drainer goroutine: it must not call Flush or Close or log through
-	// this handler in Block mode. Nil prints to standard error.
+	// that had to be set aside, and options NewHandler corrected. Nil
+	// prints to standard error.
+	//
+	// Output failures are delivered on a goroutine of their own, never the
+	// one that writes the output, so OnError may log through this handler
+	// (in either Overflow mode), call Flush, or call Close. Reports wait in
+	// a queue of 64 while OnError is busy; beyond that they are counted
+	// and the count is delivered as one report ("asyncbus: N error reports
+	// lost ..."). Close returns after every report has been delivered,
+	// except when Close is called from OnError itself. A panic in OnError
+	// is recovered. Option and ring-file reports from NewHandler run on
+	// the caller's goroutine, before NewHandler returns.
 	OnError func(error)
 	// RingFile, if set, keeps the ring in this memory-mapped file, so that
 	// records accepted before a kill -9, panic or OOM kill are written by the
@@ -117,7 +129,7 @@ func (o *Options) validate(w io.Writer) error {
 		errs = append(errs, fmt.Errorf("asyncbus: "+format, args...))
 	}
 	if w == nil {
-		bad("nil writer (records would be lost)")
+		bad("nil writer: every record fails (counted in Stats.Failed)")
 	}
 	if !o.Format.Valid() {
 		bad("Options.Format %d is not JSON, Text, Logfmt, Console or a zap format; using JSON", int(o.Format))
@@ -163,3 +175,18 @@ func (o *Options) busConfig(dropMarker func([]byte, uint64) []byte) bus.Config {
 		DropMarker:    dropMarker,
 	}
 }
+
+// errNilWriter is what nilOutput's writes fail with.
+var errNilWriter = errors.New("asyncbus: nil writer")
+
+// nilOutput is the output of NewHandler(nil, ...): a mistake that must not
+// crash the program and must not pass for success, so every write fails.
+// Records are then counted in Stats.Failed (never Written), Flush and Close
+// return the error, and OnError is told, as for any failing output; the
+// drainer's fail-fast state keeps callers from waiting on it.
+type nilOutput struct{}
+
+func (nilOutput) Write([]byte) (int, error) { return 0, errNilWriter }
+
+// Name names the output in error reports.
+func (nilOutput) Name() string { return "(nil writer)" }

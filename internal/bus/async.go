@@ -73,8 +73,10 @@ const DefaultCapacity = 8 << 20
 // MinCapacity is the smallest accepted ring size in bytes.
 const MinCapacity = 64
 
-// MaxCapacity is the largest accepted ring size in bytes.
-const MaxCapacity = 1 << 40
+// MaxCapacity is the largest accepted ring size in bytes: 1 GiB. The ring is
+// allocated (or mapped) whole at New, so a larger one is a configuration
+// mistake that would end in the runtime's fatal out-of-memory error.
+const MaxCapacity = 1 << 30
 
 // Defaults applied by New to zero Config fields.
 const (
@@ -141,16 +143,19 @@ type Config struct {
 	// maxBatch is the records per drain round at high load (default 4096).
 	// Only tests change it.
 	maxBatch int
-	// OnError is called from the drainer with a *SinkError when the sink
-	// fails, rate-limited to about once per second per distinct situation
-	// (operation and error text), with the number of suppressed repeats.
-	// It runs on the drainer goroutine: it must not call Flush, Close or a
-	// blocking Enqueue on the same bus (the drainer would wait for itself).
-	// A panic in it is recovered.
+	// OnError is called with a *SinkError when the sink fails, rate-limited
+	// to about once per second per distinct situation (operation and error
+	// text), with the number of suppressed repeats. It runs on a reporter
+	// goroutine of its own, never the drainer's, so it may Enqueue, Flush
+	// or Close on the same bus; reports that find 64 undelivered ones
+	// queued are counted and told as one report. Close waits until every
+	// report is delivered, except when called from OnError. A panic in it
+	// is recovered.
 	OnError func(error)
 	// DropMarker formats the one in-band line written at a gap after drops
 	// (required: the root package supplies the one marker format). It runs
-	// on the drainer goroutine under the same rule as OnError; if it panics
+	// on the drainer goroutine: it must not call Flush, Close or a blocking
+	// Enqueue on the same bus (the drainer would wait for itself); if it panics
 	// or returns nothing, no line is written and OnError is told how many
 	// records were lost there.
 	DropMarker func(dst []byte, dropped uint64) []byte
@@ -318,7 +323,8 @@ type Bus struct {
 
 	closeOnce sync.Once
 	abortOnce sync.Once
-	closeErr  error // set by the drainer before done is closed
+	closeErr  error    // set by the drainer before done is closed
+	rep       reporter // runs OnError off the drainer (drainer.go)
 
 	d drainer // drainer-private state
 }
@@ -798,7 +804,7 @@ func (b *Bus) Close(ctx context.Context) error {
 	})
 	select {
 	case <-b.done:
-		return b.closeErr
+		return b.closed(ctx)
 	case <-ctx.Done():
 		b.abortOnce.Do(func() { close(b.abort) })
 		return ctx.Err()

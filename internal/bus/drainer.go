@@ -1,10 +1,12 @@
 package bus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"syscall"
@@ -54,7 +56,20 @@ type drainer struct {
 
 	failStreak int
 	lastErr    error
-	reqs       []pendingFlush
+	// failing is set when a batch spent its retry budget: later batches
+	// fail at once, without a call into the sink, until probeAt; the first
+	// batch after probeAt, or one a Flush or Close waits for, makes one
+	// attempt (the probe), and any progress ends the failing state. So a
+	// dead output costs callers nothing while it is probed with back-off.
+	failing   bool
+	probeAt   time.Time
+	fastFails uint64 // batches failed without a call while failing (tests read it after Close)
+	woken     bool   // holdForProbe was woken: the batch is wanted now (cleared by writeRound)
+	// owed is what must reach the output before the next record: the
+	// newline that ends a fragment left by a write that failed part-way
+	// through a record and could not be cut back (see tear).
+	owed []byte
+	reqs []pendingFlush
 	// failedAnswered is b.failed when the last Flush was answered: a Flush
 	// reports the records that failed since then, so a failure is reported
 	// to the next Flush even when it happened before that Flush was called.
@@ -93,6 +108,7 @@ func (d *drainer) init(b *Bus) {
 	if b.sink == sinkWritev {
 		d.wv.init(b.w)
 	}
+	b.rep.init(b.onError)
 }
 
 func chanClosed(c chan struct{}) bool {
@@ -108,6 +124,9 @@ func chanClosed(c chan struct{}) bool {
 func (b *Bus) run() {
 	d := &b.d
 	defer close(b.done)
+	// Runs before done is closed: the drainer is the reports' only sender,
+	// and finish has queued its last one.
+	defer b.rep.stop()
 	if b.ring != nil {
 		// Runs before done is closed: every reservation below the final tail
 		// was committed and consumed, and Enqueue after Close never touches the
@@ -136,6 +155,9 @@ func (b *Bus) run() {
 			d.collect()
 		}
 		d.fromIdle = false
+		if len(d.views) > 0 && d.holdForProbe(urgent, t) {
+			continue
+		}
 		if len(d.views) > 0 {
 			d.writeRound()
 			d.sleep, d.sleptAtCap = idleSleepMin, false
@@ -250,14 +272,17 @@ func (d *drainer) formatMarker(n uint64) (out []byte) {
 // writeRound writes the batch, accounts for it, and releases its ring space.
 func (d *drainer) writeRound() {
 	b := d.b
-	if b.ring != nil {
-		pre := 0
-		if d.kinds[0] == kMarker {
-			pre = len(d.views[0]) // a marker only ever opens a batch
+	done := 0
+	if d.admit() {
+		if b.ring != nil {
+			pre := 0
+			if d.kinds[0] == kMarker {
+				pre = len(d.views[0]) // a marker only ever opens a batch
+			}
+			b.ring.begin(d.pos, pre) // persisted before the write starts
 		}
-		b.ring.begin(d.pos, pre) // persisted before the write starts
+		done = d.write()
 	}
-	done := d.write()
 	var written, wbytes, failed, markers uint64
 	for i, k := range d.kinds {
 		switch {
@@ -280,6 +305,7 @@ func (d *drainer) writeRound() {
 	if done > 0 {
 		b.batches.Add(1)
 	}
+	d.woken = false
 	full := d.nrec >= d.target
 	clear(d.views) // drop references to oversize records
 	d.views, d.kinds, d.nrec = d.views[:0], d.kinds[:0], 0
@@ -349,22 +375,115 @@ func (d *drainer) adapt(roundFull bool) {
 	}
 }
 
-// write hands the batch to the sink, completing short writes and retrying
-// failures with exponential back-off. It returns how many leading views were
-// written completely; the rest count as failed.
-func (d *drainer) write() int {
+// holdForProbe keeps the batch in the ring while the output is failing
+// and its next probe is not due, as long as nothing needs the space: no
+// Flush or Close waits, the ring is below its high watermark and no Block
+// caller waits. It sleeps until the probe is due and returns true (collect
+// again), so that records of a short outage are written by the probe rather
+// than failed. Anything that wakes it (a producer past the watermark, a full
+// ring, Flush, Close) lets the batch go at once: failed fast, or probed.
+func (d *drainer) holdForProbe(urgent bool, t uint64) bool {
+	b := d.b
+	if !d.failing || urgent || d.woken || (t&^closedBit)-d.head >= b.hwBytes || b.waiters.Load() > 0 {
+		return false
+	}
+	wait := d.probeAt.Sub(d.now())
+	if wait <= 0 {
+		return false
+	}
+	// Sleeping state: producers wake us past the watermark, kick always
+	// (the same protocol as sleepFor).
+	b.state.Store(stSleeping)
+	d.timer.Reset(wait)
+	select {
+	case <-d.timer.C:
+	case <-b.wakeCh:
+		d.timer.Stop()
+		d.woken = true
+	case <-b.abort:
+		d.timer.Stop()
+		d.woken = true
+	}
+	b.state.Store(stRunning)
+	return true
+}
+
+// admit decides whether this batch is written. It is not (the batch
+// fails at once, counted as failed) after Close gave up, while the output
+// is failing and the probe is not due, or when the bytes owed from an
+// earlier torn record cannot be written. The owed bytes go out here, before
+// the ring file records the sink's position for the batch.
+func (d *drainer) admit() bool {
 	b := d.b
 	if chanClosed(b.abort) {
-		return 0
+		return false
 	}
+	probe := d.failing
+	// Flush and Close probe at once: their callers wait for the write.
+	if probe && d.now().Before(d.probeAt) && !d.closing && len(d.reqs) == 0 {
+		d.fastFails++
+		d.report("write", d.lastErr) // rate-limited: counted as a suppressed repeat
+		return false
+	}
+	for attempts := 0; len(d.owed) > 0; {
+		n, err := b.w.Write(d.owed)
+		b.writeCalls.Add(1)
+		n = max(0, min(n, len(d.owed)))
+		d.owed = d.owed[n:]
+		if n > 0 {
+			probe, d.failing = false, false // the output works again
+		}
+		if err == nil {
+			if n > 0 || len(d.owed) == 0 {
+				continue
+			}
+			err = io.ErrShortWrite
+		}
+		attempts++
+		if !d.failed(err, probe && n == 0, attempts) {
+			return false
+		}
+	}
+	return true
+}
+
+// failed handles a failed attempt: it reports err and, unless this was a
+// probe or the last of the batch's attempts, backs off and returns true
+// (try again). Otherwise the output is failing: it schedules the next probe
+// and returns false.
+func (d *drainer) failed(err error, probe bool, attempts int) bool {
+	b := d.b
+	d.lastErr = err
+	d.report("write", err)
+	d.failStreak = min(d.failStreak+1, maxFailShift)
+	backoff := min(b.retryBase<<(d.failStreak-1), b.retryMax)
+	if probe || attempts >= b.retries {
+		d.failing = true
+		d.probeAt = d.now().Add(backoff)
+		return false
+	}
+	return d.sleepFor(backoff, false) // false: Close gave up
+}
+
+// write hands the batch to the sink, completing short writes and retrying
+// failures with exponential back-off. It returns how many leading views were
+// written completely; the rest count as failed. While the output is failing
+// (see drainer.failing) the first attempt is a probe: if it makes no
+// progress, the batch fails at once.
+func (d *drainer) write() int {
+	b := d.b
 	if b.sink == sinkCopy {
 		d.stage()
 	}
 	idx, off, attempts := 0, 0, 0
+	probe := d.failing
 	for idx < len(d.views) {
 		nidx, noff, err := d.step(idx, off)
 		progressed := nidx > idx || noff > off
 		idx, off = nidx, noff
+		if progressed {
+			probe, d.failing = false, false // the output works again
+		}
 		if err == nil {
 			if progressed || idx >= len(d.views) {
 				d.failStreak = 0
@@ -372,19 +491,65 @@ func (d *drainer) write() int {
 			}
 			err = io.ErrShortWrite // no progress and no error: never loop on it
 		}
-		d.lastErr = err
-		d.report("write", err)
 		attempts++
-		if attempts >= b.retries {
+		if !d.failed(err, probe, attempts) {
 			break
 		}
-		d.failStreak = min(d.failStreak+1, maxFailShift)
-		backoff := min(b.retryBase<<(d.failStreak-1), b.retryMax)
-		if !d.sleepFor(backoff, false) {
-			break // Close gave up
-		}
+	}
+	if idx < len(d.views) && off > 0 {
+		d.tear(off)
 	}
 	return idx
+}
+
+// tear handles a batch given up on with the first off bytes of a record in
+// the output. That record counts as failed, and the next record must not be
+// glued to its fragment: a regular *os.File whose end is still our
+// fragment's end is cut back to the record's start; anything else owes a
+// newline, written before the next record (see admit).
+func (d *drainer) tear(off int) {
+	if err := cutBack(d.b.w, int64(off)); err != nil {
+		if err != errNotCut {
+			d.report("truncate", err)
+		}
+		d.owed = append(d.owed[:0], '\n')
+	}
+}
+
+var errNotCut = errors.New("not a regular file whose end is this record's fragment")
+
+// cutBack removes the last n bytes of w, the fragment of a record whose
+// write failed part-way, if w is a regular *os.File whose size equals our
+// file offset (so the fragment is still the file's end: with O_APPEND and
+// other writers, another process may have appended after it, and then
+// nothing is cut). It then moves the offset back, so that a file opened
+// without O_APPEND does not get a hole. A writer appending between the
+// size check and the truncate would lose its bytes: files shared with
+// other writers should not fail part-way through a record.
+func cutBack(w io.Writer, n int64) error {
+	f, ok := w.(*os.File)
+	if !ok {
+		return errNotCut
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errNotCut
+	}
+	pos, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if pos != fi.Size() || pos < n {
+		return errNotCut
+	}
+	if err := f.Truncate(pos - n); err != nil {
+		return err
+	}
+	_, err = f.Seek(pos-n, io.SeekStart)
+	return err
 }
 
 // step makes one call into the sink from record idx, byte off.
@@ -611,8 +776,9 @@ func (d *drainer) finish() {
 	d.timer.Stop()
 }
 
-// report calls OnError at most about once a second per distinct situation
-// (operation and error text), carrying the count of suppressed repeats.
+// report passes err to OnError at most about once a second per distinct
+// situation (operation and error text), carrying the count of suppressed
+// repeats. It never blocks: the callback runs on the reporter goroutine.
 func (d *drainer) report(op string, err error) {
 	b := d.b
 	if b.onError == nil {
@@ -634,8 +800,106 @@ func (d *drainer) report(op string, err error) {
 	e.last = now
 	s := e.suppressed
 	e.suppressed = 0
-	func() {
-		defer func() { _ = recover() }() // a panicking callback must not kill the drainer
-		b.onError(&SinkError{Op: op, Output: b.output, Err: err, Suppressed: s})
-	}()
+	b.rep.send(&SinkError{Op: op, Output: b.output, Err: err, Suppressed: s})
+}
+
+// reportQueue is how many reports may wait for a slow OnError. The
+// drainer's reports are rate-limited per situation, so the queue fills
+// only when OnError blocks (logging through a full Block-mode ring, say).
+const reportQueue = 64
+
+// reporter runs OnError on its own goroutine, so that a callback that logs
+// through the same bus, or calls Flush or Close, cannot make the drainer
+// wait for itself. The drainer hands it reports through a bounded queue and
+// never blocks: when the queue is full the report is counted in lost, and
+// the count is delivered as a report of its own.
+type reporter struct {
+	onError func(error)
+	queue   chan error    // the drainer is the only sender, and closes it when it exits
+	done    chan struct{} // closed when every queued report has been delivered
+	lost    atomic.Uint64 // reports refused by a full queue, not yet told to OnError
+}
+
+func (r *reporter) init(onError func(error)) {
+	r.onError = onError
+	r.done = make(chan struct{})
+	if onError == nil {
+		close(r.done)
+		return
+	}
+	r.queue = make(chan error, reportQueue)
+	go r.loop()
+}
+
+// send queues err without blocking (drainer only).
+func (r *reporter) send(err error) {
+	select {
+	case r.queue <- err:
+	default:
+		r.lost.Add(1) // atomic: the reporter goroutine swaps it
+	}
+}
+
+// stop closes the queue (drainer only, once, when it exits): the reporter
+// delivers what is queued and exits.
+func (r *reporter) stop() {
+	if r.queue != nil {
+		close(r.queue)
+	}
+}
+
+func (r *reporter) loop() {
+	defer close(r.done)
+	for err := range r.queue {
+		r.call(err)
+		r.tellLost() // after err: the lost reports came after it
+	}
+}
+
+func (r *reporter) tellLost() {
+	// Swap: every lost report is told exactly once, even with send racing.
+	if n := r.lost.Swap(0); n > 0 {
+		r.call(fmt.Errorf("asyncbus: %d error reports lost: OnError was too slow to take them", n))
+	}
+}
+
+// call runs the callback. A panic in it must not kill the reporter (later
+// reports, and Close waiting for them, depend on it).
+func (r *reporter) call(err error) {
+	defer func() { _ = recover() }()
+	r.onError(err)
+}
+
+// reporterCall is the function name inCallback looks for on the stack.
+const reporterCall = "github.com/asyncbus/asyncbus/internal/bus.(*reporter).call"
+
+// inCallback reports whether the calling goroutine is running an OnError
+// callback (of any bus): Close called from OnError must not wait for the
+// reporter, which is waiting for it. Only Close pays for this stack walk.
+func inCallback() bool {
+	pcs := make([]uintptr, 256)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		if f.Function == reporterCall {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// closed is Close's end once the drainer has exited: it waits until every
+// report has reached OnError, unless Close was called from OnError.
+func (b *Bus) closed(ctx context.Context) error {
+	if inCallback() {
+		return b.closeErr
+	}
+	select {
+	case <-b.rep.done:
+		return b.closeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -1,0 +1,161 @@
+package asyncbus
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+var errOutput = errors.New("output broken")
+
+// brokenOutput is an io.Writer that fails while broken is set.
+type brokenOutput struct {
+	broken atomic.Bool
+	mu     sync.Mutex
+	buf    bytes.Buffer
+}
+
+func (w *brokenOutput) Write(p []byte) (int, error) {
+	if w.broken.Load() {
+		return 0, errOutput
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// TestOnErrorMayUseTheHandler (issue 13 item 9): an OnError that logs
+// through the same handler (into a full Block ring, or at SyncLevel, which
+// waits for the write), calls Flush, or calls Close does not deadlock; the
+// reports are delivered, and no goroutine is left after Close.
+func TestOnErrorMayUseTheHandler(t *testing.T) {
+	cases := []struct {
+		name string
+		use  func(h *Handler)
+	}{
+		{"log into a full ring", func(h *Handler) {
+			l := slog.New(h)
+			for i := range 100 { // about 100 bytes each: far more than the 1 KiB ring
+				l.Error("OnError logs", "i", i, "pad", strings.Repeat("x", 40))
+			}
+		}},
+		{"log at SyncLevel", func(h *Handler) { slog.New(h).Log(context.Background(), LevelFatal, "OnError logs") }},
+		{"flush", func(h *Handler) { _ = h.Flush() }},
+		{"close", func(h *Handler) { _ = h.Close() }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			out := &brokenOutput{}
+			out.broken.Store(true)
+			var h atomic.Pointer[Handler]
+			var mu sync.Mutex
+			var reports []error
+			ready := make(chan struct{})
+			hh := NewHandler(out, &Options{Capacity: 1024, OnError: func(err error) {
+				mu.Lock()
+				reports = append(reports, err)
+				mu.Unlock()
+				<-ready
+				tc.use(h.Load())
+			}})
+			h.Store(hh)
+			close(ready)
+			guard, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			closed := make(chan error, 1)
+			go func() {
+				l := slog.New(hh)
+				for i := range 20 {
+					l.Info("record", "i", i)
+				}
+				closed <- hh.CloseContext(guard)
+			}()
+			var err error
+			select {
+			case err = <-closed:
+			case <-guard.Done():
+				t.Fatalf("deadlock: logging and Close did not return: %+v", hh.Stats())
+			}
+			require.NotErrorIs(t, err, context.DeadlineExceeded, "Close deadlocked")
+			require.ErrorIs(t, err, errOutput)
+			mu.Lock()
+			defer mu.Unlock()
+			require.NotEmpty(t, reports, "the reports are delivered")
+			assert.ErrorIs(t, reports[0], errOutput)
+			st := hh.Stats()
+			assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed, "%+v", st)
+		})
+	}
+}
+
+// TestHugeCapacityIsRefused (issue 13 item 12): a ring larger than 1 GiB is
+// a configuration mistake, not an allocation: Open returns an error, and
+// NewHandler reports it and runs with the default ring. Before the fix,
+// 1<<40 killed the process with the runtime's out-of-memory error.
+func TestHugeCapacityIsRefused(t *testing.T) {
+	for _, c := range []int{1 << 40, 1<<30 + 1, 1 << 31} {
+		h, err := Open(&bytes.Buffer{}, &Options{Capacity: c})
+		require.Nil(t, h)
+		require.ErrorContains(t, err, "Options.Capacity")
+
+		var reported []error
+		var out bytes.Buffer
+		h = NewHandler(&out, &Options{Capacity: c, OnError: func(err error) { reported = append(reported, err) }})
+		assert.EqualValues(t, defaultCapacity, h.Stats().Capacity)
+		slog.New(h).Info("still logged")
+		require.NoError(t, h.Close())
+		require.Len(t, reported, 1)
+		assert.ErrorContains(t, reported[0], "Options.Capacity")
+		assert.Contains(t, out.String(), `"msg":"still logged"`)
+	}
+	assert.EqualValues(t, 1<<30, maxCapacity)
+}
+
+// TestNilWriterFailsEveryRecord (issue 13 item 13): NewHandler(nil, ...)
+// does not crash the program, and does not pass for success either: it is
+// reported, every record is counted as Failed (never Written), and Flush and
+// Close return the error. Open refuses it.
+func TestNilWriterFailsEveryRecord(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	_, err := Open(nil, nil)
+	require.ErrorContains(t, err, "asyncbus: nil writer")
+
+	var mu sync.Mutex
+	var reported []string
+	h := NewHandler(nil, &Options{OnError: func(err error) {
+		mu.Lock()
+		reported = append(reported, err.Error())
+		mu.Unlock()
+	}})
+	l := slog.New(h)
+	for i := range 10 {
+		l.Info("lost", "i", i)
+	}
+	require.ErrorContains(t, h.Flush(), "nil writer")
+	for i := range 5 {
+		l.Info("lost too", "i", i)
+	}
+	err = h.Close()
+	require.ErrorIs(t, err, errNilWriter)
+	st := h.Stats()
+	assert.Zero(t, st.Written)
+	assert.Zero(t, st.WrittenBytes)
+	assert.EqualValues(t, 15, st.Failed)
+	assert.EqualValues(t, 15, st.Enqueued)
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, len(reported), 2, "%q", reported)
+	assert.Contains(t, reported[0], "asyncbus: nil writer: every record fails")
+	assert.Equal(t, "asyncbus: write (nil writer): asyncbus: nil writer", reported[1])
+}
