@@ -5,9 +5,11 @@ package encode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -147,8 +149,8 @@ func appendJSONFloatValue(b []byte, f float64) []byte {
 // appendJSONString appends s as a quoted JSON string, escaped as slog does.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
-	if jsonClean(s) {
-		b = append(b, s...)
+	if nb, ok := appendJSONClean(b, s); ok {
+		b = nb
 	} else {
 		b = appendEscapedJSON(b, s)
 	}
@@ -161,12 +163,60 @@ func appendJSONKey(b []byte, key string, comma bool) []byte {
 		b = append(b, ',')
 	}
 	b = append(b, '"')
-	if jsonClean(key) {
-		b = append(b, key...)
+	if nb, ok := appendJSONClean(b, key); ok {
+		b = nb
 	} else {
 		b = appendEscapedJSON(b, key)
 	}
 	return append(b, '"', ':')
+}
+
+// appendJSONClean appends s and reports true if s is ASCII that needs no
+// JSON escaping (jsonClean), or reports false with b unchanged. It checks
+// and copies s in one pass, a word at a time, storing each word it has
+// checked straight into b's spare capacity (which it may leave modified
+// past len(b) when it reports false).
+func appendJSONClean(b []byte, s string) ([]byte, bool) {
+	n := len(s)
+	i := len(b)
+	if cap(b)-i < n {
+		b = slices.Grow(b, n)
+	}
+	w := b[i : i+n]
+	switch {
+	case n >= 8:
+		for j := 0; j+8 <= n; j += 8 {
+			x := load64(s, j)
+			if !jsonPlainWord(x) {
+				return b[:i], false
+			}
+			binary.LittleEndian.PutUint64(w[j:], x)
+		}
+		if n&7 != 0 {
+			// A final word overlapping the last one checked.
+			x := load64(s, n-8)
+			if !jsonPlainWord(x) {
+				return b[:i], false
+			}
+			binary.LittleEndian.PutUint64(w[n-8:], x)
+		}
+	case n >= 4:
+		lo, hi := load32(s, 0), load32(s, n-4) // overlapping for n < 8
+		if !jsonPlainWord(lo | hi<<32) {
+			return b[:i], false
+		}
+		binary.LittleEndian.PutUint32(w, uint32(lo))
+		binary.LittleEndian.PutUint32(w[n-4:], uint32(hi))
+	default:
+		for j := 0; j < n; j++ {
+			c := s[j]
+			if byteClass[c]&clsJSON == 0 {
+				return b[:i], false
+			}
+			w[j] = c
+		}
+	}
+	return b[:i+n], true
 }
 
 type jsonEncoder struct {
