@@ -73,9 +73,19 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 			if bud.truncated {
 				return false // as in the general code: the rest is left out
 			}
-			if k := a.Value.Kind(); isScalar(k) {
-				b = appendJSONKey(b, a.Key, comma)
-				b = appendJSONScalar(b, a.Value, k)
+			// The common kinds first, without a further call.
+			switch k := a.Value.Kind(); k {
+			case slog.KindString:
+				b = appendJSONString(appendJSONKey(b, a.Key, comma), a.Value.String())
+				comma, wrote = true, true
+				return true
+			case slog.KindInt64:
+				b = appendInt(appendJSONKey(b, a.Key, comma), a.Value.Int64())
+				comma, wrote = true, true
+				return true
+			case slog.KindAny, slog.KindGroup, slog.KindLogValuer:
+			default:
+				b = appendJSONScalar(appendJSONKey(b, a.Key, comma), a.Value, k)
 				comma, wrote = true, true
 				return true
 			}
@@ -148,47 +158,78 @@ func appendJSONFloatValue(b []byte, f float64) []byte {
 
 // appendJSONString appends s as a quoted JSON string, escaped as slog does.
 func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	if nb, ok := appendJSONClean(b, s); ok {
-		b = nb
-	} else {
-		b = appendEscapedJSON(b, s)
+	n, i := len(s), len(b)
+	if cap(b)-i < n+2 {
+		b = slices.Grow(b, n+2)
 	}
-	return append(b, '"')
+	w := b[i : i+n+2]
+	w[0] = '"'
+	if !putJSONClean(w[1:n+1], s) {
+		b = appendEscapedJSON(b[:i+1], s)
+		return append(b, '"')
+	}
+	w[n+1] = '"'
+	return b[:i+n+2]
 }
 
 // appendJSONKey appends ,"key": (without the comma unless comma).
 func appendJSONKey(b []byte, key string, comma bool) []byte {
+	n, i := len(key), len(b)
+	if n > 16 || cap(b)-i < 32 {
+		return appendJSONKeySlow(b, key, comma)
+	}
+	// The common key, up to 16 bytes, into a fixed 32-byte window of b's
+	// spare capacity: one bounds check for the window, stores at offsets
+	// the compiler can check against its constant size.
+	w := (*[32]byte)(b[i : i+32])
+	o := 0
 	if comma {
-		b = append(b, ',')
+		w[0] = ','
+		o = 1
 	}
-	b = append(b, '"')
-	if nb, ok := appendJSONClean(b, key); ok {
-		b = nb
-	} else {
-		b = appendEscapedJSON(b, key)
+	w[o] = '"'
+	v := w[o+1 : o+1+n]
+	if !putJSONClean(v, key) {
+		return appendJSONKeySlow(b, key, comma)
 	}
-	return append(b, '"', ':')
+	w[o+1+n], w[o+2+n] = '"', ':'
+	return b[:i+o+n+3]
 }
 
-// appendJSONClean appends s and reports true if s is ASCII that needs no
-// JSON escaping (jsonClean), or reports false with b unchanged. It checks
-// and copies s in one pass, a word at a time, storing each word it has
-// checked straight into b's spare capacity (which it may leave modified
-// past len(b) when it reports false).
-func appendJSONClean(b []byte, s string) ([]byte, bool) {
-	n := len(s)
-	i := len(b)
-	if cap(b)-i < n {
-		b = slices.Grow(b, n)
+// appendJSONKeySlow is appendJSONKey for long keys and a full buffer.
+func appendJSONKeySlow(b []byte, key string, comma bool) []byte {
+	n, i := len(key), len(b)
+	if cap(b)-i < n+4 {
+		b = slices.Grow(b, n+4)
 	}
-	w := b[i : i+n]
+	w := b[i : i+n+4]
+	if comma {
+		w[0] = ','
+		i++
+		w = w[1:]
+	}
+	w[0] = '"'
+	if !putJSONClean(w[1:n+1], key) {
+		b = appendEscapedJSON(b[:i+1], key)
+		return append(b, '"', ':')
+	}
+	w[n+1], w[n+2] = '"', ':'
+	return b[:i+n+3]
+}
+
+// putJSONClean copies s to w, which has len(s) bytes, and reports whether s
+// is ASCII that needs no JSON escaping (jsonClean). It checks and copies in
+// one pass, a word at a time, storing each word once it has checked it; when
+// it reports false, w holds an unspecified part of s.
+func putJSONClean(w []byte, s string) bool {
+	n := len(s)
+	w = w[:n]
 	switch {
 	case n >= 8:
 		for j := 0; j+8 <= n; j += 8 {
 			x := load64(s, j)
 			if !jsonPlainWord(x) {
-				return b[:i], false
+				return false
 			}
 			binary.LittleEndian.PutUint64(w[j:], x)
 		}
@@ -196,14 +237,14 @@ func appendJSONClean(b []byte, s string) ([]byte, bool) {
 			// A final word overlapping the last one checked.
 			x := load64(s, n-8)
 			if !jsonPlainWord(x) {
-				return b[:i], false
+				return false
 			}
 			binary.LittleEndian.PutUint64(w[n-8:], x)
 		}
 	case n >= 4:
 		lo, hi := load32(s, 0), load32(s, n-4) // overlapping for n < 8
 		if !jsonPlainWord(lo | hi<<32) {
-			return b[:i], false
+			return false
 		}
 		binary.LittleEndian.PutUint32(w, uint32(lo))
 		binary.LittleEndian.PutUint32(w[n-4:], uint32(hi))
@@ -211,12 +252,12 @@ func appendJSONClean(b []byte, s string) ([]byte, bool) {
 		for j := 0; j < n; j++ {
 			c := s[j]
 			if byteClass[c]&clsJSON == 0 {
-				return b[:i], false
+				return false
 			}
 			w[j] = c
 		}
 	}
-	return b[:i+n], true
+	return true
 }
 
 type jsonEncoder struct {

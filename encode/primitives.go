@@ -313,15 +313,23 @@ const digitPairs = "00010203040506070809" +
 	"80818283848586878889" +
 	"90919293949596979899"
 
-// appendUint appends u in decimal (strconv.AppendUint(b, u, 10)). It
-// counts the digits first and writes them, two at a time, straight into
-// their place in b.
+// appendUint appends u in decimal (strconv.AppendUint(b, u, 10)). Numbers
+// of five digits or more are counted first and written two digits at a time
+// straight into their place in b.
 func appendUint(b []byte, u uint64) []byte {
 	if u < 10 {
 		return append(b, byte('0'+u))
 	}
 	if u < 100 {
 		return append(b, digitPairs[2*u], digitPairs[2*u+1])
+	}
+	if u < 10000 {
+		q := u / 100
+		r := u - q*100
+		if q < 10 {
+			return append(b, byte('0'+q), digitPairs[2*r], digitPairs[2*r+1])
+		}
+		return append(b, digitPairs[2*q], digitPairs[2*q+1], digitPairs[2*r], digitPairs[2*r+1])
 	}
 	n := decimalLen(u)
 	i := len(b)

@@ -83,9 +83,6 @@ type secStamp struct {
 // date returns the "2006-01-02T15:04:05" part of c.
 func (c *secStamp) date() []byte { return c.qdate[1:] }
 
-// zone returns the "Z" or "+07:00" part of c.
-func (c *secStamp) zone() []byte { return c.zoneq[:c.zlen] }
-
 // stampCache holds the four newest seconds seen, in any locations, so that
 // a record's time, an observed timestamp a second behind it and a time attr
 // in another zone do not evict each other. Readers Load a pointer to an
