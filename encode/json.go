@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte {
@@ -58,7 +59,10 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		comma = pre[len(pre)-1] != '{'
 	}
 	closeN := e.nOpenGroups
-	if r.NumAttrs() > 0 {
+	// The record's groups are opened before its attrs and taken back if
+	// none of them writes anything, which also covers a record without
+	// attrs (not asked for up front: r.NumAttrs copies the whole Record).
+	{
 		pos := len(b)
 		if len(e.recGroups) > 0 {
 			if comma {
@@ -172,28 +176,95 @@ func appendJSONString(b []byte, s string) []byte {
 	return b[:i+n+2]
 }
 
-// appendJSONKey appends ,"key": (without the comma unless comma).
+// appendJSONKey appends ,"key": (without the comma unless comma). Keys of
+// 1 to keyCacheMax bytes are looked up in jsonKeyCache first.
 func appendJSONKey(b []byte, key string, comma bool) []byte {
 	n, i := len(key), len(b)
-	if n > 16 || cap(b)-i < 32 {
+	if uint(n-1) >= keyCacheMax || cap(b)-i < len(jsonKeyEntry{}.enc) {
 		return appendJSONKeySlow(b, key, comma)
 	}
-	// The common key, up to 16 bytes, into a fixed 32-byte window of b's
-	// spare capacity: one bounds check for the window, stores at offsets
-	// the compiler can check against its constant size.
-	w := (*[32]byte)(b[i : i+32])
-	o := 0
-	if comma {
-		w[0] = ','
-		o = 1
+	lo, hi := shortWords(key)
+	slot := &jsonKeyCache[keySlot(lo, hi)]
+	// Load pairs with the CompareAndSwap in cacheJSONKey: the entry it
+	// returns was fully built before it was published and is never modified.
+	if c := slot.Load(); c != nil && c.lo == lo && c.hi == hi && int(c.n) == n {
+		// lo, hi and n determine every byte of key, so c holds key's own
+		// encoding: copy it as one fixed-size block into b's spare capacity.
+		w := b[i : i+len(c.enc)]
+		if comma {
+			*(*[len(c.enc)]byte)(w) = c.enc
+			return b[:i+n+4]
+		}
+		*(*[len(c.enc) - 1]byte)(w) = [len(c.enc) - 1]byte(c.enc[1:])
+		return b[:i+n+3]
 	}
-	w[o] = '"'
-	v := w[o+1 : o+1+n]
-	if !putJSONClean(v, key) {
-		return appendJSONKeySlow(b, key, comma)
+	b = appendJSONKeySlow(b, key, comma)
+	if slot.Load() == nil { // racy pre-check only; cacheJSONKey publishes with a CAS
+		cacheJSONKey(slot, key, lo, hi)
 	}
-	w[o+1+n], w[o+2+n] = '"', ':'
-	return b[:i+o+n+3]
+	return b
+}
+
+// Keys repeat, so the JSON fast path caches the encoded form of short keys
+// that need no escaping. The cache is a fixed array of slots, each an
+// atomic.Pointer to an immutable jsonKeyEntry; the slot is chosen by a hash
+// of the key's bytes, and a hit is verified against the key's bytes (never
+// its address), so a key can only ever be written as its own encoding. A
+// slot is filled once, by the first key that lands in it, and never
+// replaced: the cache costs at most keyCacheSlots small allocations in the
+// life of the process and none per record, and a key that collides with an
+// earlier one is simply encoded directly every time.
+const (
+	keyCacheMax   = 16 // longest key cached, in bytes
+	keyCacheBits  = 8
+	keyCacheSlots = 1 << keyCacheBits
+)
+
+var jsonKeyCache [keyCacheSlots]atomic.Pointer[jsonKeyEntry]
+
+// jsonKeyEntry is one cached key: its bytes as shortWords gives them, and
+// its encoding.
+type jsonKeyEntry struct {
+	lo, hi uint64
+	n      uint8
+	enc    [keyCacheMax + 4]byte // ,"key": then zeros
+}
+
+// cacheJSONKey publishes key's encoding in slot if the slot is still empty
+// and key needs no escaping.
+func cacheJSONKey(slot *atomic.Pointer[jsonKeyEntry], key string, lo, hi uint64) {
+	if !jsonClean(key) {
+		return
+	}
+	c := &jsonKeyEntry{lo: lo, hi: hi, n: uint8(len(key))}
+	c.enc[0], c.enc[1] = ',', '"'
+	copy(c.enc[2:], key)
+	c.enc[len(key)+2], c.enc[len(key)+3] = '"', ':'
+	// CompareAndSwap from nil: only the first key to reach an empty slot
+	// publishes, after c is complete (the CAS orders c's writes before any
+	// Load that sees it); a loser drops its entry and changes nothing.
+	slot.CompareAndSwap(nil, c)
+}
+
+// shortWords returns the bytes of s, 1 to 16 of them, as two words that
+// together with len(s) determine every byte: for 8 bytes or more the first
+// and the last 8 (overlapping), for 4 to 7 the first and the last 4, for
+// fewer the first, middle and last byte.
+func shortWords(s string) (lo, hi uint64) {
+	n := len(s)
+	switch {
+	case n >= 8:
+		return load64(s, 0), load64(s, n-8)
+	case n >= 4:
+		return load32(s, 0), load32(s, n-4)
+	default:
+		return uint64(s[0]) | uint64(s[n>>1])<<8 | uint64(s[n-1])<<16, 0
+	}
+}
+
+// keySlot hashes a key's shortWords to a jsonKeyCache slot.
+func keySlot(lo, hi uint64) uint64 {
+	return ((lo ^ hi*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd) >> (64 - keyCacheBits)
 }
 
 // appendJSONKeySlow is appendJSONKey for long keys and a full buffer.
