@@ -58,10 +58,10 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		b = append(b, pre...)
 		comma = pre[len(pre)-1] != '{'
 	}
-	closeN := e.nOpenGroups
 	// The record's groups are opened before its attrs and taken back if
 	// none of them writes anything, which also covers a record without
 	// attrs (not asked for up front: r.NumAttrs copies the whole Record).
+	closeN := len(e.groups)
 	{
 		pos := len(b)
 		if len(e.recGroups) > 0 {
@@ -71,7 +71,6 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 			b = append(b, e.recGroups...)
 			comma = false
 		}
-		closeN = len(e.groups)
 		wrote := false
 		r.Attrs(func(a slog.Attr) bool {
 			if bud.truncated {
@@ -83,8 +82,17 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 				b = appendJSONString(appendJSONKey(b, a.Key, comma), a.Value.String())
 				comma, wrote = true, true
 				return true
-			case slog.KindInt64:
-				b = appendInt(appendJSONKey(b, a.Key, comma), a.Value.Int64())
+			case slog.KindInt64, slog.KindDuration: // JSON writes a duration's nanoseconds
+				b = appendJSONKey(b, a.Key, comma)
+				if x := valueInt64(&a.Value, k); x >= 0 {
+					b = appendUint(b, uint64(x)) // saves appendInt's call
+				} else {
+					b = appendInt(b, x)
+				}
+				comma, wrote = true, true
+				return true
+			case slog.KindBool:
+				b = appendBool(appendJSONKey(b, a.Key, comma), valueBool(&a.Value))
 				comma, wrote = true, true
 				return true
 			case slog.KindAny, slog.KindGroup, slog.KindLogValuer:
@@ -183,7 +191,18 @@ func appendJSONKey(b []byte, key string, comma bool) []byte {
 	if uint(n-1) >= keyCacheMax || cap(b)-i < len(jsonKeyEntry{}.enc) {
 		return appendJSONKeySlow(b, key, comma)
 	}
-	lo, hi := shortWords(key)
+	// Two words that with n determine every byte of key: the first and
+	// last 8 (overlapping), the first and last 4, or for fewer than 4 bytes
+	// the first, middle and last byte.
+	var lo, hi uint64
+	switch {
+	case n >= 8:
+		lo, hi = load64(key, 0), load64(key, n-8)
+	case n >= 4:
+		lo, hi = load32(key, 0), load32(key, n-4)
+	default:
+		lo = uint64(key[0]) | uint64(key[n>>1])<<8 | uint64(key[n-1])<<16
+	}
 	slot := &jsonKeyCache[keySlot(lo, hi)]
 	// Load pairs with the CompareAndSwap in cacheJSONKey: the entry it
 	// returns was fully built before it was published and is never modified.
@@ -222,8 +241,9 @@ const (
 
 var jsonKeyCache [keyCacheSlots]atomic.Pointer[jsonKeyEntry]
 
-// jsonKeyEntry is one cached key: its bytes as shortWords gives them, and
-// its encoding.
+// jsonKeyEntry is one cached key: its bytes, as the two words appendJSONKey
+// loads from it (with the length, they determine every byte), and its
+// encoding.
 type jsonKeyEntry struct {
 	lo, hi uint64
 	n      uint8
@@ -246,23 +266,8 @@ func cacheJSONKey(slot *atomic.Pointer[jsonKeyEntry], key string, lo, hi uint64)
 	slot.CompareAndSwap(nil, c)
 }
 
-// shortWords returns the bytes of s, 1 to 16 of them, as two words that
-// together with len(s) determine every byte: for 8 bytes or more the first
-// and the last 8 (overlapping), for 4 to 7 the first and the last 4, for
-// fewer the first, middle and last byte.
-func shortWords(s string) (lo, hi uint64) {
-	n := len(s)
-	switch {
-	case n >= 8:
-		return load64(s, 0), load64(s, n-8)
-	case n >= 4:
-		return load32(s, 0), load32(s, n-4)
-	default:
-		return uint64(s[0]) | uint64(s[n>>1])<<8 | uint64(s[n-1])<<16, 0
-	}
-}
-
-// keySlot hashes a key's shortWords to a jsonKeyCache slot.
+// keySlot hashes the words appendJSONKey loads from a key to a
+// jsonKeyCache slot.
 func keySlot(lo, hi uint64) uint64 {
 	return ((lo ^ hi*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd) >> (64 - keyCacheBits)
 }
@@ -319,14 +324,12 @@ func putJSONClean(w []byte, s string) bool {
 		}
 		binary.LittleEndian.PutUint32(w, uint32(lo))
 		binary.LittleEndian.PutUint32(w[n-4:], uint32(hi))
-	default:
-		for j := 0; j < n; j++ {
-			c := s[j]
-			if byteClass[c]&clsJSON == 0 {
-				return false
-			}
-			w[j] = c
+	case n > 0: // 1 to 3 bytes: the first, the middle and the last are all of them
+		a, m, z := s[0], s[n>>1], s[n-1]
+		if byteClass[a]&byteClass[m]&byteClass[z]&clsJSON == 0 {
+			return false
 		}
+		w[0], w[n>>1], w[n-1] = a, m, z
 	}
 	return true
 }

@@ -52,15 +52,24 @@ func putNanos(frac *[10]byte, ns int) int {
 	if ns == 0 {
 		return 0
 	}
-	frac[0] = '.'
+	// Unrolled, so that every index is a constant.
 	u := uint(ns)
-	for i := 8; i >= 2; i -= 2 {
-		q := u / 100
-		r := u - q*100
-		frac[i], frac[i+1] = digitPairs[2*r], digitPairs[2*r+1]
-		u = q
-	}
-	frac[1] = byte('0' + u)
+	q := u / 100
+	r := u - q*100
+	frac[8], frac[9] = digitPairs[2*r], digitPairs[2*r+1]
+	u = q
+	q = u / 100
+	r = u - q*100
+	frac[6], frac[7] = digitPairs[2*r], digitPairs[2*r+1]
+	u = q
+	q = u / 100
+	r = u - q*100
+	frac[4], frac[5] = digitPairs[2*r], digitPairs[2*r+1]
+	u = q
+	q = u / 100
+	r = u - q*100
+	frac[2], frac[3] = digitPairs[2*r], digitPairs[2*r+1]
+	frac[0], frac[1] = '.', byte('0'+q)
 	n := len(frac)
 	for frac[n-1] == '0' {
 		n--

@@ -2,8 +2,10 @@ package encode
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,5 +111,82 @@ func TestJSONKeyStringSpare(t *testing.T) {
 				require.Equal(t, `{"`+esc+`"`, string(appendJSONString(b, key)), "%q spare %d", key, spare)
 			}
 		}
+	}
+}
+
+// TestValueNum checks the direct read of a scalar Value's number against
+// slog's accessors, on this Go release (valueNumOK must hold: if slog's
+// layout changes this fails, as a reminder that the fast path is off) and
+// through the accessor fallback.
+func TestValueNum(t *testing.T) {
+	require.True(t, valueNumOK, "slog.Value's layout changed: valueNum falls back to the accessors")
+	ints := []int64{0, 1, -1, 42, math.MinInt64, math.MaxInt64, 1500000}
+	for _, ok := range []bool{true, false} {
+		saved := valueNumOK
+		valueNumOK = ok
+		for _, n := range ints {
+			v := slog.Int64Value(n)
+			require.Equal(t, n, valueInt64(&v, slog.KindInt64))
+			d := slog.DurationValue(time.Duration(n))
+			require.Equal(t, n, valueInt64(&d, slog.KindDuration))
+		}
+		for _, b := range []bool{true, false} {
+			v := slog.BoolValue(b)
+			require.Equal(t, b, valueBool(&v))
+		}
+		valueNumOK = saved
+	}
+}
+
+// TestJSONKeyCacheConcurrent has goroutines write keys whose slots collide
+// (more distinct keys than slots, of every cached length, many differing
+// only in their middle bytes or length) through the cache at once: every
+// key must come out as its own encoding, whichever key holds its slot.
+// Run with -race.
+func TestJSONKeyCacheConcurrent(t *testing.T) {
+	var keys []string
+	for n := 1; n <= keyCacheMax+2; n++ {
+		for i := range 3 * keyCacheSlots / keyCacheMax {
+			k := []byte(strings.Repeat("k", n))
+			k[n/2] = byte('a' + i%26)
+			k[n-1] = byte('A' + i/26%26)
+			keys = append(keys, string(k))
+		}
+	}
+	keys = append(keys, "a", "aa", "aaa", `q"`, "tab\t", "é", "\u2028x")
+	const goroutines = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 0, 64)
+			for round := range 20 {
+				for i := range keys {
+					k := keys[(i*(g+1)+round)%len(keys)]
+					// A fresh copy of the bytes each time as well: the cache
+					// must not depend on the key's address.
+					if round%2 == 1 {
+						k = string([]byte(k))
+					}
+					comma := (i+g)%2 == 0
+					buf = appendJSONKey(buf[:0], k, comma)
+					want := `"` + string(appendEscapedJSON(nil, k)) + `":`
+					if comma {
+						want = "," + want
+					}
+					if string(buf) != want {
+						errs <- fmt.Errorf("key %q: got %q, want %q", k, buf, want)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
 	}
 }
