@@ -11,7 +11,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"sync/atomic"
 )
 
 func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte {
@@ -141,14 +140,12 @@ func appendJSONScalar(b []byte, v slog.Value, k slog.Kind) []byte {
 	switch k {
 	case slog.KindString:
 		return appendJSONString(b, v.String())
-	case slog.KindInt64:
-		return appendInt(b, v.Int64())
+	case slog.KindInt64, slog.KindDuration: // a duration as its nanoseconds
+		return appendInt(b, valueInt64(&v, k))
 	case slog.KindUint64:
 		return appendUint(b, v.Uint64())
 	case slog.KindBool:
-		return appendBool(b, v.Bool())
-	case slog.KindDuration:
-		return appendInt(b, int64(v.Duration()))
+		return appendBool(b, valueBool(&v))
 	case slog.KindTime:
 		return appendJSONTime(b, v.Time())
 	default: // slog.KindFloat64
@@ -185,15 +182,13 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // appendJSONKey appends ,"key": (without the comma unless comma). Keys of
-// 1 to keyCacheMax bytes are looked up in jsonKeyCache first.
+// 1 to keyCacheMax bytes are looked up in jsonKeys first (keycache.go).
 func appendJSONKey(b []byte, key string, comma bool) []byte {
 	n, i := len(key), len(b)
-	if uint(n-1) >= keyCacheMax || cap(b)-i < len(jsonKeyEntry{}.enc) {
+	if uint(n-1) >= keyCacheMax || cap(b)-i < len(keyEntry{}.enc) {
 		return appendJSONKeySlow(b, key, comma)
 	}
-	// Two words that with n determine every byte of key: the first and
-	// last 8 (overlapping), the first and last 4, or for fewer than 4 bytes
-	// the first, middle and last byte.
+	// keyWords(key), written out: the call is not inlined.
 	var lo, hi uint64
 	switch {
 	case n >= 8:
@@ -203,8 +198,8 @@ func appendJSONKey(b []byte, key string, comma bool) []byte {
 	default:
 		lo = uint64(key[0]) | uint64(key[n>>1])<<8 | uint64(key[n-1])<<16
 	}
-	slot := &jsonKeyCache[keySlot(lo, hi)]
-	// Load pairs with the CompareAndSwap in cacheJSONKey: the entry it
+	slot := &jsonKeys[keySlot(lo, hi)]
+	// Load pairs with the CompareAndSwap in publishKey: the entry it
 	// returns was fully built before it was published and is never modified.
 	if c := slot.Load(); c != nil && c.lo == lo && c.hi == hi && int(c.n) == n {
 		// lo, hi and n determine every byte of key, so c holds key's own
@@ -218,58 +213,11 @@ func appendJSONKey(b []byte, key string, comma bool) []byte {
 		return b[:i+n+3]
 	}
 	b = appendJSONKeySlow(b, key, comma)
-	if slot.Load() == nil { // racy pre-check only; cacheJSONKey publishes with a CAS
-		cacheJSONKey(slot, key, lo, hi)
+	if slot.Load() == nil && jsonClean(key) { // a racy pre-check only: publishKey uses a CAS
+		var enc [keyCacheMax + 4]byte
+		publishKey(slot, key, append(append(append(enc[:0], ',', '"'), key...), '"', ':'))
 	}
 	return b
-}
-
-// Keys repeat, so the JSON fast path caches the encoded form of short keys
-// that need no escaping. The cache is a fixed array of slots, each an
-// atomic.Pointer to an immutable jsonKeyEntry; the slot is chosen by a hash
-// of the key's bytes, and a hit is verified against the key's bytes (never
-// its address), so a key can only ever be written as its own encoding. A
-// slot is filled once, by the first key that lands in it, and never
-// replaced: the cache costs at most keyCacheSlots small allocations in the
-// life of the process and none per record, and a key that collides with an
-// earlier one is simply encoded directly every time.
-const (
-	keyCacheMax   = 16 // longest key cached, in bytes
-	keyCacheBits  = 8
-	keyCacheSlots = 1 << keyCacheBits
-)
-
-var jsonKeyCache [keyCacheSlots]atomic.Pointer[jsonKeyEntry]
-
-// jsonKeyEntry is one cached key: its bytes, as the two words appendJSONKey
-// loads from it (with the length, they determine every byte), and its
-// encoding.
-type jsonKeyEntry struct {
-	lo, hi uint64
-	n      uint8
-	enc    [keyCacheMax + 4]byte // ,"key": then zeros
-}
-
-// cacheJSONKey publishes key's encoding in slot if the slot is still empty
-// and key needs no escaping.
-func cacheJSONKey(slot *atomic.Pointer[jsonKeyEntry], key string, lo, hi uint64) {
-	if !jsonClean(key) {
-		return
-	}
-	c := &jsonKeyEntry{lo: lo, hi: hi, n: uint8(len(key))}
-	c.enc[0], c.enc[1] = ',', '"'
-	copy(c.enc[2:], key)
-	c.enc[len(key)+2], c.enc[len(key)+3] = '"', ':'
-	// CompareAndSwap from nil: only the first key to reach an empty slot
-	// publishes, after c is complete (the CAS orders c's writes before any
-	// Load that sees it); a loser drops its entry and changes nothing.
-	slot.CompareAndSwap(nil, c)
-}
-
-// keySlot hashes the words appendJSONKey loads from a key to a
-// jsonKeyCache slot.
-func keySlot(lo, hi uint64) uint64 {
-	return ((lo ^ hi*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd) >> (64 - keyCacheBits)
 }
 
 // appendJSONKeySlow is appendJSONKey for long keys and a full buffer.

@@ -38,13 +38,13 @@ func appendTextScalar(b []byte, v slog.Value, k slog.Kind, logfmt bool) []byte {
 		}
 		return appendTextValueString(b, v.String())
 	case slog.KindInt64:
-		return appendInt(b, v.Int64())
+		return appendInt(b, valueInt64(&v, k))
 	case slog.KindUint64:
 		return appendUint(b, v.Uint64())
 	case slog.KindBool:
-		return appendBool(b, v.Bool())
+		return appendBool(b, valueBool(&v))
 	case slog.KindDuration:
-		return appendDuration(b, v.Duration())
+		return appendDuration(b, time.Duration(valueInt64(&v, k)))
 	case slog.KindTime:
 		return appendRFC3339Millis(b, v.Time())
 	default: // slog.KindFloat64
