@@ -247,7 +247,10 @@ func (e *Encoder) Named(name string) *Encoder {
 }
 
 // Append appends one complete line (terminated by '\n') for r to dst and
-// returns it.
+// returns it. Like any append it may write into dst's spare capacity; it
+// may also leave a few bytes modified there past the end of the returned
+// line (scratch of fixed-size stores), so dst's spare capacity must not hold
+// data the caller still needs.
 //
 // extra are top-level attributes supplied per call (for example trace_id and
 // span_id from a context): they are written right after the logger name and

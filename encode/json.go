@@ -5,9 +5,11 @@ package encode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -55,8 +57,11 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		b = append(b, pre...)
 		comma = pre[len(pre)-1] != '{'
 	}
-	closeN := e.nOpenGroups
-	if r.NumAttrs() > 0 {
+	// The record's groups are opened before its attrs and taken back if
+	// none of them writes anything, which also covers a record without
+	// attrs (not asked for up front: r.NumAttrs copies the whole Record).
+	closeN := len(e.groups)
+	{
 		pos := len(b)
 		if len(e.recGroups) > 0 {
 			if comma {
@@ -65,15 +70,33 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 			b = append(b, e.recGroups...)
 			comma = false
 		}
-		closeN = len(e.groups)
 		wrote := false
 		r.Attrs(func(a slog.Attr) bool {
 			if bud.truncated {
 				return false // as in the general code: the rest is left out
 			}
-			if k := a.Value.Kind(); isScalar(k) {
+			// The common kinds first, without a further call.
+			switch k := a.Value.Kind(); k {
+			case slog.KindString:
+				b = appendJSONString(appendJSONKey(b, a.Key, comma), a.Value.String())
+				comma, wrote = true, true
+				return true
+			case slog.KindInt64, slog.KindDuration: // JSON writes a duration's nanoseconds
 				b = appendJSONKey(b, a.Key, comma)
-				b = appendJSONScalar(b, a.Value, k)
+				if x := valueInt64(&a.Value, k); x >= 0 {
+					b = appendUint(b, uint64(x)) // saves appendInt's call
+				} else {
+					b = appendInt(b, x)
+				}
+				comma, wrote = true, true
+				return true
+			case slog.KindBool:
+				b = appendBool(appendJSONKey(b, a.Key, comma), valueBool(&a.Value))
+				comma, wrote = true, true
+				return true
+			case slog.KindAny, slog.KindGroup, slog.KindLogValuer:
+			default:
+				b = appendJSONScalar(appendJSONKey(b, a.Key, comma), a.Value, k)
 				comma, wrote = true, true
 				return true
 			}
@@ -117,14 +140,12 @@ func appendJSONScalar(b []byte, v slog.Value, k slog.Kind) []byte {
 	switch k {
 	case slog.KindString:
 		return appendJSONString(b, v.String())
-	case slog.KindInt64:
-		return appendInt(b, v.Int64())
+	case slog.KindInt64, slog.KindDuration: // a duration as its nanoseconds
+		return appendInt(b, valueInt64(&v, k))
 	case slog.KindUint64:
 		return appendUint(b, v.Uint64())
 	case slog.KindBool:
-		return appendBool(b, v.Bool())
-	case slog.KindDuration:
-		return appendInt(b, int64(v.Duration()))
+		return appendBool(b, valueBool(&v))
 	case slog.KindTime:
 		return appendJSONTime(b, v.Time())
 	default: // slog.KindFloat64
@@ -146,27 +167,119 @@ func appendJSONFloatValue(b []byte, f float64) []byte {
 
 // appendJSONString appends s as a quoted JSON string, escaped as slog does.
 func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	if jsonClean(s) {
-		b = append(b, s...)
-	} else {
-		b = appendEscapedJSON(b, s)
+	n, i := len(s), len(b)
+	if cap(b)-i < n+2 {
+		b = slices.Grow(b, n+2)
 	}
-	return append(b, '"')
+	w := b[i : i+n+2]
+	w[0] = '"'
+	if !putJSONClean(w[1:n+1], s) {
+		b = appendEscapedJSON(b[:i+1], s)
+		return append(b, '"')
+	}
+	w[n+1] = '"'
+	return b[:i+n+2]
 }
 
-// appendJSONKey appends ,"key": (without the comma unless comma).
+// appendJSONKey appends ,"key": (without the comma unless comma). Keys of
+// 1 to keyCacheMax bytes are looked up in jsonKeys first (keycache.go).
 func appendJSONKey(b []byte, key string, comma bool) []byte {
+	n, i := len(key), len(b)
+	if uint(n-1) >= keyCacheMax || cap(b)-i < len(keyEntry{}.enc) {
+		return appendJSONKeySlow(b, key, comma)
+	}
+	// keyWords(key), written out: the call is not inlined.
+	var lo, hi uint64
+	switch {
+	case n >= 8:
+		lo, hi = load64(key, 0), load64(key, n-8)
+	case n >= 4:
+		lo, hi = load32(key, 0), load32(key, n-4)
+	default:
+		lo = uint64(key[0]) | uint64(key[n>>1])<<8 | uint64(key[n-1])<<16
+	}
+	slot := &jsonKeys[keySlot(lo, hi)]
+	// Load pairs with the CompareAndSwap in publishKey: the entry it
+	// returns was fully built before it was published and is never modified.
+	if c := slot.Load(); c != nil && c.lo == lo && c.hi == hi && int(c.n) == n {
+		// lo, hi and n determine every byte of key, so c holds key's own
+		// encoding: copy it as one fixed-size block into b's spare capacity.
+		w := b[i : i+len(c.enc)]
+		if comma {
+			*(*[len(c.enc)]byte)(w) = c.enc
+			return b[:i+n+4]
+		}
+		*(*[len(c.enc) - 1]byte)(w) = [len(c.enc) - 1]byte(c.enc[1:])
+		return b[:i+n+3]
+	}
+	b = appendJSONKeySlow(b, key, comma)
+	if slot.Load() == nil && jsonClean(key) { // a racy pre-check only: publishKey uses a CAS
+		var enc [keyCacheMax + 4]byte
+		publishKey(slot, key, append(append(append(enc[:0], ',', '"'), key...), '"', ':'))
+	}
+	return b
+}
+
+// appendJSONKeySlow is appendJSONKey for long keys and a full buffer.
+func appendJSONKeySlow(b []byte, key string, comma bool) []byte {
+	n, i := len(key), len(b)
+	if cap(b)-i < n+4 {
+		b = slices.Grow(b, n+4)
+	}
+	w := b[i : i+n+4]
 	if comma {
-		b = append(b, ',')
+		w[0] = ','
+		i++
+		w = w[1:]
 	}
-	b = append(b, '"')
-	if jsonClean(key) {
-		b = append(b, key...)
-	} else {
-		b = appendEscapedJSON(b, key)
+	w[0] = '"'
+	if !putJSONClean(w[1:n+1], key) {
+		b = appendEscapedJSON(b[:i+1], key)
+		return append(b, '"', ':')
 	}
-	return append(b, '"', ':')
+	w[n+1], w[n+2] = '"', ':'
+	return b[:i+n+3]
+}
+
+// putJSONClean copies s to w, which has len(s) bytes, and reports whether s
+// is ASCII that needs no JSON escaping (jsonClean). It checks and copies in
+// one pass, a word at a time, storing each word once it has checked it; when
+// it reports false, w holds an unspecified part of s.
+func putJSONClean(w []byte, s string) bool {
+	n := len(s)
+	w = w[:n]
+	switch {
+	case n >= 8:
+		for j := 0; j+8 <= n; j += 8 {
+			x := load64(s, j)
+			if !jsonPlainWord(x) {
+				return false
+			}
+			binary.LittleEndian.PutUint64(w[j:], x)
+		}
+		if n&7 != 0 {
+			// A final word overlapping the last one checked.
+			x := load64(s, n-8)
+			if !jsonPlainWord(x) {
+				return false
+			}
+			binary.LittleEndian.PutUint64(w[n-8:], x)
+		}
+	case n >= 4:
+		lo, hi := load32(s, 0), load32(s, n-4) // overlapping for n < 8
+		if !jsonPlainWord(lo | hi<<32) {
+			return false
+		}
+		binary.LittleEndian.PutUint32(w, uint32(lo))
+		binary.LittleEndian.PutUint32(w[n-4:], uint32(hi))
+	case n > 0: // 1 to 3 bytes: the first, the middle and the last are all of them
+		a, m, z := s[0], s[n>>1], s[n-1]
+		if byteClass[a]&byteClass[m]&byteClass[z]&clsJSON == 0 {
+			return false
+		}
+		w[0], w[n>>1], w[n-1] = a, m, z
+	}
+	return true
 }
 
 type jsonEncoder struct {

@@ -6,6 +6,8 @@ package encode
 import (
 	"log/slog"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
 	"time"
 	"unicode"
@@ -36,13 +38,13 @@ func appendTextScalar(b []byte, v slog.Value, k slog.Kind, logfmt bool) []byte {
 		}
 		return appendTextValueString(b, v.String())
 	case slog.KindInt64:
-		return appendInt(b, v.Int64())
+		return appendInt(b, valueInt64(&v, k))
 	case slog.KindUint64:
 		return appendUint(b, v.Uint64())
 	case slog.KindBool:
-		return appendBool(b, v.Bool())
+		return appendBool(b, valueBool(&v))
 	case slog.KindDuration:
-		return appendDuration(b, v.Duration())
+		return appendDuration(b, time.Duration(valueInt64(&v, k)))
 	case slog.KindTime:
 		return appendRFC3339Millis(b, v.Time())
 	default: // slog.KindFloat64
@@ -311,7 +313,9 @@ const digitPairs = "00010203040506070809" +
 	"80818283848586878889" +
 	"90919293949596979899"
 
-// appendUint appends u in decimal (strconv.AppendUint(b, u, 10)).
+// appendUint appends u in decimal (strconv.AppendUint(b, u, 10)). Numbers
+// of five digits or more are counted first and written two digits at a time
+// straight into their place in b.
 func appendUint(b []byte, u uint64) []byte {
 	if u < 10 {
 		return append(b, byte('0'+u))
@@ -327,23 +331,46 @@ func appendUint(b []byte, u uint64) []byte {
 		}
 		return append(b, digitPairs[2*q], digitPairs[2*q+1], digitPairs[2*r], digitPairs[2*r+1])
 	}
-	var a [20]byte
-	i := len(a)
+	n := decimalLen(u)
+	i := len(b)
+	if cap(b)-i < n {
+		b = slices.Grow(b, n)
+	}
+	b = b[:i+n]
+	w := b[i:]
+	j := n
 	for u >= 100 {
 		q := u / 100
 		r := u - q*100
-		i -= 2
-		a[i], a[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		j -= 2
+		w[j], w[j+1] = digitPairs[2*r], digitPairs[2*r+1]
 		u = q
 	}
 	if u >= 10 {
-		i -= 2
-		a[i], a[i+1] = digitPairs[2*u], digitPairs[2*u+1]
+		w[0], w[1] = digitPairs[2*u], digitPairs[2*u+1]
 	} else {
-		i--
-		a[i] = byte('0' + u)
+		w[0] = byte('0' + u)
 	}
-	return append(b, a[i:]...)
+	return b
+}
+
+// pow10 holds 10^0 through 10^19.
+var pow10 = func() (t [20]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()
+
+// decimalLen returns the number of decimal digits of u.
+func decimalLen(u uint64) int {
+	// log10(2) ~ 1233/4096: u has t or t+1 digits.
+	t := (bits.Len64(u) * 1233) >> 12
+	if u < pow10[t] {
+		return t
+	}
+	return t + 1
 }
 
 // appendInt appends v in decimal (strconv.AppendInt(b, v, 10)).
