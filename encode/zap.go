@@ -609,9 +609,10 @@ func appendZapTime(b []byte, t time.Time, z zapFmt) []byte {
 	if !z.console {
 		b = append(b, '"')
 	}
-	c, ok := stamp(t)
+	var tmp secStamp
+	c := stamp(t, &tmp)
 	switch {
-	case !ok: // a year outside [0,9999]: let package time format it
+	case c == nil: // a year outside [0,9999]: let package time format it
 		layout := time.RFC3339
 		switch z.time {
 		case ZapTimeRFC3339Nano:
@@ -621,20 +622,20 @@ func appendZapTime(b []byte, t time.Time, z zapFmt) []byte {
 		}
 		b = t.AppendFormat(b, layout)
 	case z.time == ZapTimeISO8601:
-		b = append(b, c.date[:]...)
+		b = append(b, c.date()...)
 		b = appendMillis(b, t)
 		if c.zlen == 6 { // "+07:00" becomes "+0700"
-			b = append(b, c.zone[:3]...)
-			b = append(b, c.zone[4:6]...)
+			b = append(b, c.zoneq[:3]...)
+			b = append(b, c.zoneq[4:6]...)
 		} else {
-			b = append(b, c.zone[:c.zlen]...)
+			b = append(b, c.zoneq[:c.zlen]...)
 		}
 	default:
-		b = append(b, c.date[:]...)
+		b = append(b, c.date()...)
 		if z.time == ZapTimeRFC3339Nano {
 			b = appendNanos(b, t.Nanosecond())
 		}
-		b = append(b, c.zone[:c.zlen]...)
+		b = append(b, c.zoneq[:c.zlen]...)
 	}
 	if !z.console {
 		b = append(b, '"')
