@@ -115,6 +115,7 @@ func (b *Bus) run() {
 		defer b.ring.close()
 	}
 	for {
+		d.adoptHead()
 		if b.flushPending.Load() {
 			d.takeFlushes()
 		}
@@ -158,6 +159,21 @@ func (b *Bus) run() {
 			continue
 		}
 		d.idle()
+	}
+}
+
+// adoptHead takes over a head that a producer advanced by writing its record
+// through (see Bus.writeThrough1). That happens only while the drainer has
+// nothing collected (pos == head, both at the written-through reservation,
+// whose header stays zero), so skipping to the new head loses nothing, and
+// the skipped space was never written, so it is zero as released space must be.
+func (d *drainer) adoptHead() {
+	if d.pos != d.head {
+		return
+	}
+	// Atomic acquire: pairs with the producer's release store of head.
+	if h := d.b.head.Load(); h > d.head {
+		d.head, d.pos = h, h
 	}
 }
 
@@ -257,7 +273,10 @@ func (d *drainer) writeRound() {
 		}
 		b.ring.begin(d.pos, pre) // persisted before the write starts
 	}
+	// wmu: a producer writing through never calls the sink at the same time.
+	b.wmu.Lock()
 	done := d.write()
+	b.wmu.Unlock()
 	var written, wbytes, failed, markers uint64
 	for i, k := range d.kinds {
 		switch {
@@ -321,9 +340,13 @@ func (d *drainer) release() {
 		d.ovBytes = 0
 	}
 	// Release store: the zeroing above happens-before the writes of any
-	// producer that loads this head and reserves the space.
-	b.head.Store(d.pos)
-	d.head = d.pos
+	// producer that loads this head and reserves the space. Only when
+	// something was consumed: a marker-only round at head == pos must not
+	// store its stale head over one a write-through advanced meanwhile.
+	if d.pos != d.head {
+		b.head.Store(d.pos)
+		d.head = d.pos
+	}
 	// Sequentially consistent after the head store; see the park in Bus.full.
 	if b.waiters.Load() > 0 {
 		b.broadcastSpace()
@@ -511,6 +534,7 @@ func (d *drainer) park() {
 func (d *drainer) hasWork() bool {
 	b := d.b
 	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
+		b.head.Load() != d.head || // a write-through advanced head (see writeThrough1's wake-up)
 		b.flushPending.Load() ||
 		b.tail.Load()&closedBit != 0 ||
 		b.gapPos.Load() <= d.pos
@@ -543,7 +567,14 @@ func (d *drainer) answerFlushes() {
 	if !ready {
 		return
 	}
-	syncErr := d.sync()
+	needSync := false
+	for _, r := range d.reqs {
+		needSync = needSync || (r.sync && r.target <= d.pos)
+	}
+	var syncErr error
+	if needSync { // EnqueueWritten asks for the write only
+		syncErr = d.sync()
+	}
 	failed := d.b.failed.Load()
 	keep := d.reqs[:0]
 	for _, r := range d.reqs {
@@ -553,7 +584,11 @@ func (d *drainer) answerFlushes() {
 		}
 		r.ch <- d.result(syncErr, failed-r.failedAt)
 	}
-	d.failedAnswered = failed
+	if needSync {
+		// Only a Flush answer moves the mark: a failure is then still
+		// reported to the next Flush after EnqueueWritten calls.
+		d.failedAnswered = failed
+	}
 	clear(d.reqs[len(keep):])
 	d.reqs = keep
 }
@@ -583,7 +618,9 @@ func (d *drainer) sync() error {
 	if !ok || chanClosed(d.b.abort) {
 		return nil
 	}
+	d.b.wmu.Lock() // no write-through during the sync: a sink need not allow both at once
 	err := s.Sync()
+	d.b.wmu.Unlock()
 	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
 		return nil // pipes, terminals, sockets: nothing to make durable
 	}
