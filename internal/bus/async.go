@@ -737,7 +737,13 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64) wtResult {
 	if n < len(p) || (err != nil && n == 0) {
 		// The drainer writes the rest with its retries and error reports.
 		// Committed under wmu, so no marker can land inside a torn line.
-		b.commit(t&b.mask, p[n:])
+		// The rest is shorter than the reservation: padding fills the gap
+		// (committed first, so the drainer never waits at a zero word).
+		off, used := t&b.mask, align8(hdrSize+uint64(len(p)-n))
+		if used < need {
+			atomic.StoreUint64(b.hdr(off+used), flagCommit|flagPadding|(need-used))
+		}
+		b.commit(off, p[n:])
 		return wtCommitted
 	}
 	b.written.Add(1)
