@@ -302,11 +302,17 @@ type Bus struct {
 	// has its cache line to itself.
 	tail atomic.Uint64
 	_    pad
-	// head is written by the drainer once per round (and by a producer after
-	// a write-through, see writeThrough) and read by every producer: twice
-	// per record, before the reservation and after the commit.
+	// head is written by the drainer once per round, wtHead by a producer
+	// after each write-through (rare when the logger is busy); every
+	// producer reads both, before the reservation and after the commit, so
+	// they share one read-mostly line.
 	head atomic.Uint64 // everything below head is consumed and zeroed
-	_    pad
+	// wtHead is the end of the last written-through reservation: everything
+	// below it is in the output. Only the drainer moves head, after adopting
+	// wtHead (drainer.adoptHead), so producers never reserve the memory at a
+	// position the drainer may still read (its stale read position is >= head).
+	wtHead atomic.Uint64
+	_      pad
 	// state is written by the drainer on every idle transition (sleep, park,
 	// wake) and by waking producers. It has its own line so that those
 	// transitions do not invalidate head's line, and producers load it only
@@ -577,8 +583,9 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 		// so h <= t. Read the other way round, a producer paused between the
 		// loads could see a head already past its tail, making t+total-h
 		// wrap and a ring with room look full.
-		h := b.head.Load() // atomic acquire: the space below h is consumed and zeroed
-		t := b.tail.Load() // atomic: may observe closedBit set by Close
+		h := b.head.Load()    // atomic acquire: the space below h is consumed and zeroed
+		wh := b.wtHead.Load() // atomic acquire, before tail too: wh <= t
+		t := b.tail.Load()    // atomic: may observe closedBit set by Close
 		if t&closedBit != 0 {
 			return 0, false, b.dropClosed()
 		}
@@ -597,8 +604,8 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 		if !b.tail.CompareAndSwap(t, t+total) {
 			continue
 		}
-		if h == t && total == need && b.writeThrough && (force || b.wtAllow()) {
-			// h == t: the ring was empty when we reserved (see writeThrough).
+		if (h == t || wh == t) && total == need && b.writeThrough && (force || b.wtAllow()) {
+			// The ring was empty when we reserved (see writeThrough1).
 			switch b.writeThrough1(p, t, need) {
 			case wtWritten:
 				return t + need, true, nil
@@ -639,9 +646,9 @@ func (b *Bus) commit(off uint64, rec []byte) {
 // past the high watermark.
 //
 // The state word is loaded only when the drainer may be idle because of this
-// record: when it has consumed everything before it (head >= t; head can be
-// past t only by the wrap padding at the start of our own reservation), or
-// past the high watermark. Otherwise an earlier record is still unconsumed,
+// record: when it has consumed everything before it (head or wtHead >= t;
+// head can be past t only by the wrap padding at the start of our own
+// reservation), or past the high watermark. Otherwise an earlier record is still unconsumed,
 // and the drainer is either running or will be woken by that record's
 // producer, which runs this same check after its commit.
 //
@@ -650,9 +657,10 @@ func (b *Bus) commit(off uint64, rec []byte) {
 // position (park, hasWork); we store the header, then load head, then state.
 // If the drainer's header load misses our store, it precedes our head load,
 // which therefore sees the drainer's last head (>= t, as the drainer waits at
-// our record), and our state load, later still, sees stParked.
+// our record), and our state load, later still, sees stParked. When the
+// drainer waits at a written-through reservation instead, see writeThrough1.
 func (b *Bus) wakeAfterCommit(t, depth uint64) {
-	if depth >= b.hwBytes || b.head.Load() >= t {
+	if depth >= b.hwBytes || b.head.Load() >= t || b.wtHead.Load() >= t {
 		if s := b.state.Load(); s != stRunning {
 			b.wake(s, depth)
 		}
@@ -694,27 +702,29 @@ const (
 // writeThrough1 writes p, reserved at [t, t+need) while head == t, straight
 // to the sink.
 //
-// Why the order of the output is the ring's order: head == t at the
-// reservation means every entry below t was consumed, and head is published
-// only after the sink's write call for those entries returned, so they are
-// all in the output. Entries reserved after ours are not: the drainer stops
-// at our header, which stays zero (uncommitted) until we advance head past
-// it (the drainer then adopts that head, see drainer.adoptHead). So nothing
+// Why the order of the output is the ring's order: head == t or wtHead == t
+// at the reservation means every entry below t is in the output (head is
+// published only after the sink's write call returned, wtHead after ours).
+// Entries reserved after ours are not: the drainer stops at our header,
+// which stays zero until we publish wtHead past it (the drainer then
+// adopts it, see drainer.adoptHead). So nothing
 // else can be written between the last consumed record and ours except a
 // drop marker or a sync by the drainer, which hold wmu; TryLock fails then,
 // and the record takes the ring. A pending gap at or below t keeps the
 // record in the ring too, behind its marker.
 //
 // Why at most one producer is here at a time (and may use wtTAT, wtOne):
-// the next producer to find head == tail at its reservation does so only
-// after head has passed our reservation, which happens after we stored head
-// (written) or the drainer consumed our committed entry.
+// the next producer to find head or wtHead == tail at its reservation does
+// so only after one of them passed our reservation, which happens after we
+// stored wtHead or the drainer consumed our committed entry.
 func (b *Bus) writeThrough1(p []byte, t, need uint64) wtResult {
 	if !b.wmu.TryLock() {
 		return wtNotTried
 	}
 	defer b.wmu.Unlock()
 	if b.gapPos.Load() <= t { // atomic: a drop registers its gap with a store under dropMu
+		// (a gap registered after this load belongs to a record refused
+		// concurrently with ours: its marker after our record is in order)
 		return wtNotTried
 	}
 	var n int
@@ -749,20 +759,15 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64) wtResult {
 	b.written.Add(1)
 	b.writtenBytes.Add(uint64(n))
 	b.wtCount.Add(1)
-	// Release store after the counters: a Stats that sees the new head sees
-	// the record as written. Our header at t was never written, so the
-	// released space is still zero, as the ring requires.
-	b.head.Store(t + need)
-	// Sequentially consistent after the head store, as in drainer.release:
-	// a Block producer parked on a full ring re-checks head or is woken here.
-	if b.waiters.Load() > 0 {
-		b.broadcastSpace()
-	}
-	// Producers that reserved after us and committed before our head store
-	// saw head < their reservation and did not check the drainer (see
-	// wakeAfterCommit); if there are any (tail moved), we do. The drainer
-	// parks after storing stParked and loading head (hasWork): either it
-	// sees our head, or our state load below sees stParked.
+	// Release store after the counters: a Stats that sees the new wtHead
+	// sees the record as written. Our header at t was never written, so the
+	// space is still zero when the drainer adopts it as released.
+	b.wtHead.Store(t + need)
+	// Producers that reserved after us and committed before our wtHead store
+	// saw head and wtHead below their reservation and did not check the
+	// drainer (see wakeAfterCommit); if there are any (tail moved), we do.
+	// The drainer parks after storing stParked and loading wtHead (hasWork):
+	// either it sees our store, or our state load below sees stParked.
 	if next := b.tail.Load() &^ closedBit; next > t+need {
 		if s := b.state.Load(); s != stRunning {
 			b.wake(s, next-(t+need))
@@ -1056,7 +1061,7 @@ func (b *Bus) Stats() Stats {
 		Unrecovered:   b.unrecovered,
 	}
 	entries, entryBytes := b.entries.Load(), b.entryBytes.Load()
-	h := b.head.Load()
+	h := max(b.head.Load(), b.wtHead.Load()) // a written-through record is not in the ring
 	t := b.tail.Load() &^ closedBit
 	if t > h {
 		s.QueueDepth = t - h

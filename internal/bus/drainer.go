@@ -162,18 +162,25 @@ func (b *Bus) run() {
 	}
 }
 
-// adoptHead takes over a head that a producer advanced by writing its record
-// through (see Bus.writeThrough1). That happens only while the drainer has
-// nothing collected (pos == head, both at the written-through reservation,
-// whose header stays zero), so skipping to the new head loses nothing, and
-// the skipped space was never written, so it is zero as released space must be.
+// adoptHead releases what producers wrote through (see Bus.writeThrough1):
+// wtHead is past head only while the drainer has nothing collected (pos ==
+// head, at the written-through reservation, whose header stays zero), so
+// skipping to it loses nothing, and the skipped space was never written, so
+// it is zero as released space must be.
 func (d *drainer) adoptHead() {
+	b := d.b
 	if d.pos != d.head {
 		return
 	}
-	// Atomic acquire: pairs with the producer's release store of head.
-	if h := d.b.head.Load(); h > d.head {
+	// Atomic acquire: pairs with the producer's release store of wtHead.
+	if h := b.wtHead.Load(); h > d.head {
 		d.head, d.pos = h, h
+		// Release store, as in release: only now may producers reserve
+		// the memory below h+capacity, i.e. at the old read position.
+		b.head.Store(h)
+		if b.waiters.Load() > 0 { // seq-cst after the store, as in release
+			b.broadcastSpace()
+		}
 	}
 }
 
@@ -340,13 +347,9 @@ func (d *drainer) release() {
 		d.ovBytes = 0
 	}
 	// Release store: the zeroing above happens-before the writes of any
-	// producer that loads this head and reserves the space. Only when
-	// something was consumed: a marker-only round at head == pos must not
-	// store its stale head over one a write-through advanced meanwhile.
-	if d.pos != d.head {
-		b.head.Store(d.pos)
-		d.head = d.pos
-	}
+	// producer that loads this head and reserves the space.
+	b.head.Store(d.pos)
+	d.head = d.pos
 	// Sequentially consistent after the head store; see the park in Bus.full.
 	if b.waiters.Load() > 0 {
 		b.broadcastSpace()
@@ -534,7 +537,7 @@ func (d *drainer) park() {
 func (d *drainer) hasWork() bool {
 	b := d.b
 	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
-		b.head.Load() != d.head || // a write-through advanced head (see writeThrough1's wake-up)
+		b.wtHead.Load() > d.head || // a write-through to adopt (see writeThrough1's wake-up)
 		b.flushPending.Load() ||
 		b.tail.Load()&closedBit != 0 ||
 		b.gapPos.Load() <= d.pos

@@ -233,7 +233,7 @@ func TestWriteThroughStress(t *testing.T) {
 // drainer is woken for the ring records.
 func TestWriteThroughAlternatingOrder(t *testing.T) {
 	s := &streamSink{}
-	b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 1, wtInterval: time.Microsecond}, nil)
+	b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 1, wtInterval: 20 * time.Microsecond}, nil)
 	var buf []byte
 	const n = 20_000
 	for i := range n {
@@ -252,6 +252,7 @@ func TestWriteThroughAlternatingOrder(t *testing.T) {
 	closeBus(t, b)
 	t.Logf("%d of %d written through", st.WriteThrough, st.Written)
 	assert.Positive(t, st.WriteThrough)
+	assert.Less(t, st.WriteThrough, st.Written, "both paths were taken")
 	requireAccounting(t, b.Stats())
 }
 
