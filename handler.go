@@ -167,7 +167,8 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 // or above Options.SyncLevel, which are written and synced. A record that
 // finds the ring empty while the handler is quiet is written on the
 // caller's goroutine (write-through), so a quiet logger loses nothing when
-// the program returns from main without Close.
+// the program returns from main without Close. Write-through and the Error
+// wait apply in Block mode without BlockTimeout (the default) only.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	b := bufPool.Get().(*buffer)
 	b.data = h.enc.Append(b.data[:0], r, h.contextFields(ctx, b))
