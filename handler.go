@@ -53,6 +53,7 @@ type core struct {
 	rules     *LevelRules
 	copyCtx   bool // ReplaceAttr is set: context field values are copied, not aliased
 	closing   func(context.Context) // recordencoder.go: tells a plugged sink that Close began (idempotent)
+	exitSafe  bool                  // Options.exitSafe: Error records are written before Handle returns
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -129,6 +130,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		context:   o.Context,
 		rules:     o.Rules,
 		copyCtx:   o.ReplaceAttr != nil,
+		exitSafe:  o.exitSafe(),
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
@@ -163,8 +165,13 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 // Handle encodes r on the caller's goroutine and enqueues it. It returns
 // ErrClosed after Close, ErrDropped when the ring was full under the Drop
 // policy (or the BlockTimeout expired), and otherwise nil without waiting
-// for the write, except for records at or above Options.SyncLevel, which
-// are written and synced before Handle returns.
+// for the write, except for records at or above slog.LevelError, which are
+// written to the output (not synced) before Handle returns, and records at
+// or above Options.SyncLevel, which are written and synced. A record that
+// finds the ring empty while the handler is quiet is written on the
+// caller's goroutine (write-through), so a quiet logger loses nothing when
+// the program returns from main without Close. Write-through and the Error
+// wait apply in Block mode without BlockTimeout (the default) only.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if h.rec != nil {
 		return h.handleRecord(ctx, r)
@@ -216,9 +223,18 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 }
 
 // enqueue puts the encoded line in b on the bus, releases b, and syncs for
-// levels at or above SyncLevel.
+// levels at or above SyncLevel. Records at or above slog.LevelError are
+// written to the output before it returns (written through, or waited for),
+// so that `slog.Error(...); os.Exit(1)` keeps the line (Block mode without
+// BlockTimeout only, see Options.exitSafe).
 func (h *Handler) enqueue(b *buffer, level slog.Level) error {
-	err := h.core.bus.Enqueue(b.data)
+	syncLevel := h.core.syncLevel.Level()
+	var err error
+	if level >= slog.LevelError && level < syncLevel && h.core.exitSafe {
+		err = h.core.bus.EnqueueWritten(b.data)
+	} else {
+		err = h.core.bus.Enqueue(b.data)
+	}
 	b.release()
 	switch err {
 	case nil:
@@ -229,7 +245,7 @@ func (h *Handler) enqueue(b *buffer, level slog.Level) error {
 	default:
 		return err
 	}
-	if level >= h.core.syncLevel.Level() {
+	if level >= syncLevel {
 		// The caller may be about to exit: sync regardless of ctx.
 		return h.core.bus.Flush(context.Background())
 	}

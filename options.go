@@ -162,6 +162,15 @@ func (o *Options) validate(w io.Writer) error {
 	return errors.Join(errs...)
 }
 
+// exitSafe reports whether callers may wait for the output: records are
+// then written through when the handler is quiet, and Error records are
+// written before Handle returns. Only in Block mode without BlockTimeout:
+// Drop mode and a BlockTimeout promise callers a bounded wait, which a
+// stuck output (a full pipe) would break.
+func (o *Options) exitSafe() bool {
+	return o.Overflow == Block && o.BlockTimeout == 0
+}
+
 // busConfig is the bus configuration for validated options.
 func (o *Options) busConfig(dropMarker func([]byte, uint64) []byte) bus.Config {
 	return bus.Config{
@@ -173,6 +182,7 @@ func (o *Options) busConfig(dropMarker func([]byte, uint64) []byte) bus.Config {
 		OnError:       o.OnError,
 		RingFile:      o.RingFile,
 		DropMarker:    dropMarker,
+		WriteThrough:  o.exitSafe(),
 	}
 }
 

@@ -43,6 +43,9 @@ type Stats struct {
 	Parks uint64
 	// Wakeups counts the times a caller woke a parked or sleeping drainer.
 	Wakeups uint64
+	// WriteThrough counts the part of Written that callers wrote
+	// themselves, because the ring was empty and the handler quiet.
+	WriteThrough uint64
 	// Recovered counts records an earlier process had accepted, replayed
 	// from Options.RingFile at start (not part of Enqueued or Written).
 	Recovered uint64
@@ -69,6 +72,7 @@ func statsFrom(s bus.Stats) Stats {
 		BatchTarget:    s.BatchTarget,
 		Parks:          s.Parks,
 		Wakeups:        s.Wakeups,
+		WriteThrough:   s.WriteThrough,
 		Recovered:      s.Recovered,
 		Unrecovered:    s.Unrecovered,
 	}

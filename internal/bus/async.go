@@ -159,7 +159,30 @@ type Config struct {
 	// or returns nothing, no line is written and OnError is told how many
 	// records were lost there.
 	DropMarker func(dst []byte, dropped uint64) []byte
+	// WriteThrough lets a producer write its record to the sink itself, on
+	// its own goroutine, when the ring is empty and the drainer is not
+	// writing: a quiet logger is then synchronous (nothing waits in the ring
+	// when the process exits), a busy one batched. The rate of such writes
+	// is limited (a burst of WriteThroughBurst, then WriteThroughRate per
+	// second), so that a producer in a tight loop falls back to batching.
+	// Ignored with RingFile (the file keeps accepted records across exits).
+	WriteThrough bool
+	// wtInterval and wtBurst override the write-through rate limit (tests):
+	// wtInterval < 0 means unlimited.
+	wtInterval time.Duration
+	wtBurst    int
 }
+
+// Write-through rate limit: a quiet logger writes every record on the
+// caller; at sustained rates above WriteThroughRate records per second (after
+// a burst of WriteThroughBurst) records go through the ring and are batched.
+// A write-through costs the caller one write call (~1-3 µs into a file or
+// pipe), so at WriteThroughRate it costs at most a few percent of a core,
+// and the drainer is never woken for it.
+const (
+	WriteThroughRate  = 10000
+	WriteThroughBurst = 256
+)
 
 // Stats is a snapshot of the bus counters. See the package documentation for
 // how Enqueued is derived.
@@ -180,6 +203,7 @@ type Stats struct {
 	BatchTarget    uint64 // current adaptive batch size (records)
 	Parks          uint64 // times the drainer parked
 	Wakeups        uint64 // times a producer woke a parked/sleeping drainer
+	WriteThrough   uint64 // the part of Written the producers wrote themselves (Config.WriteThrough)
 	Recovered      uint64 // records an earlier process had accepted, replayed from Config.RingFile by New (not part of Enqueued/Written)
 	Unrecovered    uint64 // records found in Config.RingFile that could not be replayed (oversize records, whose bytes were on the heap)
 }
@@ -272,6 +296,10 @@ type Bus struct {
 	ring         *ringFile // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
 	recovered    uint64    // Stats.Recovered, set before the drainer starts
 	unrecovered  uint64    // Stats.Unrecovered, likewise
+	writeThrough bool      // Config.WriteThrough, without a ring file
+	wtInterval   int64     // ns between write-throughs at the sustained rate; <= 0: unlimited
+	wtTolerance  int64     // ns of burst the rate limit allows
+	epoch        time.Time // monotonic origin of wtTAT
 
 	_ pad
 	// tail is the producers' reservation cursor (byte position, never wraps;
@@ -279,11 +307,35 @@ type Bus struct {
 	// has its cache line to itself.
 	tail atomic.Uint64
 	_    pad
-	// head and state are written by the drainer (head once per round, state on
-	// idle transitions) and read by every producer; they share a read-mostly line.
-	head  atomic.Uint64 // everything below head is consumed and zeroed
+	// head is written by the drainer once per round, wtHead by a producer
+	// after each write-through (rare when the logger is busy); every
+	// producer reads both, before the reservation and after the commit, so
+	// they share one read-mostly line.
+	head atomic.Uint64 // everything below head is consumed and zeroed
+	// wtHead is the end of the last written-through reservation: everything
+	// below it is in the output. Only the drainer moves head, after adopting
+	// wtHead (drainer.adoptHead), so producers never reserve the memory at a
+	// position the drainer may still read (its stale read position is >= head).
+	wtHead atomic.Uint64
+	_      pad
+	// state is written by the drainer on every idle transition (sleep, park,
+	// wake) and by waking producers. It has its own line so that those
+	// transitions do not invalidate head's line, and producers load it only
+	// when they may have to wake the drainer: when the drainer has consumed
+	// everything before their record (head >= their reservation), or past
+	// the high watermark. See Enqueue.
 	state atomic.Uint32 // stRunning / stSleeping / stParked
 	_     pad
+	// Write-through state. wmu is held by the drainer while it calls the
+	// sink (writes and syncs) and tried (never waited for) by a producer
+	// that writes through; the other fields are used only by the producer
+	// whose reservation started at head == tail, and those producers are
+	// serialized by that condition (see writeThrough), so they need no lock.
+	wmu     sync.Mutex
+	wtTAT   int64         // rate limit: GCRA theoretical arrival time, ns since epoch
+	wtOne   [][]byte      // len 1: the record handed to a BatchWriter
+	wtCount atomic.Uint64 // Stats.WriteThrough (atomic: Stats reads it)
+	_       pad
 	// Slow-path shared counters: written only on drops, oversize records,
 	// blocking and wake-ups, never on the fast path.
 	dropped       atomic.Uint64
@@ -331,6 +383,7 @@ type Bus struct {
 
 type flushReq struct {
 	target uint64
+	sync   bool       // Flush: sync the sink once target is written; false: written is enough (EnqueueWritten)
 	ch     chan error // buffered 1
 }
 
@@ -400,6 +453,17 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	}
 	settleTornTail(w) // a sink's held torn-tail report is due now that any replay is done (ringfile.go)
 	b.gapPos.Store(math.MaxUint64)
+	b.writeThrough = cfg.WriteThrough && b.ring == nil
+	interval, burst := time.Second/WriteThroughRate, WriteThroughBurst
+	if cfg.wtInterval != 0 {
+		interval = cfg.wtInterval
+	}
+	if cfg.wtBurst != 0 {
+		burst = cfg.wtBurst
+	}
+	b.wtInterval, b.wtTolerance = int64(interval), int64(interval)*int64(burst-1)
+	b.wtOne = make([][]byte, 1)
+	b.epoch = time.Now()
 	b.sink = detectSink(w)
 	b.output = outputName(w)
 	b.d.init(b)
@@ -488,8 +552,33 @@ func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 
 // Enqueue copies p into the ring (it never retains p) and returns nil, or
 // ErrDropped (ring full in Drop mode, or Block timeout expired) or ErrClosed.
-// In Block mode without timeout it waits for space.
+// In Block mode without timeout it waits for space. With
+// Config.WriteThrough, a record that finds the ring empty may be written to
+// the sink before Enqueue returns (see writeThrough).
 func (b *Bus) Enqueue(p []byte) error {
+	_, _, err := b.enqueue(p, false)
+	return err
+}
+
+// EnqueueWritten is Enqueue for records that must reach the sink before the
+// call returns (the root handler's Error level): the record is written
+// through when the ring is empty (whatever the rate), and otherwise
+// EnqueueWritten waits until the drainer has written it. It does not sync
+// the sink (Flush does). Besides Enqueue's errors it returns a *SinkError
+// when records failed since the previous Flush answer, and after Close the
+// result of the final drain.
+func (b *Bus) EnqueueWritten(p []byte) error {
+	end, wrote, err := b.enqueue(p, true)
+	if err != nil || wrote {
+		return err
+	}
+	return b.wait(context.Background(), end, false)
+}
+
+// enqueue reserves, copies and commits p, or writes it through (force:
+// whenever the ring is empty, regardless of the rate limit). It returns the
+// end of the record's reservation and whether it was written through.
+func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) {
 	if len(p) > b.maxRecord {
 		return b.enqueueOversize(p)
 	}
@@ -501,10 +590,11 @@ func (b *Bus) Enqueue(p []byte) error {
 		// so h <= t. Read the other way round, a producer paused between the
 		// loads could see a head already past its tail, making t+total-h
 		// wrap and a ring with room look full.
-		h := b.head.Load() // atomic acquire: the space below h is consumed and zeroed
-		t := b.tail.Load() // atomic: may observe closedBit set by Close
+		h := b.head.Load()    // atomic acquire: the space below h is consumed and zeroed
+		wh := b.wtHead.Load() // atomic acquire, before tail too: wh <= t
+		t := b.tail.Load()    // atomic: may observe closedBit set by Close
 		if t&closedBit != 0 {
-			return b.dropClosed()
+			return 0, false, b.dropClosed()
 		}
 		off := t & b.mask
 		total := need
@@ -513,7 +603,7 @@ func (b *Bus) Enqueue(p []byte) error {
 		}
 		if t+total-h > b.capacity {
 			if err := b.full(&w, t, h, -1); err != nil {
-				return err
+				return 0, false, err
 			}
 			continue
 		}
@@ -521,56 +611,196 @@ func (b *Bus) Enqueue(p []byte) error {
 		if !b.tail.CompareAndSwap(t, t+total) {
 			continue
 		}
+		if (h == t || wh == t) && total == need && b.writeThrough && (force || b.wtAllow()) {
+			// The ring was empty when we reserved (see writeThrough1).
+			switch b.writeThrough1(p, t, need) {
+			case wtWritten:
+				return t + need, true, nil
+			case wtCommitted:
+				b.wakeAfterCommit(t, need)
+				return t + need, false, nil
+			}
+		}
 		if total != need {
 			// Commit the padding at once (release): the drainer skips it; our own
 			// record then starts at offset 0.
 			atomic.StoreUint64(b.hdr(off), flagCommit|flagPadding|(b.capacity-off))
 			off = 0
 		}
-		copy(b.mem[off+hdrSize:off+hdrSize+n], p)
-		word := flagCommit | n
-		if b.ring != nil {
-			// Durable ring: the checksum rides in the spare bits of the same
-			// word, so the commit is still one atomic store (see ringfile.go).
-			word |= recordSum(p) << sumShift
-		}
-		// Release store: the payload written above happens-before the drainer's
-		// atomic load that observes flagCommit.
-		atomic.StoreUint64(b.hdr(off), word)
-		// One atomic load per record; it is on the drainer's read-mostly line.
-		// Sequentially consistent with the header store above, see park.
-		depth := t + total - h // an upper bound: head may have moved on since
+		b.commit(off, p)
+		b.wakeAfterCommit(t, t+total-h) // t+total-h: the depth, an upper bound (head may have moved on)
+		return t + total, false, nil
+	}
+}
+
+// commit copies rec into the entry at ring offset off and publishes it.
+func (b *Bus) commit(off uint64, rec []byte) {
+	n := uint64(len(rec))
+	copy(b.mem[off+hdrSize:off+hdrSize+n], rec)
+	word := flagCommit | n
+	if b.ring != nil {
+		// Durable ring: the checksum rides in the spare bits of the same
+		// word, so the commit is still one atomic store (see ringfile.go).
+		word |= recordSum(rec) << sumShift
+	}
+	// Release store: the payload written above happens-before the drainer's
+	// atomic load that observes flagCommit.
+	atomic.StoreUint64(b.hdr(off), word)
+}
+
+// wakeAfterCommit wakes the drainer if it may be waiting for the record
+// whose reservation started at t, just committed, and applies back-pressure
+// past the high watermark.
+//
+// The state word is loaded only when the drainer may be idle because of this
+// record: when it has consumed everything before it (head or wtHead >= t;
+// head can be past t only by the wrap padding at the start of our own
+// reservation), or past the high watermark. Otherwise an earlier record is still unconsumed,
+// and the drainer is either running or will be woken by that record's
+// producer, which runs this same check after its commit.
+//
+// Lost-wake-up argument (sync/atomic is sequentially consistent): the
+// drainer stores head, then stState parked, then loads the header at its read
+// position (park, hasWork); we store the header, then load head, then state.
+// If the drainer's header load misses our store, it precedes our head load,
+// which therefore sees the drainer's last head (>= t, as the drainer waits at
+// our record), and our state load, later still, sees stParked. When the
+// drainer waits at a written-through reservation instead, see writeThrough1.
+func (b *Bus) wakeAfterCommit(t, depth uint64) {
+	if depth >= b.hwBytes || b.head.Load() >= t || b.wtHead.Load() >= t {
 		if s := b.state.Load(); s != stRunning {
 			b.wake(s, depth)
 		}
-		if depth >= b.hwBytes {
-			// Back-pressure before the ring is full: when producers outnumber
-			// cores, the drainer may be runnable but waiting behind them for a
-			// processor. Yielding once lets it run; on an idle machine this
-			// costs one scheduler round trip, and only above the watermark.
-			runtime.Gosched()
-		}
-		return nil
 	}
+	if depth >= b.hwBytes {
+		// Back-pressure before the ring is full: when producers outnumber
+		// cores, the drainer may be runnable but waiting behind them for a
+		// processor. Yielding once lets it run; on an idle machine this
+		// costs one scheduler round trip, and only above the watermark.
+		runtime.Gosched()
+	}
+}
+
+// wtAllow applies the write-through rate limit (GCRA: a burst of
+// WriteThroughBurst, then one per interval). Only a producer whose
+// reservation found the ring empty calls it; such producers are serialized
+// (see writeThrough1), so wtTAT needs no synchronisation of its own.
+func (b *Bus) wtAllow() bool {
+	if b.wtInterval <= 0 {
+		return true
+	}
+	now := int64(time.Since(b.epoch)) // monotonic
+	tat := max(b.wtTAT, now)
+	if tat-now > b.wtTolerance {
+		return false
+	}
+	b.wtTAT = tat + b.wtInterval
+	return true
+}
+
+type wtResult int
+
+const (
+	wtNotTried  wtResult = iota // the caller commits the record to the ring as usual
+	wtWritten                   // written to the sink, the reservation released
+	wtCommitted                 // the sink failed: what it did not take is committed at t
+)
+
+// writeThrough1 writes p, reserved at [t, t+need) while head == t, straight
+// to the sink.
+//
+// Why the order of the output is the ring's order: head == t or wtHead == t
+// at the reservation means every entry below t is in the output (head is
+// published only after the sink's write call returned, wtHead after ours).
+// Entries reserved after ours are not: the drainer stops at our header,
+// which stays zero until we publish wtHead past it (the drainer then
+// adopts it, see drainer.adoptHead). So nothing
+// else can be written between the last consumed record and ours except a
+// drop marker or a sync by the drainer, which hold wmu; TryLock fails then,
+// and the record takes the ring. A pending gap at or below t keeps the
+// record in the ring too, behind its marker.
+//
+// Why at most one producer is here at a time (and may use wtTAT, wtOne):
+// the next producer to find head or wtHead == tail at its reservation does
+// so only after one of them passed our reservation, which happens after we
+// stored wtHead or the drainer consumed our committed entry.
+func (b *Bus) writeThrough1(p []byte, t, need uint64) wtResult {
+	if !b.wmu.TryLock() {
+		return wtNotTried
+	}
+	defer b.wmu.Unlock()
+	if b.gapPos.Load() <= t { // atomic: a drop registers its gap with a store under dropMu
+		// (a gap registered after this load belongs to a record refused
+		// concurrently with ours: its marker after our record is in order)
+		return wtNotTried
+	}
+	var n int
+	var err error
+	if b.sink == sinkBatch {
+		b.wtOne[0] = p
+		var k int
+		k, err = b.w.(BatchWriter).WriteBatch(b.wtOne)
+		b.wtOne[0] = nil
+		if k >= 1 {
+			n = len(p)
+		} // else: the sink cut back to the last whole record, nothing of p
+	} else {
+		n, err = b.w.Write(p)
+		n = max(0, min(n, len(p)))
+	}
+	// Atomic adds: these counters are otherwise the drainer's, which may
+	// add to them at the same time (a marker round), and Stats reads them.
+	b.writeCalls.Add(1)
+	if n < len(p) || (err != nil && n == 0) {
+		// The drainer writes the rest with its retries and error reports.
+		// Committed under wmu, so no marker can land inside a torn line.
+		// The rest is shorter than the reservation: padding fills the gap
+		// (committed first, so the drainer never waits at a zero word).
+		off, used := t&b.mask, align8(hdrSize+uint64(len(p)-n))
+		if used < need {
+			atomic.StoreUint64(b.hdr(off+used), flagCommit|flagPadding|(need-used))
+		}
+		b.commit(off, p[n:])
+		return wtCommitted
+	}
+	b.written.Add(1)
+	b.writtenBytes.Add(uint64(n))
+	b.wtCount.Add(1)
+	// Release store after the counters: a Stats that sees the new wtHead
+	// sees the record as written. Our header at t was never written, so the
+	// space is still zero when the drainer adopts it as released.
+	b.wtHead.Store(t + need)
+	// Producers that reserved after us and committed before our wtHead store
+	// saw head and wtHead below their reservation and did not check the
+	// drainer (see wakeAfterCommit); if there are any (tail moved), we do.
+	// The drainer parks after storing stParked and loading wtHead (hasWork):
+	// either it sees our store, or our state load below sees stParked.
+	if next := b.tail.Load() &^ closedBit; next > t+need {
+		if s := b.state.Load(); s != stRunning {
+			b.wake(s, next-(t+need))
+		}
+	}
+	return wtWritten
 }
 
 // enqueueOversize puts p in the heap side table and commits an 8-byte
 // reference entry in the ring, so oversize records keep their ring order.
-func (b *Bus) enqueueOversize(p []byte) error {
+// Oversize records are never written through.
+func (b *Bus) enqueueOversize(p []byte) (uint64, bool, error) {
 	sz := int64(len(p))
 	var w waitState
 	for {
 		h := b.head.Load() // before tail, as in Enqueue, so that h <= t
 		t := b.tail.Load()
 		if t&closedBit != 0 {
-			return b.dropClosed()
+			return 0, false, b.dropClosed()
 		}
 		// Outstanding oversize bytes are bounded by capacity; one record is
 		// always admitted when none is outstanding, so any size makes progress.
 		ob := b.oversizeBytes.Load()
 		if t+hdrSize-h > b.capacity || (ob > 0 && ob+sz > int64(b.capacity)) {
 			if err := b.full(&w, t, h, ob); err != nil {
-				return err
+				return 0, false, err
 			}
 			continue
 		}
@@ -589,10 +819,8 @@ func (b *Bus) enqueueOversize(p []byte) error {
 		// The length bits carry the record's length (lenMask if larger), which
 		// only ring-file recovery reads: the drainer ignores them.
 		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize|min(uint64(len(p)), lenMask))
-		if s := b.state.Load(); s != stRunning {
-			b.wake(s, t+hdrSize-h)
-		}
-		return nil
+		b.wakeAfterCommit(t, t+hdrSize-h)
+		return t + hdrSize, false, nil
 	}
 }
 
@@ -762,13 +990,18 @@ func (b *Bus) broadcastSpace() {
 // failure is always reported to the next Flush, even one called after the
 // failure), and nil after Close has drained.
 func (b *Bus) Flush(ctx context.Context) error {
+	return b.wait(ctx, b.tail.Load()&^closedBit, true) // every record committed before now lies below
+}
+
+// wait returns once the drainer has written everything below target, and
+// synced the sink if sync is set (see Flush for the errors).
+func (b *Bus) wait(ctx context.Context, target uint64, sync bool) error {
 	select {
 	case <-b.done:
 		return b.closeErr // the drainer is gone: nobody would take the request
 	default:
 	}
-	target := b.tail.Load() &^ closedBit // every record committed before now lies below
-	req := flushReq{target: target, ch: make(chan error, 1)}
+	req := flushReq{target: target, sync: sync, ch: make(chan error, 1)}
 	b.mu.Lock()
 	b.flushReqs = append(b.flushReqs, req)
 	b.mu.Unlock()
@@ -830,11 +1063,12 @@ func (b *Bus) Stats() Stats {
 		BatchTarget:   b.batchTarget.Load(),
 		Parks:         b.parks.Load(),
 		Wakeups:       b.wakeups.Load(),
+		WriteThrough:  b.wtCount.Load(),
 		Recovered:     b.recovered,
 		Unrecovered:   b.unrecovered,
 	}
 	entries, entryBytes := b.entries.Load(), b.entryBytes.Load()
-	h := b.head.Load()
+	h := max(b.head.Load(), b.wtHead.Load()) // a written-through record is not in the ring
 	t := b.tail.Load() &^ closedBit
 	if t > h {
 		s.QueueDepth = t - h

@@ -134,6 +134,7 @@ func (b *Bus) run() {
 		defer b.ring.close()
 	}
 	for {
+		d.adoptHead()
 		if b.flushPending.Load() {
 			d.takeFlushes()
 		}
@@ -180,6 +181,28 @@ func (b *Bus) run() {
 			continue
 		}
 		d.idle()
+	}
+}
+
+// adoptHead releases what producers wrote through (see Bus.writeThrough1):
+// wtHead is past head only while the drainer has nothing collected (pos ==
+// head, at the written-through reservation, whose header stays zero), so
+// skipping to it loses nothing, and the skipped space was never written, so
+// it is zero as released space must be.
+func (d *drainer) adoptHead() {
+	b := d.b
+	if d.pos != d.head {
+		return
+	}
+	// Atomic acquire: pairs with the producer's release store of wtHead.
+	if h := b.wtHead.Load(); h > d.head {
+		d.head, d.pos = h, h
+		// Release store, as in release: only now may producers reserve
+		// the memory below h+capacity, i.e. at the old read position.
+		b.head.Store(h)
+		if b.waiters.Load() > 0 { // seq-cst after the store, as in release
+			b.broadcastSpace()
+		}
 	}
 }
 
@@ -281,7 +304,10 @@ func (d *drainer) writeRound() {
 			}
 			b.ring.begin(d.pos, pre) // persisted before the write starts
 		}
+		// wmu: a producer writing through never calls the sink at the same time.
+		b.wmu.Lock()
 		done = d.write()
+		b.wmu.Unlock()
 	}
 	var written, wbytes, failed, markers uint64
 	for i, k := range d.kinds {
@@ -676,6 +702,7 @@ func (d *drainer) park() {
 func (d *drainer) hasWork() bool {
 	b := d.b
 	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
+		b.wtHead.Load() > d.head || // a write-through to adopt (see writeThrough1's wake-up)
 		b.flushPending.Load() ||
 		b.tail.Load()&closedBit != 0 ||
 		b.gapPos.Load() <= d.pos
@@ -708,7 +735,14 @@ func (d *drainer) answerFlushes() {
 	if !ready {
 		return
 	}
-	syncErr := d.sync()
+	needSync := false
+	for _, r := range d.reqs {
+		needSync = needSync || (r.sync && r.target <= d.pos)
+	}
+	var syncErr error
+	if needSync { // EnqueueWritten asks for the write only
+		syncErr = d.sync()
+	}
 	failed := d.b.failed.Load()
 	keep := d.reqs[:0]
 	for _, r := range d.reqs {
@@ -718,7 +752,11 @@ func (d *drainer) answerFlushes() {
 		}
 		r.ch <- d.result(syncErr, failed-r.failedAt)
 	}
-	d.failedAnswered = failed
+	if needSync {
+		// Only a Flush answer moves the mark: a failure is then still
+		// reported to the next Flush after EnqueueWritten calls.
+		d.failedAnswered = failed
+	}
 	clear(d.reqs[len(keep):])
 	d.reqs = keep
 }
@@ -748,7 +786,9 @@ func (d *drainer) sync() error {
 	if !ok || chanClosed(d.b.abort) {
 		return nil
 	}
+	d.b.wmu.Lock() // no write-through during the sync: a sink need not allow both at once
 	err := s.Sync()
+	d.b.wmu.Unlock()
 	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
 		return nil // pipes, terminals, sockets: nothing to make durable
 	}

@@ -1,0 +1,121 @@
+package asyncbus_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// exitProgram is a real program on the default handler that never calls
+// Close or Flush: it logs and either returns from main or logs an error and
+// calls os.Exit(1), writing to os.Stdout (a pipe read by the test), an
+// *os.File or a filesink.File.
+const exitProgram = `package main
+
+import (
+	"log/slog"
+	"os"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/filesink"
+)
+
+func main() {
+	mode, output, path := os.Args[1], os.Args[2], os.Args[3]
+	var h *asyncbus.Handler
+	switch output {
+	case "stdout":
+		h = asyncbus.NewHandler(os.Stdout, nil)
+	case "file":
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			panic(err)
+		}
+		h = asyncbus.NewHandler(f, nil)
+	case "filesink":
+		f, err := filesink.Open(path, filesink.Options{})
+		if err != nil {
+			panic(err)
+		}
+		h = asyncbus.NewHandler(f, nil)
+	}
+	slog.SetDefault(slog.New(h))
+	switch mode {
+	case "return":
+		for i := range 4 {
+			slog.Info("line", "i", i)
+		}
+	case "exit":
+		for i := range 3 {
+			slog.Info("line", "i", i)
+		}
+		slog.Error("fatal problem", "i", 3)
+		os.Exit(1)
+	}
+}
+`
+
+// TestNothingLostAtExit runs the program 20 times per exit path and
+// output: every line is there each time, with no Close in main.
+func TestNothingLostAtExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a program 120 times")
+	}
+	goCmd, root := goTool(t), repoRoot(t)
+	dir := t.TempDir()
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	for name, body := range map[string]string{
+		"go.mod":  "module exitprog\n\ngo 1.26.0\n\nrequire github.com/asyncbus/asyncbus v0.0.0\n\nreplace github.com/asyncbus/asyncbus => " + root + "\n",
+		"go.sum":  string(sum),
+		"main.go": exitProgram,
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	bin := filepath.Join(dir, "exitprog")
+	cmd := exec.Command(goCmd, "build", "-mod=mod", "-o", bin, ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	const runs = 20
+	for _, mode := range []string{"return", "exit"} {
+		for _, output := range []string{"stdout", "file", "filesink"} {
+			t.Run(mode+"/"+output, func(t *testing.T) {
+				for run := range runs {
+					path := filepath.Join(t.TempDir(), "out.log")
+					var stdout, stderr bytes.Buffer
+					c := exec.Command(bin, mode, output, path)
+					c.Stdout, c.Stderr = &stdout, &stderr
+					err := c.Run()
+					if mode == "exit" {
+						var ee *exec.ExitError
+						require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
+						require.Equal(t, 1, ee.ExitCode())
+					} else {
+						require.NoError(t, err, "stderr: %s", stderr.String())
+					}
+					got := stdout.Bytes()
+					if output != "stdout" {
+						got, err = os.ReadFile(path)
+						require.NoError(t, err)
+					}
+					lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+					require.Len(t, lines, 4, "run %d of %d: every line is kept:\n%s", run+1, runs, got)
+					for i, line := range lines {
+						require.Contains(t, line, `"i":`+strconv.Itoa(i), "run %d, line %d in order", run+1, i)
+					}
+					if mode == "exit" {
+						require.Contains(t, lines[3], `"level":"ERROR","msg":"fatal problem"`)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package bus
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// BenchmarkEnqueueRealFlow measures what Enqueue costs a producer in the
+// real flow: the bus configured as the root handler configures it, the
+// drainer running and writing a real file, records arriving back to back.
+// Only the Enqueue loop is timed; the final drain (Close) is not. "single"
+// is one producer, "parallel" one per GOMAXPROCS. ns/op is per record.
+// Use a fixed -benchtime (e.g. 1000000x) so the file size stays bounded.
+func BenchmarkEnqueueRealFlow(b *testing.B) {
+	for _, goroutines := range []int{1, runtime.GOMAXPROCS(0)} {
+		name := "single"
+		if goroutines > 1 {
+			name = "parallel"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := benchSinks(b)["file"]()
+			bus, err := testNew(f, realFlowConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(record200)))
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for g := range goroutines {
+				share := b.N / goroutines
+				if g == 0 {
+					share += b.N % goroutines
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range share {
+						if err := bus.Enqueue(record200); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			if err := bus.Close(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,273 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A quiet producer's records are in the output when Enqueue returns, for
+// every sink kind, without Flush, and counted like any record.
+func TestWriteThroughQuietIsSynchronous(t *testing.T) {
+	for _, sc := range sinkCases() {
+		t.Run(sc.name, func(t *testing.T) {
+			w, lines := sc.make(t)
+			b := newTestBus(t, w, Config{WriteThrough: true}, nil)
+			for i := range 10 {
+				p := payload(i, 40+i)
+				require.NoError(t, b.Enqueue(p))
+				got := lines()
+				require.Len(t, got, i+1, "record %d is written before Enqueue returns", i)
+				require.Equal(t, p, got[i])
+			}
+			st := b.Stats()
+			assert.EqualValues(t, 10, st.WriteThrough)
+			assert.EqualValues(t, 10, st.Written)
+			assert.EqualValues(t, 10, st.Enqueued)
+			assert.Zero(t, st.QueueDepth)
+			closeBus(t, b)
+			requireAccounting(t, b.Stats())
+			assert.Len(t, lines(), 10, "Close writes nothing twice")
+		})
+	}
+}
+
+// Without WriteThrough (the bus default) nothing is written on the caller.
+func TestWriteThroughOff(t *testing.T) {
+	s := &batchSink{}
+	b := newTestBus(t, s, Config{}, nil)
+	for i := range 10 {
+		require.NoError(t, b.Enqueue(payload(i, 40)))
+	}
+	require.NoError(t, b.Flush(context.Background()))
+	st := b.Stats()
+	assert.Zero(t, st.WriteThrough)
+	assert.EqualValues(t, 10, st.Written)
+	closeBus(t, b)
+}
+
+// The rate limit: a burst of wtBurst records is written through, the next
+// one (same instant, far below one interval later) goes through the ring.
+func TestWriteThroughRateLimit(t *testing.T) {
+	s := &streamSink{}
+	b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 4, wtInterval: time.Hour}, nil)
+	for i := range 6 {
+		require.NoError(t, b.Enqueue(payload(i, 30)))
+	}
+	assert.EqualValues(t, 4, b.Stats().WriteThrough)
+	require.NoError(t, b.Flush(context.Background()))
+	got := splitLines(s.bytes())
+	require.Len(t, got, 6)
+	for i, r := range got {
+		assert.Equal(t, payload(i, 30), r, "record %d in order", i)
+	}
+	closeBus(t, b)
+	requireAccounting(t, b.Stats())
+}
+
+// EnqueueWritten writes through whatever the rate limit says, and when the
+// ring is busy it returns only once the drainer has written the record
+// (without syncing).
+func TestEnqueueWritten(t *testing.T) {
+	t.Run("write-through past the rate limit", func(t *testing.T) {
+		s := &streamSink{}
+		b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 1, wtInterval: time.Hour}, nil)
+		for i := range 5 {
+			require.NoError(t, b.EnqueueWritten(payload(i, 30)))
+			require.Len(t, splitLines(s.bytes()), i+1)
+		}
+		assert.EqualValues(t, 5, b.Stats().WriteThrough)
+		closeBus(t, b)
+	})
+	t.Run("waits for the drainer", func(t *testing.T) {
+		s := &batchSink{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+		b := newTestBus(t, s, Config{}, nil)
+		require.NoError(t, b.Enqueue(payload(0, 30)))
+		<-s.entered // the drainer is stuck in the sink with record 0
+		done := make(chan error, 1)
+		go func() { done <- b.EnqueueWritten(payload(1, 30)) }()
+		select {
+		case err := <-done:
+			t.Fatalf("EnqueueWritten returned (%v) while the sink was stuck", err)
+		default:
+		}
+		close(s.gate)
+		require.NoError(t, <-done)
+		recs := s.records()
+		require.Len(t, recs, 2, "the record is in the sink when EnqueueWritten returns")
+		assert.Equal(t, payload(1, 30), recs[1])
+		s.mu.Lock()
+		assert.Zero(t, s.syncs, "written, not synced")
+		s.mu.Unlock()
+		closeBus(t, b)
+	})
+}
+
+// A sink that fails or writes short during a write-through: the record
+// takes the ring from where the sink stopped, and the output is whole.
+func TestWriteThroughSinkFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sink *streamSink
+	}{
+		{"error", &streamSink{failAt: map[int]bool{1: true, 3: true}}},
+		{"short", &streamSink{maxWrite: 7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTestBus(t, tc.sink, Config{WriteThrough: true}, fastRetry)
+			var want [][]byte
+			for i := range 5 {
+				p := payload(i, 30)
+				want = append(want, p)
+				require.NoError(t, b.Enqueue(p))
+			}
+			closeBus(t, b)
+			assert.Equal(t, want, splitLines(tc.sink.bytes()))
+			st := b.Stats()
+			requireAccounting(t, st)
+			assert.EqualValues(t, 5, st.Written)
+			assert.Zero(t, st.Failed)
+		})
+	}
+}
+
+// Many producers mixing write-through, EnqueueWritten and the ring (no rate
+// limit, so every producer that finds the ring empty writes through): every
+// record exactly once, in per-producer order, nothing torn, the counts
+// exact. checkSink has no lock of its own: the race detector checks that
+// the drainer and write-throughs never call the sink at the same time.
+func TestWriteThroughStress(t *testing.T) {
+	producers, perProducer := 16, 5_000
+	if testing.Short() {
+		perProducer = 1_000
+	}
+	type sinkMaker struct {
+		name  string
+		make  func(t *testing.T) io.Writer
+		check func(t *testing.T, w io.Writer)
+	}
+	checkLines := func(t *testing.T, data []byte) {
+		next := make([]int, producers)
+		for _, r := range splitLines(data) {
+			p, s, err := parseRec(r)
+			require.NoError(t, err)
+			require.Equal(t, next[p], s, "producer %d order", p)
+			next[p]++
+		}
+		for p, n := range next {
+			require.Equal(t, perProducer, n, "producer %d", p)
+		}
+	}
+	for _, sm := range []sinkMaker{
+		{"batch", func(*testing.T) io.Writer { return &checkSink{next: make([]int, producers)} }, func(t *testing.T, w io.Writer) {
+			c := w.(*checkSink)
+			require.NoError(t, c.err)
+			require.Equal(t, producers*perProducer, c.records)
+		}},
+		{"stream", func(*testing.T) io.Writer { return &streamSink{} }, func(t *testing.T, w io.Writer) {
+			checkLines(t, w.(*streamSink).bytes())
+		}},
+		{"file", func(t *testing.T) io.Writer {
+			f, err := os.Create(filepath.Join(t.TempDir(), "out.log"))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = f.Close() })
+			return f
+		}, func(t *testing.T, w io.Writer) {
+			data, err := os.ReadFile(w.(*os.File).Name())
+			require.NoError(t, err)
+			checkLines(t, data)
+		}},
+	} {
+		t.Run(sm.name, func(t *testing.T) {
+			w := sm.make(t)
+			b := newTestBus(t, w, Config{Capacity: 64 << 10, WriteThrough: true, wtInterval: -1}, nil)
+			var wg sync.WaitGroup
+			for p := range producers {
+				wg.Go(func() {
+					var buf []byte
+					for s := range perProducer {
+						buf = rec(buf, p, s, 16+(p+s)%64)
+						var err error
+						switch {
+						case p%4 == 0 && s%16 == 0:
+							err = b.EnqueueWritten(buf)
+						case p%4 == 1 && s%512 == 0:
+							err = b.Flush(context.Background())
+							if err == nil {
+								err = b.Enqueue(buf)
+							}
+						default:
+							err = b.Enqueue(buf)
+						}
+						if err != nil {
+							t.Errorf("producer %d seq %d: %v", p, s, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			closeBus(t, b)
+			sm.check(t, w)
+			st := b.Stats()
+			requireAccounting(t, st)
+			require.EqualValues(t, producers*perProducer, st.Written)
+			require.EqualValues(t, producers*perProducer, st.Enqueued)
+			assert.Positive(t, st.WriteThrough, "some records were written through")
+			assert.Less(t, st.WriteThrough, st.Written, "some records took the ring")
+			t.Logf("%s: %d records, %d written through, %d batches", sm.name, st.Written, st.WriteThrough, st.Batches)
+		})
+	}
+}
+
+// One producer alternating between the two paths (the rate limit lets one
+// record in a few through): its order holds across them, and a parked
+// drainer is woken for the ring records.
+func TestWriteThroughAlternatingOrder(t *testing.T) {
+	s := &streamSink{}
+	b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 1, wtInterval: 20 * time.Microsecond}, nil)
+	var buf []byte
+	const n = 20_000
+	for i := range n {
+		buf = rec(buf, 0, i, 20+i%50)
+		require.NoError(t, b.Enqueue(buf))
+	}
+	require.NoError(t, b.Flush(context.Background()))
+	lines := splitLines(s.bytes())
+	require.Len(t, lines, n)
+	for i, r := range lines {
+		p, seq, err := parseRec(r)
+		require.NoError(t, err)
+		require.Equal(t, [2]int{0, i}, [2]int{p, seq})
+	}
+	st := b.Stats()
+	closeBus(t, b)
+	t.Logf("%d of %d written through", st.WriteThrough, st.Written)
+	assert.Positive(t, st.WriteThrough)
+	assert.Less(t, st.WriteThrough, st.Written, "both paths were taken")
+	requireAccounting(t, b.Stats())
+}
+
+// After a write-through the drainer adopts the new head: a later Flush
+// returns, and ring records after it are written.
+func TestWriteThroughThenParkedDrainer(t *testing.T) {
+	s := &batchSink{}
+	b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 1, wtInterval: time.Hour}, nil)
+	require.NoError(t, b.Enqueue(payload(0, 30))) // written through
+	waitFor(t, "drainer parked", func() bool { return b.Stats().Parks > 0 })
+	require.NoError(t, b.Enqueue(payload(1, 30))) // rate-limited: the ring, wakes the drainer
+	require.NoError(t, b.Flush(context.Background()))
+	recs := s.records()
+	require.Len(t, recs, 2)
+	assert.True(t, bytes.Equal(payload(1, 30), recs[1]))
+	closeBus(t, b)
+	requireAccounting(t, b.Stats())
+}
