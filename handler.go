@@ -51,7 +51,7 @@ type core struct {
 	syncLevel slog.Leveler
 	context   func(context.Context, *FieldWriter)
 	rules     *LevelRules
-	copyCtx   bool // ReplaceAttr is set: context field values are copied, not aliased
+	copyCtx   bool                  // ReplaceAttr is set: context field values are copied, not aliased
 	closing   func(context.Context) // recordencoder.go: tells a plugged sink that Close began (idempotent)
 	exitSafe  bool                  // Options.exitSafe: Error records are written before Handle returns
 }
