@@ -262,6 +262,9 @@ func TestStackTraceOffAllocatesNothing(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h2.Handle(context.Background(), r2) }), "on, below the level")
 }
 
+// BenchmarkStackTrace is the cost of Options.StackTraceLevel on Info
+// records through a slog.Logger into io.Discard: off (nil), on but above
+// the records' level, and on (a stack per record).
 func BenchmarkStackTrace(b *testing.B) {
 	for _, c := range []struct {
 		name  string

@@ -252,20 +252,31 @@ func BenchmarkOptionsSampler(b *testing.B) {
 		{"keeping", &sampling.Config{First: 1 << 31}},
 		{"refusing", &sampling.Config{}},
 	}
-	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
-			var o asyncbus.Options
-			if c.cfg != nil {
-				o.Sampler = newSampler(b, *c.cfg)
-			}
-			h := asyncbus.NewHandler(discard{}, &o)
-			defer h.Close()
-			log := slog.New(h)
-			b.ReportAllocs()
-			for b.Loop() {
-				log.Info("request handled", "method", "GET", "status", 200)
-			}
-		})
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request handled", 0)
+	r.AddAttrs(slog.String("method", "GET"), slog.Int("status", 200))
+	for _, via := range []string{"Handle", "Logger"} {
+		for _, c := range cases {
+			b.Run(via+"/"+c.name, func(b *testing.B) {
+				var o asyncbus.Options
+				if c.cfg != nil {
+					o.Sampler = newSampler(b, *c.cfg)
+				}
+				h := asyncbus.NewHandler(discard{}, &o)
+				defer h.Close()
+				log := slog.New(h)
+				ctx := context.Background()
+				b.ReportAllocs()
+				if via == "Handle" {
+					for b.Loop() {
+						_ = h.Handle(ctx, r)
+					}
+					return
+				}
+				for b.Loop() {
+					log.Info("request handled", "method", "GET", "status", 200)
+				}
+			})
+		}
 	}
 }
 
