@@ -26,6 +26,12 @@
 // (call it before closing the wrapped handler, so nothing stays unreported).
 // Sampler.Stats counts kept, suppressed and reported records.
 //
+// A Sampler can also be installed in the asyncbus handler itself, as
+// asyncbus.Options.Sampler (it implements asyncbus.MarkingSampler): the
+// handler then decides before encoding, counts refusals in its
+// Stats.Sampled, writes the markers itself (never sampling them) and
+// writes the pending ones when it closes.
+//
 // The configuration can be swapped at run time with Sampler.SetConfig; each
 // record is decided under one consistent configuration.
 package sampling
