@@ -54,6 +54,8 @@ type core struct {
 	copyCtx   bool                  // ReplaceAttr is set: context field values are copied, not aliased
 	closing   func(context.Context) // recordencoder.go: tells a plugged sink that Close began (idempotent)
 	exitSafe  bool                  // Options.exitSafe: Error records are written before Handle returns
+	sample    sampleState           // sample.go: Options.Sampler
+	stack     stackState            // stack.go: Options.StackTraceLevel
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -136,6 +138,8 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		c.syncLevel = LevelFatal
 	}
 	h := &Handler{core: c, enc: enc}
+	c.stack = newStackState(o.StackTraceLevel, o.Format) // stack.go
+	c.initSampling(o.Sampler, h)                         // sample.go; markers go through h
 	switch {
 	case o.Rules != nil:
 		h.slot = o.Rules.slot("")
@@ -173,6 +177,12 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 // the program returns from main without Close. Write-through and the Error
 // wait apply in Block mode without BlockTimeout (the default) only.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
+	if h.core.sample.refuse(r.Time, r.Level, r.Message, h.name) {
+		return nil // sample.go: counted in Stats.Sampled
+	}
+	if h.core.stack.want(r.Level) {
+		return h.handleStack(ctx, r) // stack.go
+	}
 	if h.rec != nil {
 		return h.handleRecord(ctx, r)
 	}
@@ -188,12 +198,15 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 // source). attrs are not retained. Bridges that convert records from
 // other APIs (otelbridge) use it.
 func (h *Handler) HandleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	if h.stateful || h.rec != nil {
+	if h.stateful || h.rec != nil || h.core.stack.want(level) {
 		// WithAttrs/WithGroup state sits between top-level fields and the
 		// record's attributes: only a Record puts attrs after it.
 		r := slog.NewRecord(t, level, msg, 0)
 		r.AddAttrs(attrs...)
-		return h.Handle(ctx, r)
+		return h.Handle(ctx, r) // samples, and adds the stack trace
+	}
+	if h.core.sample.refuse(t, level, msg, h.name) {
+		return nil // sample.go: counted in Stats.Sampled
 	}
 	b := bufPool.Get().(*buffer)
 	extra := attrs
@@ -330,14 +343,17 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 	// No sync.Once here: the bus's Close is idempotent (and so is the
 	// plugged sink's closing hook), and an OnError that calls Close while
 	// another Close waits for its reports must not wait behind that Close.
-	h.core.notifyClosing(ctx) // recordencoder.go
+	h.core.sample.flushMarkers() // sample.go: pending markers go out before the bus closes
+	h.core.notifyClosing(ctx)    // recordencoder.go
 	return h.core.bus.Close(ctx)
 }
 
 // Stats returns the counters of the ring that h and every handler derived
 // from the same NewHandler share. It is cheap and safe at any time.
 func (h *Handler) Stats() Stats {
-	return statsFrom(h.core.bus.Stats())
+	s := statsFrom(h.core.bus.Stats())
+	h.core.sample.addStats(&s) // sample.go
+	return s
 }
 
 // FieldWriter collects the top-level fields that Options.Context adds to one

@@ -110,6 +110,19 @@ type Options struct {
 	// (otelbridge.TraceContext supplies one). FieldWriter's AddBytes and
 	// AddUint64 allocate nothing.
 	Context func(ctx context.Context, w *FieldWriter)
+
+	// StackTraceLevel, when set, adds a stack trace in zap's format under
+	// "stacktrace" to records at or above it (see StackTraceKey): the stack
+	// an error attribute carries (pkg/errors, go-errors), else the logging
+	// call's, taken on the caller's goroutine. Nil (the default) is off and
+	// costs nothing.
+	StackTraceLevel slog.Leveler
+	// Sampler, when set, decides before encoding whether each record is
+	// written (see Sampler; *sampling.Sampler implements it). Refused
+	// records are counted in Stats.Sampled; a MarkingSampler's markers
+	// ("suppressed N similar records") are written to this output. Nil (the
+	// default) samples nothing.
+	Sampler Sampler
 }
 
 // Limits of Options.Capacity; values in between are rounded up to a power

@@ -5,7 +5,9 @@ import "github.com/asyncbus/asyncbus/internal/bus"
 // Stats is a snapshot of a handler's counters; handlers derived from one
 // NewHandler share them. Enqueued is derived, not counted on the hot path:
 // it is exact whenever the ring is empty, so after Flush or Close (with no
-// Handle running) Enqueued == Written + Dropped + Failed.
+// Handle running) Enqueued == Written + Dropped + Failed. With
+// Options.Sampler, records offered to Handle and HandleAttrs (enabled ones)
+// satisfy Enqueued + Sampled == offered + SampleMarkers.
 type Stats struct {
 	// Enqueued counts records offered to the ring (accepted + dropped).
 	Enqueued uint64
@@ -49,6 +51,12 @@ type Stats struct {
 	// Recovered counts records an earlier process had accepted, replayed
 	// from Options.RingFile at start (not part of Enqueued or Written).
 	Recovered uint64
+	// Sampled counts records Options.Sampler refused: never encoded nor
+	// enqueued. It is counted with one atomic add on the refusal path only.
+	Sampled uint64
+	// SampleMarkers counts the "suppressed N similar records" lines written
+	// for a MarkingSampler (part of Enqueued).
+	SampleMarkers uint64
 	// Unrecovered counts records found in Options.RingFile that could not
 	// be replayed (oversize records, whose bytes were on the heap).
 	Unrecovered uint64

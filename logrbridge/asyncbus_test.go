@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,4 +127,33 @@ func TestKeepErrors(t *testing.T) {
 	h, buf = jsonHandler(slog.LevelInfo)
 	NewLogger(h).Info("m", "v", errStringer{})
 	assert.Equal(t, "as stringer", one(t, buf.String())["v"], "default: Stringer first")
+}
+
+// logBoth logs one Error through each logger, on consecutive lines.
+func logBoth(root *slog.Logger, bridge logr.Logger) {
+	root.Error("via root")
+	bridge.Error(nil, "via bridge")
+}
+
+// TestStackTraceSameAsRootHandler: asyncbus's own Options.StackTraceLevel
+// and StackTraces write one format (zap's, from internal/stack): from the
+// same function, the stacks differ only in the first frame's line.
+func TestStackTraceSameAsRootHandler(t *testing.T) {
+	var viaRoot, viaBridge lockedBuffer
+	rh := asyncbus.NewHandler(&viaRoot, &asyncbus.Options{StackTraceLevel: slog.LevelError})
+	bh := asyncbus.NewHandler(&viaBridge, nil)
+	logBoth(slog.New(rh), NewLogger(bh, StackTraces(slog.LevelError)))
+	require.NoError(t, rh.Close())
+	require.NoError(t, bh.Close())
+	rs := strings.Split(one(t, viaRoot.String())["stacktrace"].(string), "\n")
+	bs := strings.Split(one(t, viaBridge.String())["stacktrace"].(string), "\n")
+	require.Greater(t, len(rs), 4)
+	assert.Equal(t, "github.com/asyncbus/asyncbus/logrbridge.logBoth", rs[0])
+	assert.Equal(t, rs[0], bs[0])
+	_, rootLine, _ := strings.Cut(rs[1], ".go:")
+	_, bridgeLine, _ := strings.Cut(bs[1], ".go:")
+	r, _ := strconv.Atoi(rootLine)
+	b, _ := strconv.Atoi(bridgeLine)
+	assert.Equal(t, r+1, b, "%s / %s", rs[1], bs[1])
+	assert.Equal(t, rs[2:], bs[2:], "the same frames below")
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/asyncbus/asyncbus/internal/stack"
 )
 
 // DefaultErrorKey is the key under which Logger.Error writes its error.
@@ -186,7 +188,7 @@ func (s *sink) Error(err error, msg string, keysAndValues ...any) {
 const callerSkip = 3
 
 // maxStack bounds the frames written by StackTraces.
-const maxStack = 64
+const maxStack = stack.MaxFrames
 
 func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 	var pc uintptr

@@ -85,22 +85,9 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	tick := c.tickOf(t)
 	s.maybeSweep(c, tick)
-	if r.Level >= c.exempt() {
+	if r.Level >= c.exempt() || s.decideAt(c, tick, r.Level, r.Message, h.name, h.loggerHash, target{h: h.base, addLogger: !h.namesOwn && h.name != ""}) {
 		return h.next.Handle(ctx, r)
 	}
-	sl := &s.slots[s.index(r.Level, r.Message, h.loggerHash)]
-	if c.keep(sl.count(c.gen, tick)) {
-		sl.kept.Add(1)
-		return h.next.Handle(ctx, r)
-	}
-	sl.suppressed.Add(1)
-	if info := sl.info.Load(); info == nil || info.level != r.Level || info.msg != r.Message || info.logger != h.name {
-		// The slot starts suppressing another key (or its first): publish
-		// the key for the marker before counting it pending (see slot).
-		sl.info.Store(&keyInfo{level: r.Level, msg: r.Message, logger: h.name, h: h.base,
-			addLogger: !h.namesOwn && h.name != "", loggerKey: DefaultLoggerKey})
-	}
-	sl.pending.Add(1)
 	return nil
 }
 

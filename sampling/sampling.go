@@ -26,6 +26,12 @@
 // (call it before closing the wrapped handler, so nothing stays unreported).
 // Sampler.Stats counts kept, suppressed and reported records.
 //
+// A Sampler can also be installed in the asyncbus handler itself, as
+// asyncbus.Options.Sampler (it implements asyncbus.MarkingSampler): the
+// handler then decides before encoding, counts refusals in its
+// Stats.Sampled, writes the markers itself (never sampling them) and
+// writes the pending ones when it closes.
+//
 // The configuration can be swapped at run time with Sampler.SetConfig; each
 // record is decided under one consistent configuration.
 package sampling
@@ -40,6 +46,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus"
 )
 
 // Config says how a Sampler samples.
@@ -130,12 +138,25 @@ func validate(cfg Config) (*config, error) {
 // keyInfo names the key whose records a slot last suppressed, for the
 // marker record. It is immutable once published.
 type keyInfo struct {
-	level     slog.Level
-	msg       string
-	logger    string
-	h         slog.Handler // where the marker goes: the Named handler, before WithAttrs/WithGroup
-	addLogger bool         // h does not write logger names itself
-	loggerKey string
+	level  slog.Level
+	msg    string
+	logger string
+	target
+}
+
+// target says where a key's marker goes: to the handler h (a Handler's
+// Named handler, before WithAttrs/WithGroup), or to rep (a Sampler bound to
+// an asyncbus.Handler by WithMarkers), or nowhere (Sample called directly).
+type target struct {
+	h         slog.Handler
+	addLogger bool // h does not write logger names itself
+	rep       *reporter
+}
+
+// reporter is the marker writer of one WithMarkers binding; its address
+// identifies the binding.
+type reporter struct {
+	mark func(level slog.Level, msg, logger string, n uint64) error
 }
 
 // slot is one counter of the table. All fields are atomics touched by
@@ -309,6 +330,25 @@ func (c *config) keep(n uint64) bool {
 	return c.Thereafter > 0 && (n-first)%uint64(c.Thereafter) == 0
 }
 
+// decideAt counts a record of key (level, msg, logger) in window tick
+// under c and reports whether it is kept. A refused record is counted
+// pending for the key's marker, which goes to to.
+func (s *Sampler) decideAt(c *config, tick uint64, level slog.Level, msg, logger string, loggerHash uint64, to target) bool {
+	sl := &s.slots[s.index(level, msg, loggerHash)]
+	if c.keep(sl.count(c.gen, tick)) {
+		sl.kept.Add(1)
+		return true
+	}
+	sl.suppressed.Add(1)
+	if info := sl.info.Load(); info == nil || info.level != level || info.msg != msg || info.logger != logger || info.rep != to.rep {
+		// The slot starts suppressing another key (or its first): publish
+		// the key for the marker before counting it pending (see slot).
+		sl.info.Store(&keyInfo{level: level, msg: msg, logger: logger, target: to})
+	}
+	sl.pending.Add(1)
+	return false
+}
+
 // index returns the slot of a key.
 func (s *Sampler) index(level slog.Level, msg string, loggerHash uint64) uint64 {
 	x := maphash.String(s.seed, msg) ^ loggerHash ^ uint64(int64(level))*0x9e3779b97f4a7c15
@@ -352,14 +392,74 @@ func (s *Sampler) sweep() error {
 
 // emit writes the marker for n records suppressed under info.
 func (s *Sampler) emit(info *keyInfo, n uint64) error {
+	if info.rep != nil {
+		s.markers.Add(1)
+		s.reported.Add(n)
+		// The asyncbus.Handler writes the marker itself, unsampled.
+		return info.rep.mark(info.level, info.msg, info.logger, n)
+	}
+	if info.h == nil {
+		// Sample called directly, outside any handler: nowhere to report.
+		// The records stay counted in Stats.Suppressed, not in Reported.
+		return nil
+	}
 	s.markers.Add(1)
 	s.reported.Add(n)
 	r := slog.NewRecord(time.Now(), info.level, fmt.Sprintf("suppressed %d similar records", n), 0)
 	r.AddAttrs(slog.String(SuppressedMsgKey, info.msg))
 	if info.addLogger {
-		r.AddAttrs(slog.String(info.loggerKey, info.logger))
+		r.AddAttrs(slog.String(DefaultLoggerKey, info.logger))
 	}
 	// Background: the marker stands for many calls, and must not carry the
 	// context fields (trace IDs, request attrs) of whichever call swept.
 	return info.h.Handle(context.Background(), r)
 }
+
+// Sample reports whether a record of (level, msg, logger) at time t is
+// kept, counting it as Handler.Handle does (records at or above the exempt
+// level, and all records while Off, are kept uncounted). It implements
+// asyncbus.Sampler; the handler uses WithMarkers, so that the records it
+// refuses are reported by markers in its own output. Records refused by
+// Sample called directly get no marker: they are counted in
+// Stats.Suppressed only.
+func (s *Sampler) Sample(t time.Time, level slog.Level, msg, logger string) bool {
+	return s.sample(t, level, msg, logger, nil)
+}
+
+func (s *Sampler) sample(t time.Time, level slog.Level, msg, logger string, rep *reporter) bool {
+	c := s.cfg.Load() // the configuration for this whole decision
+	if c.Off {
+		return true
+	}
+	if t.IsZero() {
+		t = time.Now()
+	}
+	tick := c.tickOf(t)
+	s.maybeSweep(c, tick)
+	return level >= c.exempt() || s.decideAt(c, tick, level, msg, logger, s.nameHash(logger), target{rep: rep})
+}
+
+// WithMarkers returns s bound to one asyncbus.Handler (which calls it when
+// Options.Sampler is s): it decides as s does, sharing s's counters and
+// configuration, and reports the records it refuses by calling mark with
+// the key and the count, once per key per tick (the first record of a new
+// tick sweeps, as for a Handler) and on Report, which the handler calls
+// when it closes. mark writes the marker itself, unsampled. It implements
+// asyncbus.MarkingSampler.
+func (s *Sampler) WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) asyncbus.Sampler {
+	return &boundSampler{s: s, rep: &reporter{mark: mark}}
+}
+
+// boundSampler is a Sampler bound by WithMarkers.
+type boundSampler struct {
+	s   *Sampler
+	rep *reporter
+}
+
+// Sample decides as Sampler.Sample does, with markers going to rep.
+func (b *boundSampler) Sample(t time.Time, level slog.Level, msg, logger string) bool {
+	return b.s.sample(t, level, msg, logger, b.rep)
+}
+
+// Report writes the pending markers of the whole Sampler now.
+func (b *boundSampler) Report() error { return b.s.Report() }

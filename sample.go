@@ -1,0 +1,120 @@
+package asyncbus
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Sampler decides, before a record is encoded, whether it is written
+// (Options.Sampler). *sampling.Sampler implements it: the first N records
+// per tick of each (level, message, logger) key, then every Mth.
+//
+// Sample is called on the logging goroutine for every enabled record, with
+// the record's time, level, message and the handler's logger name (see
+// Named), and must be safe for concurrent use. A false result drops the
+// record before encoding; it is counted in Stats.Sampled.
+type Sampler interface {
+	Sample(t time.Time, level slog.Level, msg, logger string) bool
+}
+
+// MarkingSampler is a Sampler that accounts for the records it refuses with
+// in-band marker records, as *sampling.Sampler does. NewHandler calls
+// WithMarkers once and consults the Sampler it returns. That Sampler calls
+// mark (from within Sample, at its tick boundaries, or from a Report()
+// error method, which Close calls) with a key and the number n of its
+// records refused since the last marker; the handler writes the marker
+// line "suppressed N similar records" at that level, with the key's
+// message under "sampled_msg" and its logger name, to its output. Markers
+// never pass through the Sampler and carry no context fields; they are
+// counted in Stats.SampleMarkers (and in Enqueued, like any record).
+type MarkingSampler interface {
+	Sampler
+	WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) Sampler
+}
+
+// sampledMsgKey is the key of the sampled message in a marker; the same as
+// sampling.SuppressedMsgKey (checked by the sampling tests).
+const sampledMsgKey = "sampled_msg"
+
+// sampleState is the handler's sampling: nil sampler means off.
+type sampleState struct {
+	sampler Sampler
+	report  func() error  // the bound sampler's Report, or nil
+	counts  *sampleCounts // non-nil when sampler is
+}
+
+// sampleCounts are the sampling counters. They live in their own
+// allocation, padded, so that refusals (which add here) do not dirty the
+// cache line holding core's fields, which every Handle reads.
+type sampleCounts struct {
+	_ [64]byte
+	// sampled and markers are plain atomic adds: totals for Stats, with
+	// nothing ordered after them.
+	sampled atomic.Uint64
+	markers atomic.Uint64
+	_       [48]byte
+}
+
+// initSampling installs o.Sampler, with markers written through root (the
+// handler NewHandler returns: no attributes, groups or name).
+func (c *core) initSampling(s Sampler, root *Handler) {
+	if s == nil {
+		return
+	}
+	c.sample.counts = &sampleCounts{}
+	if m, ok := s.(MarkingSampler); ok {
+		s = m.WithMarkers(root.writeSampleMarker)
+	}
+	if r, ok := s.(interface{ Report() error }); ok {
+		c.sample.report = r.Report
+	}
+	c.sample.sampler = s
+}
+
+// refuse reports whether the Sampler drops a record, counting it if so.
+// With no Sampler it is one load and compare (inlined).
+func (s *sampleState) refuse(t time.Time, level slog.Level, msg, logger string) bool {
+	return s.sampler != nil && s.refuseSampled(t, level, msg, logger)
+}
+
+func (s *sampleState) refuseSampled(t time.Time, level slog.Level, msg, logger string) bool {
+	if s.sampler.Sample(t, level, msg, logger) {
+		return false
+	}
+	s.counts.sampled.Add(1) // the refusal path only
+	return true
+}
+
+// flushMarkers writes the sampler's pending markers (Close calls it before
+// closing the bus, so that nothing stays unreported).
+func (s *sampleState) flushMarkers() {
+	if s.report != nil {
+		_ = s.report() // a marker's failure is counted by the bus like any record's
+	}
+}
+
+// addStats fills the sampling fields of st.
+func (s *sampleState) addStats(st *Stats) {
+	if s.counts != nil {
+		st.Sampled = s.counts.sampled.Load()
+		st.SampleMarkers = s.counts.markers.Load()
+	}
+}
+
+// writeSampleMarker writes one marker for n refused records of a key,
+// bypassing the Sampler. h is the root handler.
+func (h *Handler) writeSampleMarker(level slog.Level, msg, logger string, n uint64) error {
+	m := h.Named(logger) // markers are rare: the derived encoder's allocation is fine
+	r := slog.NewRecord(time.Now(), level, "suppressed "+strconv.FormatUint(n, 10)+" similar records", 0)
+	r.AddAttrs(slog.String(sampledMsgKey, msg))
+	h.core.sample.counts.markers.Add(1)
+	if m.rec != nil {
+		return m.handleRecord(context.Background(), r)
+	}
+	b := bufPool.Get().(*buffer)
+	b.data = m.enc.Append(b.data[:0], r, nil)
+	return m.enqueue(b, level)
+}

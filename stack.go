@@ -1,0 +1,129 @@
+package asyncbus
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"strings"
+
+	"github.com/asyncbus/asyncbus/encode"
+	"github.com/asyncbus/asyncbus/internal/stack"
+)
+
+// StackTraceKey is the key of the stack trace that Options.StackTraceLevel
+// adds to records.
+const StackTraceKey = "stacktrace"
+
+// stackState is the handler's stack trace setting.
+type stackState struct {
+	level slog.Leveler // nil: off
+	below bool         // Console: the stack goes on the lines below the record, as zap writes it
+}
+
+// want reports whether records at level l get a stack trace. Off, it is one
+// load and compare (inlined), and allocates nothing.
+func (s *stackState) want(l slog.Level) bool {
+	return s.level != nil && l >= s.level.Level()
+}
+
+func newStackState(level slog.Leveler, f Format) stackState {
+	return stackState{level: level, below: f == encode.Console}
+}
+
+// handleStack is Handle for a record at or above Options.StackTraceLevel.
+// The stack is taken here, on the logging goroutine, and is:
+//   - none, when the record already has a top-level "stacktrace" attribute
+//     (logrbridge's StackTraces adds one);
+//   - else the stack carried by the first error attribute (in record order,
+//     groups included) whose chain holds a github.com/pkg/errors-style
+//     StackTrace() or go-errors-style Callers() (internal/stack.OfError);
+//   - else the logging call's stack, starting at the record's PC, or, when
+//     the PC is 0 or not on this stack (HandleAttrs, a wrapping handler that
+//     made a new record), at the first frame outside log/slog and this
+//     module's packages (test files excepted).
+//
+// It is written as the record's last attribute (a string; JSON and Text
+// quote it; the zap formats write it as zap's entry stack), or, in the
+// Console format, on the lines below the record.
+func (h *Handler) handleStack(ctx context.Context, r slog.Record) error {
+	st, ok := recordStack(r)
+	if !ok {
+		return h.handleWith(ctx, r, "")
+	}
+	if h.rec == nil && h.core.stack.below {
+		return h.handleWith(ctx, r, st)
+	}
+	r = r.Clone() // the caller's record may share its attribute array
+	r.AddAttrs(slog.String(StackTraceKey, st))
+	return h.handleWith(ctx, r, "")
+}
+
+// handleWith is Handle's encoding and enqueueing, with below (if not
+// empty) appended on its own lines after the encoded line.
+func (h *Handler) handleWith(ctx context.Context, r slog.Record, below string) error {
+	if h.rec != nil {
+		return h.handleRecord(ctx, r)
+	}
+	b := bufPool.Get().(*buffer)
+	b.data = h.enc.Append(b.data[:0], r, h.contextFields(ctx, b))
+	if below != "" {
+		b.data = append(b.data, below...)
+		b.data = append(b.data, '\n')
+	}
+	return h.enqueue(b, r.Level)
+}
+
+// recordStack returns the stack trace for r, or false when r already has one.
+func recordStack(r slog.Record) (string, bool) {
+	var carried []uintptr
+	has := false
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == StackTraceKey {
+			has = true
+			return false
+		}
+		if carried == nil {
+			carried = attrStack(a.Value, 0)
+		}
+		return true
+	})
+	switch {
+	case has:
+		return "", false
+	case carried != nil:
+		return stack.Format(carried), true
+	}
+	return stack.From(r.PC, ownFrame), true
+}
+
+// attrStack returns the stack carried by an error in v (or in v's group),
+// or nil. LogValuers are not resolved: that would run them twice.
+func attrStack(v slog.Value, depth int) []uintptr {
+	switch v.Kind() {
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return stack.OfError(err)
+		}
+	case slog.KindGroup:
+		if depth > 16 {
+			return nil
+		}
+		for _, a := range v.Group() {
+			if pcs := attrStack(a.Value, depth+1); pcs != nil {
+				return pcs
+			}
+		}
+	}
+	return nil
+}
+
+// ownFrame reports frames of the logging machinery, left out at the top of
+// a logging call's stack when the record's PC does not mark the call:
+// log/slog and this module's packages, except their test files.
+func ownFrame(f runtime.Frame) bool {
+	fn := f.Function
+	own := strings.HasPrefix(fn, "log/slog.") ||
+		strings.HasPrefix(fn, "github.com/asyncbus/asyncbus.") ||
+		strings.HasPrefix(fn, "github.com/asyncbus/asyncbus/")
+	return own && !strings.HasSuffix(f.File, "_test.go")
+}
