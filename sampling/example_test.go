@@ -19,8 +19,9 @@ func noTime(groups []string, a slog.Attr) slog.Attr {
 
 func Example() {
 	ab := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{ReplaceAttr: noTime})
-	// Per second and per (level, message, logger): the first 2, then every 3rd.
-	h, err := sampling.NewHandler(ab, sampling.Config{First: 2, Thereafter: 3})
+	// Per hour (one window for the whole example; the default tick is a
+	// second) and per (level, message, logger): the first 2, then every 3rd.
+	h, err := sampling.NewHandler(ab, sampling.Config{Tick: time.Hour, First: 2, Thereafter: 3})
 	if err != nil {
 		panic(err)
 	}
@@ -30,7 +31,7 @@ func Example() {
 	}
 	log.Error("evicted all") // Error and above are never sampled
 	// Report writes the pending "suppressed" markers now (otherwise the
-	// first record of the next second does); then close the output.
+	// first record of the next window does); then close the output.
 	_ = h.Sampler().Report()
 	_ = ab.Close()
 	fmt.Printf("%+v\n", h.Sampler().Stats())
