@@ -110,7 +110,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		LoggerKey:      o.LoggerKey,
 	}
 	enc := encode.New(encOpts)
-	b, err := bus.New(w, o.busConfig(dropMarker(enc, encOpts)))
+	b, err := bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
 	if err != nil {
 		// Only a ring file can fail.
 		if errors.Is(err, bus.ErrRingLocked) {
@@ -121,7 +121,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		}
 		o.OnError(fmt.Errorf("asyncbus: ring file unusable, logging to an in-memory ring: %w", err))
 		o.RingFile = ""
-		b, err = bus.New(w, o.busConfig(dropMarker(enc, encOpts)))
+		b, err = bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
 		if err != nil {
 			panic("asyncbus: in-memory ring failed: " + err.Error()) // cannot happen: only ring files fail
 		}
@@ -132,7 +132,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		context:   o.Context,
 		rules:     o.Rules,
 		copyCtx:   o.ReplaceAttr != nil,
-		exitSafe:  o.exitSafe(),
+		exitSafe:  o.exitSafe(w),
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal

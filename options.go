@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus/internal/bus"
+	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
 // Overflow says what Handle does when the ring is full.
@@ -175,17 +176,22 @@ func (o *Options) validate(w io.Writer) error {
 	return errors.Join(errs...)
 }
 
-// exitSafe reports whether callers may wait for the output: records are
+// exitSafe reports whether callers may wait for the output w: records are
 // then written through when the handler is quiet, and Error records are
 // written before Handle returns. Only in Block mode without BlockTimeout:
 // Drop mode and a BlockTimeout promise callers a bounded wait, which a
-// stuck output (a full pipe) would break.
-func (o *Options) exitSafe() bool {
+// stuck output (a full pipe) would break. Never for a sink that retries
+// over the network (plug.Closer, otlpsink): a log call must not wait for a
+// collector's round trips and back-off.
+func (o *Options) exitSafe(w io.Writer) bool {
+	if _, remote := w.(plug.Closer); remote {
+		return false
+	}
 	return o.Overflow == Block && o.BlockTimeout == 0
 }
 
-// busConfig is the bus configuration for validated options.
-func (o *Options) busConfig(dropMarker func([]byte, uint64) []byte) bus.Config {
+// busConfig is the bus configuration for validated options and output w.
+func (o *Options) busConfig(w io.Writer, dropMarker func([]byte, uint64) []byte) bus.Config {
 	return bus.Config{
 		Capacity:      o.Capacity,
 		Overflow:      bus.Overflow(o.Overflow),
@@ -195,7 +201,7 @@ func (o *Options) busConfig(dropMarker func([]byte, uint64) []byte) bus.Config {
 		OnError:       o.OnError,
 		RingFile:      o.RingFile,
 		DropMarker:    dropMarker,
-		WriteThrough:  o.exitSafe(),
+		WriteThrough:  o.exitSafe(w),
 	}
 }
 
