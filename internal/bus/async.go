@@ -617,7 +617,7 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 			case wtWritten:
 				return t + need, true, nil
 			case wtCommitted:
-				b.wakeAfterCommit(t, need)
+				b.wakeAfterCommit(t, t+need, need)
 				return t + need, false, nil
 			}
 		}
@@ -628,7 +628,7 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 			off = 0
 		}
 		b.commit(off, p)
-		b.wakeAfterCommit(t, t+total-h) // t+total-h: the depth, an upper bound (head may have moved on)
+		b.wakeAfterCommit(t, t+total, t+total-h) // t+total-h: the depth, an upper bound (head may have moved on)
 		return t + total, false, nil
 	}
 }
@@ -649,7 +649,7 @@ func (b *Bus) commit(off uint64, rec []byte) {
 }
 
 // wakeAfterCommit wakes the drainer if it may be waiting for the record
-// whose reservation started at t, just committed, and applies back-pressure
+// whose reservation [t, end) was just committed, and applies back-pressure
 // past the high watermark.
 //
 // The state word is loaded only when the drainer may be idle because of this
@@ -666,17 +666,22 @@ func (b *Bus) commit(off uint64, rec []byte) {
 // which therefore sees the drainer's last head (>= t, as the drainer waits at
 // our record), and our state load, later still, sees stParked. When the
 // drainer waits at a written-through reservation instead, see writeThrough1.
-func (b *Bus) wakeAfterCommit(t, depth uint64) {
+func (b *Bus) wakeAfterCommit(t, end, depth uint64) {
 	if depth >= b.hwBytes || b.head.Load() >= t || b.wtHead.Load() >= t {
 		if s := b.state.Load(); s != stRunning {
 			b.wake(s, depth)
 		}
 	}
-	if depth >= b.hwBytes {
+	if depth >= b.hwBytes && (t^(end-1))>>yieldShift != 0 {
 		// Back-pressure before the ring is full: when producers outnumber
 		// cores, the drainer may be runnable but waiting behind them for a
-		// processor. Yielding once lets it run; on an idle machine this
-		// costs one scheduler round trip, and only above the watermark.
+		// processor. Yielding lets it run. Only the producer whose
+		// reservation crosses a 2^yieldShift-byte boundary yields, not every
+		// one: a yield costs a scheduler round trip and a wakep (~150 ns,
+		// more than the rest of Enqueue), and a drainer that cannot keep up
+		// keeps the ring past the watermark, so a yield on every record made
+		// producers spend most of their time in the scheduler, taking CPU
+		// from the drainer and the kernel's write on a small machine.
 		runtime.Gosched()
 	}
 }
@@ -819,7 +824,7 @@ func (b *Bus) enqueueOversize(p []byte) (uint64, bool, error) {
 		// The length bits carry the record's length (lenMask if larger), which
 		// only ring-file recovery reads: the drainer ignores them.
 		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize|min(uint64(len(p)), lenMask))
-		b.wakeAfterCommit(t, t+hdrSize-h)
+		b.wakeAfterCommit(t, t+hdrSize, t+hdrSize-h)
 		return t + hdrSize, false, nil
 	}
 }
@@ -916,6 +921,11 @@ type waitState struct {
 	spins    int
 	deadline time.Time
 }
+
+// yieldShift: past the high watermark, producers yield once per
+// 2^yieldShift ring bytes reserved (32 KiB, ~150 records of 200 bytes), see
+// wakeAfterCommit.
+const yieldShift = 15
 
 const (
 	spinLimit  = 32 // re-checks before yielding
