@@ -300,6 +300,7 @@ type Bus struct {
 	wtInterval   int64     // ns between write-throughs at the sustained rate; <= 0: unlimited
 	wtTolerance  int64     // ns of burst the rate limit allows
 	epoch        time.Time // monotonic origin of wtTAT
+	yieldShift   uint      // see maxYieldShift
 
 	_ pad
 	// tail is the producers' reservation cursor (byte position, never wraps;
@@ -525,6 +526,7 @@ func (b *Bus) applyDefaults(cfg Config) {
 		panic(fmt.Sprintf("bus: HighWatermark %v not in (0, 1]", cfg.HighWatermark))
 	}
 	b.hwBytes = uint64(hw * float64(b.capacity))
+	b.yieldShift = min(maxYieldShift, uint(bits.Len64(b.capacity))-1-3) // capacity/8; capacity >= 64 is a power of two
 	if b.minBatch == 0 {
 		b.minBatch = DefaultMinBatch
 	}
@@ -672,11 +674,11 @@ func (b *Bus) wakeAfterCommit(t, end, depth uint64) {
 			b.wake(s, depth)
 		}
 	}
-	if depth >= b.hwBytes && (t^(end-1))>>yieldShift != 0 {
+	if depth >= b.hwBytes && (t^(end-1))>>b.yieldShift != 0 {
 		// Back-pressure before the ring is full: when producers outnumber
 		// cores, the drainer may be runnable but waiting behind them for a
 		// processor. Yielding lets it run. Only the producer whose
-		// reservation crosses a 2^yieldShift-byte boundary yields, not every
+		// reservation crosses a 2^b.yieldShift-byte boundary yields, not every
 		// one: a yield costs a scheduler round trip and a wakep (~150 ns,
 		// more than the rest of Enqueue), and a drainer that cannot keep up
 		// keeps the ring past the watermark, so a yield on every record made
@@ -922,10 +924,11 @@ type waitState struct {
 	deadline time.Time
 }
 
-// yieldShift: past the high watermark, producers yield once per
-// 2^yieldShift ring bytes reserved (32 KiB, ~150 records of 200 bytes), see
-// wakeAfterCommit.
-const yieldShift = 15
+// maxYieldShift: past the high watermark, producers yield once per
+// 2^Bus.yieldShift ring bytes reserved, see wakeAfterCommit: 32 KiB (~150
+// records of 200 bytes), or an eighth of a smaller ring, so that a small
+// ring still yields several times between the watermark and full.
+const maxYieldShift = 15
 
 const (
 	spinLimit  = 32 // re-checks before yielding
