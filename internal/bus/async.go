@@ -300,6 +300,7 @@ type Bus struct {
 	wtInterval   int64     // ns between write-throughs at the sustained rate; <= 0: unlimited
 	wtTolerance  int64     // ns of burst the rate limit allows
 	epoch        time.Time // monotonic origin of wtTAT
+	yieldShift   uint      // see maxYieldShift
 
 	_ pad
 	// tail is the producers' reservation cursor (byte position, never wraps;
@@ -525,6 +526,7 @@ func (b *Bus) applyDefaults(cfg Config) {
 		panic(fmt.Sprintf("bus: HighWatermark %v not in (0, 1]", cfg.HighWatermark))
 	}
 	b.hwBytes = uint64(hw * float64(b.capacity))
+	b.yieldShift = min(maxYieldShift, uint(bits.Len64(b.capacity))-1-3) // capacity/8; capacity >= 64 is a power of two
 	if b.minBatch == 0 {
 		b.minBatch = DefaultMinBatch
 	}
@@ -617,7 +619,7 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 			case wtWritten:
 				return t + need, true, nil
 			case wtCommitted:
-				b.wakeAfterCommit(t, need)
+				b.wakeAfterCommit(t, t+need, need)
 				return t + need, false, nil
 			}
 		}
@@ -628,7 +630,7 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 			off = 0
 		}
 		b.commit(off, p)
-		b.wakeAfterCommit(t, t+total-h) // t+total-h: the depth, an upper bound (head may have moved on)
+		b.wakeAfterCommit(t, t+total, t+total-h) // t+total-h: the depth, an upper bound (head may have moved on)
 		return t + total, false, nil
 	}
 }
@@ -649,7 +651,7 @@ func (b *Bus) commit(off uint64, rec []byte) {
 }
 
 // wakeAfterCommit wakes the drainer if it may be waiting for the record
-// whose reservation started at t, just committed, and applies back-pressure
+// whose reservation [t, end) was just committed, and applies back-pressure
 // past the high watermark.
 //
 // The state word is loaded only when the drainer may be idle because of this
@@ -666,17 +668,22 @@ func (b *Bus) commit(off uint64, rec []byte) {
 // which therefore sees the drainer's last head (>= t, as the drainer waits at
 // our record), and our state load, later still, sees stParked. When the
 // drainer waits at a written-through reservation instead, see writeThrough1.
-func (b *Bus) wakeAfterCommit(t, depth uint64) {
+func (b *Bus) wakeAfterCommit(t, end, depth uint64) {
 	if depth >= b.hwBytes || b.head.Load() >= t || b.wtHead.Load() >= t {
 		if s := b.state.Load(); s != stRunning {
 			b.wake(s, depth)
 		}
 	}
-	if depth >= b.hwBytes {
+	if depth >= b.hwBytes && (t^(end-1))>>b.yieldShift != 0 {
 		// Back-pressure before the ring is full: when producers outnumber
 		// cores, the drainer may be runnable but waiting behind them for a
-		// processor. Yielding once lets it run; on an idle machine this
-		// costs one scheduler round trip, and only above the watermark.
+		// processor. Yielding lets it run. Only the producer whose
+		// reservation crosses a 2^b.yieldShift-byte boundary yields, not every
+		// one: a yield costs a scheduler round trip and a wakep (~150 ns,
+		// more than the rest of Enqueue), and a drainer that cannot keep up
+		// keeps the ring past the watermark, so a yield on every record made
+		// producers spend most of their time in the scheduler, taking CPU
+		// from the drainer and the kernel's write on a small machine.
 		runtime.Gosched()
 	}
 }
@@ -819,7 +826,7 @@ func (b *Bus) enqueueOversize(p []byte) (uint64, bool, error) {
 		// The length bits carry the record's length (lenMask if larger), which
 		// only ring-file recovery reads: the drainer ignores them.
 		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize|min(uint64(len(p)), lenMask))
-		b.wakeAfterCommit(t, t+hdrSize-h)
+		b.wakeAfterCommit(t, t+hdrSize, t+hdrSize-h)
 		return t + hdrSize, false, nil
 	}
 }
@@ -916,6 +923,12 @@ type waitState struct {
 	spins    int
 	deadline time.Time
 }
+
+// maxYieldShift: past the high watermark, producers yield once per
+// 2^Bus.yieldShift ring bytes reserved, see wakeAfterCommit: 32 KiB (~150
+// records of 200 bytes), or an eighth of a smaller ring, so that a small
+// ring still yields several times between the watermark and full.
+const maxYieldShift = 15
 
 const (
 	spinLimit  = 32 // re-checks before yielding

@@ -161,16 +161,16 @@ func BenchmarkEnqueue(b *testing.B) {
 
 // BenchmarkFileSinkMode measures the two ways the drainer can hand a batch of
 // 200-byte records to an *os.File: writev(2) of the ring views, or a copy into
-// one staging buffer and a single write(2). useWritev's default follows it.
+// one staging buffer and a single write(2). writevRegular's default follows it.
 func BenchmarkFileSinkMode(b *testing.B) {
 	for _, mode := range []struct {
 		name   string
 		writev bool
 	}{{"writev", true}, {"copy_write", false}} {
 		b.Run(mode.name, func(b *testing.B) {
-			saved := useWritev
-			useWritev = mode.writev
-			defer func() { useWritev = saved }()
+			saved, savedRegular := useWritev, writevRegular
+			useWritev, writevRegular = mode.writev, mode.writev
+			defer func() { useWritev, writevRegular = saved, savedRegular }()
 			f := benchSinks(b)["file"]()
 			bus, err := testNew(f, Config{})
 			if err != nil {

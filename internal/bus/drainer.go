@@ -31,6 +31,12 @@ const (
 	kMarker                   // drop marker (not a record)
 )
 
+// maxStagingKeep is the largest staging buffer (sinkCopy) the drainer keeps
+// between batches: a full batch of 4096 records of 200 bytes takes ~0.8 MiB;
+// a larger one (oversize records, which may be of any size) is released
+// after its write.
+const maxStagingKeep = 4 << 20
+
 const (
 	idleSleepMin = 50 * time.Microsecond
 	maxFailShift = 30
@@ -308,6 +314,9 @@ func (d *drainer) writeRound() {
 		b.wmu.Lock()
 		done = d.write()
 		b.wmu.Unlock()
+		if cap(d.staging) > maxStagingKeep {
+			d.staging = nil // a batch of large (oversize) records: do not keep its copy's memory
+		}
 	}
 	var written, wbytes, failed, markers uint64
 	for i, k := range d.kinds {

@@ -228,6 +228,7 @@ func TestFileSizeLimitChild(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	useWritev = writev
+	writevRegular = writev // this child exercises writev on a regular file
 	b := newTestBus(t, f, Config{Capacity: 64 << 10}, fastRetry)
 	want := sinkCopy
 	if writev {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -180,4 +181,28 @@ func TestDropAfterFinalGapsCountsAsClosed(t *testing.T) {
 	assert.Empty(t, b.gaps)
 	b.dropMu.Unlock()
 	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+}
+
+// TestRegularFileStagingNotKept: a regular file is written from a staged
+// copy of the batch (sinkCopy); a batch holding a large oversize record must
+// not leave a staging buffer of its size behind.
+func TestRegularFileStagingNotKept(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "out.log"))
+	require.NoError(t, err)
+	defer f.Close()
+	b := newTestBus(t, f, Config{Capacity: 64 << 10}, nil)
+	require.Equal(t, sinkCopy, b.sink, "a regular file is written with one write of a staged copy")
+	big := payload(1, 2*maxStagingKeep)
+	small := payload(2, 100)
+	require.NoError(t, b.Enqueue(small))
+	require.NoError(t, b.Enqueue(big))
+	require.NoError(t, b.Enqueue(small))
+	closeBus(t, b) // the drainer has exited: its state may be read
+	assert.LessOrEqual(t, cap(b.d.staging), maxStagingKeep)
+	st := b.Stats()
+	assert.EqualValues(t, 3, st.Written)
+	assert.EqualValues(t, 1, st.Oversize)
+	data, err := os.ReadFile(f.Name())
+	require.NoError(t, err)
+	assert.Equal(t, string(small)+string(big)+string(small), string(data))
 }

@@ -8,6 +8,9 @@ const iovMax = 1024
 
 var useWritev = false
 
+// writevRegular: see writev_linux.go (no writev here).
+var writevRegular = false
+
 func detectSink(w io.Writer) sinkKind {
 	if _, ok := w.(BatchWriter); ok {
 		return sinkBatch
