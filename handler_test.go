@@ -443,7 +443,13 @@ func TestWritesAreBatched(t *testing.T) {
 	}
 	require.NoError(t, h.Close())
 	assert.EqualValues(t, n, w.lines.Load())
-	assert.Less(t, w.calls.Load(), int64(n/4), "far fewer writes than records")
+	// Write-through writes one record per call, as many as its rate limit
+	// lets through (how many depends on the machine's speed); the records
+	// that went through the ring are written in batches.
+	wt := int64(h.Stats().WriteThrough)
+	ringed, ringCalls := int64(n)-wt, w.calls.Load()-wt
+	require.Greater(t, ringed, int64(1000), "most records went through the ring")
+	assert.Less(t, ringCalls, ringed/4, "far fewer writes than records (%d written through)", wt)
 }
 
 type resolveTo struct{ v slog.Value }
