@@ -281,3 +281,59 @@ func BenchmarkStackTrace(b *testing.B) {
 		})
 	}
 }
+
+// forkErr branches at every level: Unwrap() []error returns two children,
+// so an error chain of depth 24 has 2^24 paths (and one of depth 100,
+// 2^100). unwraps counts the Unwrap calls of the whole tree.
+type forkErr struct {
+	depth   int
+	unwraps *int
+}
+
+func (e *forkErr) Error() string { return "fork" }
+func (e *forkErr) Unwrap() []error {
+	*e.unwraps++
+	if e.depth == 0 {
+		return nil
+	}
+	c := &forkErr{e.depth - 1, e.unwraps}
+	return []error{c, c}
+}
+
+// TestStackTraceForkedErrorChain (review finding 3): an error chain that
+// branches costs the logging call bounded work, and the record is written
+// with the logging call's stack.
+func TestStackTraceForkedErrorChain(t *testing.T) {
+	for _, depth := range []int{24, 100} {
+		t.Run(strconv.Itoa(depth), func(t *testing.T) {
+			unwraps := 0
+			lines := logForStack(t, &Options{StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
+				l.Error("x", "err", &forkErr{depth, &unwraps})
+			})
+			require.Len(t, lines, 1)
+			assert.Equal(t, thisTest+"ForkedErrorChain.func1.1", jsonStack(t, lines[0])[0][0])
+			assert.Positive(t, unwraps)
+			assert.LessOrEqual(t, unwraps, 256, "the chain walk visits a bounded number of errors in all")
+		})
+	}
+}
+
+// panicCallers is a go-errors-style error whose Callers panics.
+type panicCallers struct{}
+
+func (panicCallers) Error() string      { return "pc" }
+func (panicCallers) Callers() []uintptr { panic("boom") }
+
+// TestStackTracePanickingCallers (review finding 4): a Callers method that
+// panics does not crash the logging call; the record is written with the
+// logging call's stack.
+func TestStackTracePanickingCallers(t *testing.T) {
+	var lines []string
+	require.NotPanics(t, func() {
+		lines = logForStack(t, &Options{StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
+			l.Error("x", "err", error(panicCallers{}))
+		})
+	})
+	require.Len(t, lines, 1)
+	assert.Equal(t, thisTest+"PanickingCallers.func1.1", jsonStack(t, lines[0])[0][0])
+}

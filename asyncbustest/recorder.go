@@ -37,11 +37,16 @@ type recStore struct {
 // with an empty key inlined, and the WithAttrs/WithGroup state of the
 // handler that recorded it applied.
 type Record struct {
-	Time    time.Time
-	Level   slog.Level
+	// Time is the record's time, as the logger set it.
+	Time time.Time
+	// Level is the record's level.
+	Level slog.Level
+	// Message is the record's message.
 	Message string
-	PC      uintptr
-	Attrs   []slog.Attr
+	// PC is the program counter of the logging call (0 if not recorded).
+	PC uintptr
+	// Attrs are the attributes as written (see Record).
+	Attrs []slog.Attr
 }
 
 // NewRecorder returns an empty Recorder.

@@ -49,9 +49,10 @@ type Options struct {
 	// ("k=v,k2=v2", values percent-decoded) and OTEL_SERVICE_NAME. Without
 	// any service.name, "unknown_service:<executable>" is used, as the SDK does.
 	Resource []slog.Attr
-	// ScopeName and ScopeVersion name the instrumentation scope; empty
-	// ScopeName means "github.com/asyncbus/asyncbus/otlpsink".
-	ScopeName    string
+	// ScopeName names the instrumentation scope; empty means
+	// "github.com/asyncbus/asyncbus/otlpsink".
+	ScopeName string
+	// ScopeVersion is the instrumentation scope's version; empty sends none.
 	ScopeVersion string
 
 	// RetryInitial is the first back-off after a retryable failure (429,

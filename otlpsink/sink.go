@@ -56,9 +56,11 @@ type Stats struct {
 
 // StatusError is a non-2xx answer from the collector.
 type StatusError struct {
-	Code      int
-	Body      string // the start of the response body
-	Permanent bool   // not retried: the batch is counted as failed
+	// Code is the HTTP status code of the response.
+	Code int
+	// Body is the start of the response body.
+	Body      string
+	Permanent bool // not retried: the batch is counted as failed
 }
 
 // Error implements error.

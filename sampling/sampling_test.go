@@ -371,14 +371,16 @@ func (b *syncBuffer) lines(t *testing.T) []map[string]any {
 
 // TestIntoAsyncbus: kept records and markers reach an asyncbus handler;
 // Named loggers are part of the key and markers carry the logger name but
-// not the WithAttrs state of the handler that dropped the records.
+// not the WithAttrs state of the handler that dropped the records. The
+// records carry one fixed time, so all four fall in one window (wall-clock
+// records could straddle a tick boundary and be counted in two).
 func TestIntoAsyncbus(t *testing.T) {
 	var buf syncBuffer
 	ab := asyncbus.NewHandler(&buf, &asyncbus.Options{Level: slog.LevelDebug})
 	h := newHandler(t, ab, sampling.Config{First: 1})
-	log := slog.New(h.Named("db")).With("conn", 7)
+	log := h.Named("db").WithAttrs([]slog.Attr{slog.Int("conn", 7)})
 	for range 4 {
-		log.Info("query slow", "ms", 900)
+		require.NoError(t, log.Handle(context.Background(), record(t0, slog.LevelInfo, "query slow", slog.Int("ms", 900))))
 	}
 	require.NoError(t, h.Sampler().Report())
 	require.NoError(t, ab.Close())

@@ -82,9 +82,16 @@ func From(pc uintptr, skip func(runtime.Frame) bool) string {
 // StackTrace of Frame), or Callers() []uintptr (github.com/go-errors/errors).
 // Of several, the innermost is returned: the one recorded closest to
 // where the error was made (pkg/errors records one at every Wrap).
+//
+// The walk looks at no more than maxNodes errors in all, shared fairly
+// between the branches of Unwrap() []error, and follows no path deeper than
+// maxDepth, so a chain that branches (a tree, or a DAG visited as one) or
+// cycles costs bounded time. A StackTrace, Callers or
+// Unwrap method that panics is treated as absent: the logging call that
+// asked must not crash.
 func OfError(err error) []uintptr {
 	var found []uintptr
-	walk(err, 0, func(e error) {
+	walk(err, 0, maxNodes, func(e error) {
 		if pcs := carried(e); pcs != nil {
 			found = pcs
 		}
@@ -92,23 +99,53 @@ func OfError(err error) []uintptr {
 	return found
 }
 
-// maxDepth bounds the walk of an error chain (a cyclic Unwrap must not
-// hang the logging call).
-const maxDepth = 100
+const (
+	// maxDepth bounds one path of the walk (a cycle without branches).
+	maxDepth = 32
+	// maxNodes bounds the errors visited over all branches: depth alone
+	// does not bound a chain whose Unwrap() []error branches (2^depth
+	// paths), nor one that cycles through a branching node.
+	maxNodes = 256
+)
 
-func walk(err error, depth int, visit func(error)) {
-	for ; err != nil && depth < maxDepth; depth++ {
+// walk visits err's chain depth first, visiting at most budget errors, and
+// returns how many it visited. At a branch, each child gets an equal share
+// of what is left (children that use less leave more for the later ones),
+// so a branch that would use up any budget (a cycle through a branching
+// node) cannot starve its siblings.
+func walk(err error, depth, budget int, visit func(error)) (used int) {
+	for ; err != nil && depth < maxDepth && used < budget; depth++ {
+		used++
 		visit(err)
-		switch u := err.(type) {
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				walk(e, depth+1, visit)
-			}
-			return
-		default:
-			err = errors.Unwrap(err)
+		one, many, isMany := unwrap(err)
+		if !isMany {
+			err = one
+			continue
 		}
+		for i, e := range many {
+			left := budget - used
+			if left <= 0 {
+				break
+			}
+			used += walk(e, depth+1, max(left/(len(many)-i), 1), visit)
+		}
+		break
 	}
+	return used
+}
+
+// unwrap returns err's wrapped errors: one (Unwrap() error), or many
+// (Unwrap() []error, isMany). An Unwrap that panics wraps nothing.
+func unwrap(err error) (one error, many []error, isMany bool) {
+	defer func() {
+		if recover() != nil {
+			one, many = nil, nil
+		}
+	}()
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		return nil, u.Unwrap(), true
+	}
+	return errors.Unwrap(err), nil, false
 }
 
 type callers interface{ Callers() []uintptr }
@@ -117,6 +154,11 @@ var uintptrType = reflect.TypeFor[uintptr]()
 
 // carried returns the stack that e itself carries, or nil.
 func carried(e error) (pcs []uintptr) {
+	defer func() {
+		if recover() != nil {
+			pcs = nil // a Callers or StackTrace that panics carries no usable stack
+		}
+	}()
 	if c, ok := e.(callers); ok {
 		return c.Callers()
 	}
@@ -128,11 +170,6 @@ func carried(e error) (pcs []uintptr) {
 	if t.NumIn() != 0 || t.NumOut() != 1 || t.Out(0).Kind() != reflect.Slice || t.Out(0).Elem().Kind() != reflect.Uintptr {
 		return nil
 	}
-	defer func() {
-		if recover() != nil {
-			pcs = nil // a StackTrace that panics carries no usable stack
-		}
-	}()
 	st := m.Call(nil)[0]
 	if st.Len() == 0 {
 		return nil

@@ -61,3 +61,89 @@ func TestOfError(t *testing.T) {
 	pcs := here()
 	assert.Equal(t, pcs, OfError(errors.Join(loop{}, goErr{pcs})))
 }
+
+// forkErr is a chain that branches at every level: Unwrap() []error returns
+// two children, so a walk bounded by depth alone visits 2^depth errors.
+// self makes it a cycle through a branching node (each node is its own two
+// children). unwraps counts the Unwrap calls of the whole tree.
+type forkErr struct {
+	depth   int
+	self    bool
+	unwraps *int
+}
+
+func (e *forkErr) Error() string { return "fork" }
+func (e *forkErr) Unwrap() []error {
+	*e.unwraps++
+	if e.self {
+		return []error{e, e}
+	}
+	if e.depth == 0 {
+		return nil
+	}
+	c := &forkErr{depth: e.depth - 1, unwraps: e.unwraps}
+	return []error{c, c}
+}
+
+func TestOfErrorBoundsBranchingChains(t *testing.T) {
+	tests := []struct {
+		name string
+		err  func(unwraps *int) error
+	}{
+		{"tree of depth 24", func(n *int) error { return &forkErr{depth: 24, unwraps: n} }},
+		{"tree of depth 1000", func(n *int) error { return &forkErr{depth: 1000, unwraps: n} }},
+		{"cycle through a branching node", func(n *int) error { return &forkErr{self: true, unwraps: n} }},
+		{"joined cycles", func(n *int) error {
+			return errors.Join(&forkErr{self: true, unwraps: n}, &forkErr{self: true, unwraps: n})
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			unwraps := 0
+			assert.Nil(t, OfError(tc.err(&unwraps)))
+			assert.Positive(t, unwraps)
+			assert.LessOrEqual(t, unwraps, maxNodes, "the walk visits at most maxNodes errors in all")
+		})
+	}
+}
+
+func TestOfErrorFindsStackPastABranchingCycle(t *testing.T) {
+	unwraps := 0
+	pcs := here()
+	assert.Equal(t, pcs, OfError(errors.Join(&forkErr{self: true, unwraps: &unwraps}, goErr{pcs})),
+		"a cycle on one branch stops at maxDepth and leaves budget for the next")
+}
+
+type panicCallers struct{}
+
+func (panicCallers) Error() string      { return "pc" }
+func (panicCallers) Callers() []uintptr { panic("boom") }
+
+type panicStackTrace struct{}
+
+func (panicStackTrace) Error() string         { return "st" }
+func (panicStackTrace) StackTrace() []uintptr { panic("boom") }
+
+type panicUnwrap struct{ many bool }
+
+func (panicUnwrap) Error() string { return "uw" }
+func (e panicUnwrap) Unwrap() error {
+	panic("boom")
+}
+
+type panicUnwrapMany struct{}
+
+func (panicUnwrapMany) Error() string   { return "uwm" }
+func (panicUnwrapMany) Unwrap() []error { panic("boom") }
+
+func TestOfErrorSurvivesPanickingMethods(t *testing.T) {
+	pcs := here()
+	for _, err := range []error{panicCallers{}, panicStackTrace{}, panicUnwrap{}, panicUnwrapMany{}} {
+		t.Run(err.Error(), func(t *testing.T) {
+			require.NotPanics(t, func() { assert.Nil(t, OfError(err)) })
+			require.NotPanics(t, func() {
+				assert.Equal(t, pcs, OfError(errors.Join(err, goErr{pcs})), "the rest of the chain is still searched")
+			})
+		})
+	}
+}
