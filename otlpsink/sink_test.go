@@ -318,10 +318,10 @@ func TestCloseStopsRetryingAtDeadline(t *testing.T) {
 	})
 	s, err := NewSink(testOptions(rc))
 	require.NoError(t, err)
-	// BlockTimeout: without it (Block mode) the handler writes through on
-	// the logging goroutine when quiet, and the first Info would wait on
-	// the sink's retries until Close: the records must reach the drainer.
-	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}, BlockTimeout: time.Minute})
+	// Default options (Block mode): an otlpsink handler never writes
+	// through on the logging goroutine, so no Info call waits on the
+	// sink's retries while the collector is down.
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
 	require.NoError(t, err)
 	for i := range 10 {
 		slog.New(h).Info("lost", "seq", i)
