@@ -611,9 +611,9 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 		if !b.tail.CompareAndSwap(t, t+total) {
 			continue
 		}
-		if (h == t || wh == t) && total == need && b.writeThrough && (force || b.wtAllow()) {
+		if (h == t || wh == t) && total == need && b.writeThrough {
 			// The ring was empty when we reserved (see writeThrough1).
-			switch b.writeThrough1(p, t, need) {
+			switch b.writeThrough1(p, t, need, force) {
 			case wtWritten:
 				return t + need, true, nil
 			case wtCommitted:
@@ -683,8 +683,8 @@ func (b *Bus) wakeAfterCommit(t, depth uint64) {
 
 // wtAllow applies the write-through rate limit (GCRA: a burst of
 // WriteThroughBurst, then one per interval). Only a producer whose
-// reservation found the ring empty calls it; such producers are serialized
-// (see writeThrough1), so wtTAT needs no synchronisation of its own.
+// reservation found the ring empty calls it, holding wmu (see writeThrough1),
+// so wtTAT needs no synchronisation of its own.
 func (b *Bus) wtAllow() bool {
 	if b.wtInterval <= 0 {
 		return true
@@ -707,7 +707,7 @@ const (
 )
 
 // writeThrough1 writes p, reserved at [t, t+need) while head == t, straight
-// to the sink.
+// to the sink, if the rate limit allows it (or force).
 //
 // Why the order of the output is the ring's order: head == t or wtHead == t
 // at the reservation means every entry below t is in the output (head is
@@ -724,7 +724,7 @@ const (
 // the next producer to find head or wtHead == tail at its reservation does
 // so only after one of them passed our reservation, which happens after we
 // stored wtHead or the drainer consumed our committed entry.
-func (b *Bus) writeThrough1(p []byte, t, need uint64) wtResult {
+func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 	if !b.wmu.TryLock() {
 		return wtNotTried
 	}
@@ -732,6 +732,11 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64) wtResult {
 	if b.gapPos.Load() <= t { // atomic: a drop registers its gap with a store under dropMu
 		// (a gap registered after this load belongs to a record refused
 		// concurrently with ours: its marker after our record is in order)
+		return wtNotTried
+	}
+	// The rate limit last, so that a record that takes the ring anyway
+	// does not spend a write-through's token.
+	if !force && !b.wtAllow() {
 		return wtNotTried
 	}
 	var n int
