@@ -335,7 +335,21 @@ type Bus struct {
 	wtTAT   int64         // rate limit: GCRA theoretical arrival time, ns since epoch
 	wtOne   [][]byte      // len 1: the record handed to a BatchWriter
 	wtCount atomic.Uint64 // Stats.WriteThrough (atomic: Stats reads it)
-	_       pad
+	// wtRest is 1 + the ring position where a write-through that the sink
+	// took only part of committed the rest of its record, 0 if none;
+	// wtRestLen is how many bytes of that record are in the output. Stored
+	// under wmu before the rest's header (release), loaded by the drainer
+	// once per batch (acquire, after it saw that header): it tears the line
+	// if the rest fails (see drainer.restIndex). Positions never repeat, so
+	// a stale value never matches a later batch.
+	wtRest    atomic.Uint64
+	wtRestLen atomic.Uint64
+	// owing is set by the drainer while it owes the output bytes that end a
+	// torn record (drainer.owed): a write-through then leaves its record to
+	// the ring, behind them. Stored before the drainer publishes head past
+	// the torn batch, so a producer that finds the ring empty there sees it.
+	owing atomic.Bool
+	_     pad
 	// Slow-path shared counters: written only on drops, oversize records,
 	// blocking and wake-ups, never on the fast path.
 	dropped       atomic.Uint64
@@ -731,7 +745,12 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 	defer b.wmu.Unlock()
 	if b.gapPos.Load() <= t { // atomic: a drop registers its gap with a store under dropMu
 		// (a gap registered after this load belongs to a record refused
-		// concurrently with ours: its marker after our record is in order)
+		// concurrently with ours: its marker after our record is in order;
+		// a marker at or below t is held behind a rest committed here, see
+		// drainer.collect)
+		return wtNotTried
+	}
+	if b.owing.Load() { // atomic: see owing; the drainer writes the owed bytes before our record
 		return wtNotTried
 	}
 	// The rate limit last, so that a record that takes the ring anyway
@@ -764,6 +783,12 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 		off, used := t&b.mask, align8(hdrSize+uint64(len(p)-n))
 		if used < need {
 			atomic.StoreUint64(b.hdr(off+used), flagCommit|flagPadding|(need-used))
+		}
+		if n > 0 {
+			// Before the commit (release): the drainer must know that the
+			// record's first n bytes are out, to end the line if the rest fails.
+			b.wtRestLen.Store(uint64(n))
+			b.wtRest.Store(t + 1)
 		}
 		b.commit(off, p[n:])
 		return wtCommitted

@@ -224,7 +224,14 @@ func (d *drainer) collect() {
 			if len(d.views) > 0 {
 				return // cut the batch at the gap; the marker opens the next one
 			}
-			d.takeGap()
+			// Not between the part of a record a write-through wrote and
+			// its rest at pos (see Bus.wtRest): the marker then opens the
+			// next batch, after the record. (A gap at or below pos found
+			// after the write-through's gap check was registered at a stale
+			// tail by a producer refused concurrently with it.)
+			if b.wtRest.Load() != d.pos+1 {
+				d.takeGap()
+			}
 		}
 		if d.pos-d.head >= b.capacity {
 			return // the whole ring is in this batch: the word at pos is our own first header
@@ -295,20 +302,30 @@ func (d *drainer) formatMarker(n uint64) (out []byte) {
 // writeRound writes the batch, accounts for it, and releases its ring space.
 func (d *drainer) writeRound() {
 	b := d.b
-	done := 0
-	if d.admit() {
-		if b.ring != nil {
-			pre := 0
-			if d.kinds[0] == kMarker {
-				pre = len(d.views[0]) // a marker only ever opens a batch
-			}
-			b.ring.begin(d.pos, pre) // persisted before the write starts
+	done, off := 0, 0
+	rest, restLen := d.restIndex()
+	admitted := d.admit()
+	if admitted && b.ring != nil {
+		pre := 0
+		if d.kinds[0] == kMarker {
+			pre = len(d.views[0]) // a marker only ever opens a batch
 		}
-		// wmu: a producer writing through never calls the sink at the same time.
-		b.wmu.Lock()
-		done = d.write()
-		b.wmu.Unlock()
+		b.ring.begin(d.pos, pre) // persisted before the write starts
 	}
+	// wmu: a producer writing through never calls the sink at the same time.
+	b.wmu.Lock()
+	if admitted {
+		done, off = d.write()
+	}
+	if done < len(d.views) {
+		if done == rest {
+			off += restLen // the record's first bytes went out on a write-through
+		}
+		if off > 0 {
+			d.tear(off)
+		}
+	}
+	b.wmu.Unlock()
 	var written, wbytes, failed, markers uint64
 	for i, k := range d.kinds {
 		switch {
@@ -380,6 +397,20 @@ func (d *drainer) release() {
 	if b.waiters.Load() > 0 {
 		b.broadcastSpace()
 	}
+}
+
+// restIndex returns the batch index of the rest of a record whose first
+// bytes a write-through wrote (see Bus.wtRest), and how many bytes those
+// were; -1 if the batch holds none. Such a rest is the batch's first entry:
+// the write-through reserved at the drainer's head, and collect puts no
+// marker in front of it.
+func (d *drainer) restIndex() (int, int) {
+	// Atomic loads after collect's acquire load of the rest's header, which
+	// the producer stored after these (see writeThrough1).
+	if len(d.kinds) > 0 && d.kinds[0] == kRecord && d.b.wtRest.Load() == d.head+1 {
+		return 0, int(d.b.wtRestLen.Load())
+	}
+	return -1, 0
 }
 
 // adapt sets the next round's batch target from the backlog.
@@ -456,6 +487,9 @@ func (d *drainer) admit() bool {
 		b.writeCalls.Add(1)
 		n = max(0, min(n, len(d.owed)))
 		d.owed = d.owed[n:]
+		if len(d.owed) == 0 {
+			b.owing.Store(false) // atomic: write-throughs may go again (see Bus.owing)
+		}
 		if n > 0 {
 			probe, d.failing = false, false // the output works again
 		}
@@ -493,10 +527,11 @@ func (d *drainer) failed(err error, probe bool, attempts int) bool {
 
 // write hands the batch to the sink, completing short writes and retrying
 // failures with exponential back-off. It returns how many leading views were
-// written completely; the rest count as failed. While the output is failing
-// (see drainer.failing) the first attempt is a probe: if it makes no
-// progress, the batch fails at once.
-func (d *drainer) write() int {
+// written completely (the rest count as failed) and how many bytes of the
+// next one are in the output. While the output is failing (see
+// drainer.failing) the first attempt is a probe: if it makes no progress,
+// the batch fails at once.
+func (d *drainer) write() (int, int) {
 	b := d.b
 	if b.sink == sinkCopy {
 		d.stage()
@@ -522,10 +557,7 @@ func (d *drainer) write() int {
 			break
 		}
 	}
-	if idx < len(d.views) && off > 0 {
-		d.tear(off)
-	}
-	return idx
+	return idx, off
 }
 
 // tear handles a batch given up on with the first off bytes of a record in
@@ -539,6 +571,9 @@ func (d *drainer) tear(off int) {
 			d.report("truncate", err)
 		}
 		d.owed = append(d.owed[:0], '\n')
+		// Before release publishes head past this batch (seq-cst): a
+		// producer that then finds the ring empty sees it (see Bus.owing).
+		d.b.owing.Store(true)
 	}
 }
 
