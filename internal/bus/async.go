@@ -257,6 +257,10 @@ const (
 	stRunning  = 0
 	stSleeping = 1 // bounded sleep (<= MaxLatency/2); producers wake it only past the high watermark
 	stParked   = 2 // unbounded wait; the first producer that commits wakes it
+	// stWaitWT: unbounded wait for a Flush or Close behind a write-through
+	// still in the sink (see drainer.waitUncommitted); like stParked, and the
+	// producer that ends the write-through also wakes it (writeThrough1).
+	stWaitWT = 3
 )
 
 // cacheLine is the padding unit between groups of fields written by different
@@ -324,7 +328,7 @@ type Bus struct {
 	// when they may have to wake the drainer: when the drainer has consumed
 	// everything before their record (head >= their reservation), or past
 	// the high watermark. See Enqueue.
-	state atomic.Uint32 // stRunning / stSleeping / stParked
+	state atomic.Uint32 // stRunning / stSleeping / stParked / stWaitWT
 	_     pad
 	// Write-through state. wmu is held by the drainer while it calls the
 	// sink (writes and syncs) and tried (never waited for) by a producer
@@ -803,10 +807,16 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 	// Producers that reserved after us and committed before our wtHead store
 	// saw head and wtHead below their reservation and did not check the
 	// drainer (see wakeAfterCommit); if there are any (tail moved), we do.
-	// The drainer parks after storing stParked and loading wtHead (hasWork):
-	// either it sees our store, or our state load below sees stParked.
-	if next := b.tail.Load() &^ closedBit; next > t+need {
-		if s := b.state.Load(); s != stRunning {
+	// A drainer in stWaitWT waits for this very write-through: we wake it
+	// whatever tail says. The drainer parks after storing its state and
+	// loading wtHead (hasWork, waitUncommitted): either it sees our store,
+	// or our state load below (seq-cst, after it) sees its state.
+	switch s := b.state.Load(); s {
+	case stRunning:
+	case stWaitWT:
+		b.wake(s, 0)
+	default:
+		if next := b.tail.Load() &^ closedBit; next > t+need {
 			b.wake(s, next-(t+need))
 		}
 	}

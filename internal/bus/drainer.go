@@ -64,6 +64,7 @@ type drainer struct {
 	failing   bool
 	probeAt   time.Time
 	fastFails uint64 // batches failed without a call while failing (tests read it after Close)
+	yields    uint64 // times waitUncommitted yielded to a producer (tests read it after Close)
 	woken     bool   // holdForProbe was woken: the batch is wanted now (cleared by writeRound)
 	// owed is what must reach the output before the next record: the
 	// newline that ends a fragment left by a write that failed part-way
@@ -167,17 +168,17 @@ func (b *Bus) run() {
 		}
 		d.answerFlushes()
 		if d.closing {
-			if d.pos >= t&^closedBit {
+			// Anything below the final tail not collected yet is a
+			// reservation not committed yet: wait for it, unless Close gave
+			// up while it was being written through.
+			if d.pos >= t&^closedBit || !d.waitUncommitted() {
 				d.finish()
 				return
 			}
-			// A reservation below the final tail is not committed yet: its
-			// producer is between its CAS and its header store. Let it run.
-			runtime.Gosched()
 			continue
 		}
 		if len(d.reqs) > 0 {
-			runtime.Gosched() // same: a Flush waits on a record being copied
+			d.waitUncommitted() // same: a Flush waits on a record being copied or written through
 			continue
 		}
 		d.idle()
@@ -732,6 +733,46 @@ func (d *drainer) park() {
 	case <-b.abort:
 	}
 	b.state.Store(stRunning)
+}
+
+// waitUncommitted waits, for a Flush or Close, for the reservation at pos,
+// not committed yet. Usually its producer is between its CAS and its header
+// store, a few instructions away: yield to it. A producer writing through
+// holds wmu (whose only other user is this goroutine) and may stay in the
+// sink's Write for long, or for ever on a hung output: park in stWaitWT
+// until it is done rather than spin. It returns false if Close gave up
+// while a write-through was still in the sink: the drainer stops waiting.
+func (d *drainer) waitUncommitted() bool {
+	b := d.b
+	if b.wmu.TryLock() {
+		b.wmu.Unlock()
+		d.yields++
+		runtime.Gosched()
+		return true
+	}
+	if chanClosed(b.abort) {
+		return false
+	}
+	// Lost-wake-up argument (seq-cst, as in park): the write-through's
+	// producer stores wtHead (writeThrough1) or commits at pos
+	// (wakeAfterCommit, with head == pos), then loads state; we store
+	// stWaitWT, then load both. Either we see its store, or it sees stWaitWT
+	// and wakes us. Flush and Close kick, and Close's abort ends the wait.
+	b.state.Store(stWaitWT)
+	if (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
+		b.wtHead.Load() > d.head {
+		if b.state.CompareAndSwap(stWaitWT, stRunning) {
+			return true
+		}
+		// Somebody already woke us; their token is (or will be) in wakeCh.
+	}
+	b.parks.Add(1)
+	select {
+	case <-b.wakeCh:
+	case <-b.abort:
+	}
+	b.state.Store(stRunning)
+	return true
 }
 
 func (d *drainer) hasWork() bool {

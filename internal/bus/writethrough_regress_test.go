@@ -120,6 +120,78 @@ func TestWriteThroughRestNotSplitByMarker(t *testing.T) {
 	requireAccounting(t, st)
 }
 
+// hungWriter is a plain io.Writer whose calls wait until gate is closed,
+// signalling entered (buffered) when a call starts.
+type hungWriter struct {
+	gate    chan struct{}
+	entered chan struct{}
+	mu      sync.Mutex
+	buf     bytes.Buffer
+}
+
+func newHungWriter() *hungWriter {
+	return &hungWriter{gate: make(chan struct{}), entered: make(chan struct{}, 16)}
+}
+
+func (w *hungWriter) Write(p []byte) (int, error) {
+	w.entered <- struct{}{}
+	<-w.gate
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// A Flush waiting behind a write-through stuck in the sink: the drainer
+// parks (it used to spin on runtime.Gosched for as long as the sink call
+// lasted), and the producer that ends the write-through wakes it.
+func TestFlushBehindHungWriteThroughParks(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{WriteThrough: true}, nil)
+	enqueued := make(chan error, 1)
+	go func() { enqueued <- b.Enqueue([]byte("stuck\n")) }()
+	<-w.entered // the producer is in the sink, holding the reservation at 0
+	release := sync.OnceFunc(func() { close(w.gate) })
+	defer release() // on every path, so that nothing leaks
+	guard, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	flushed := make(chan error, 1)
+	go func() { flushed <- b.Flush(guard) }()
+	waitFor(t, "drainer parked behind the write-through", func() bool { return b.state.Load() == stWaitWT })
+	release()
+	require.NoError(t, <-enqueued)
+	require.NoError(t, <-flushed, "the write-through's producer woke the drainer")
+	closeBus(t, b)
+	assert.Zero(t, b.d.yields, "the drainer never yielded in a loop waiting for the write-through")
+	assert.EqualValues(t, 1, b.Stats().WriteThrough)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	assert.Equal(t, "stuck\n", w.buf.String())
+}
+
+// Close whose deadline expires while a write-through hangs in the sink:
+// the drainer stops waiting for it and exits (it used to spin for ever).
+func TestCloseGivesUpOnHungWriteThrough(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{WriteThrough: true}, nil)
+	enqueued := make(chan error, 1)
+	go func() { enqueued <- b.Enqueue([]byte("stuck\n")) }()
+	<-w.entered
+	defer func() { // on every path, so that nothing leaks
+		close(w.gate)
+		require.NoError(t, <-enqueued)
+	}()
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, b.Close(expired), context.Canceled)
+	guard, cancelGuard := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelGuard()
+	select {
+	case <-b.done:
+	case <-guard.Done():
+		t.Fatal("the drainer did not exit after Close gave up")
+	}
+}
+
 // syncGateSink is a plain io.Writer whose Sync waits until gate is closed,
 // signalling entered (buffered) when a Sync starts.
 type syncGateSink struct {
