@@ -257,6 +257,10 @@ const (
 	stRunning  = 0
 	stSleeping = 1 // bounded sleep (<= MaxLatency/2); producers wake it only past the high watermark
 	stParked   = 2 // unbounded wait; the first producer that commits wakes it
+	// stWaitWT: unbounded wait for a Flush or Close behind a write-through
+	// still in the sink (see drainer.waitUncommitted); like stParked, and the
+	// producer that ends the write-through also wakes it (writeThrough1).
+	stWaitWT = 3
 )
 
 // cacheLine is the padding unit between groups of fields written by different
@@ -325,7 +329,7 @@ type Bus struct {
 	// when they may have to wake the drainer: when the drainer has consumed
 	// everything before their record (head >= their reservation), or past
 	// the high watermark. See Enqueue.
-	state atomic.Uint32 // stRunning / stSleeping / stParked
+	state atomic.Uint32 // stRunning / stSleeping / stParked / stWaitWT
 	_     pad
 	// Write-through state. wmu is held by the drainer while it calls the
 	// sink (writes and syncs) and tried (never waited for) by a producer
@@ -336,7 +340,21 @@ type Bus struct {
 	wtTAT   int64         // rate limit: GCRA theoretical arrival time, ns since epoch
 	wtOne   [][]byte      // len 1: the record handed to a BatchWriter
 	wtCount atomic.Uint64 // Stats.WriteThrough (atomic: Stats reads it)
-	_       pad
+	// wtRest is 1 + the ring position where a write-through that the sink
+	// took only part of committed the rest of its record, 0 if none;
+	// wtRestLen is how many bytes of that record are in the output. Stored
+	// under wmu before the rest's header (release), loaded by the drainer
+	// once per batch (acquire, after it saw that header): it tears the line
+	// if the rest fails (see drainer.restIndex). Positions never repeat, so
+	// a stale value never matches a later batch.
+	wtRest    atomic.Uint64
+	wtRestLen atomic.Uint64
+	// owing is set by the drainer while it owes the output bytes that end a
+	// torn record (drainer.owed): a write-through then leaves its record to
+	// the ring, behind them. Stored before the drainer publishes head past
+	// the torn batch, so a producer that finds the ring empty there sees it.
+	owing atomic.Bool
+	_     pad
 	// Slow-path shared counters: written only on drops, oversize records,
 	// blocking and wake-ups, never on the fast path.
 	dropped       atomic.Uint64
@@ -613,9 +631,9 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 		if !b.tail.CompareAndSwap(t, t+total) {
 			continue
 		}
-		if (h == t || wh == t) && total == need && b.writeThrough && (force || b.wtAllow()) {
+		if (h == t || wh == t) && total == need && b.writeThrough {
 			// The ring was empty when we reserved (see writeThrough1).
-			switch b.writeThrough1(p, t, need) {
+			switch b.writeThrough1(p, t, need, force) {
 			case wtWritten:
 				return t + need, true, nil
 			case wtCommitted:
@@ -690,8 +708,8 @@ func (b *Bus) wakeAfterCommit(t, end, depth uint64) {
 
 // wtAllow applies the write-through rate limit (GCRA: a burst of
 // WriteThroughBurst, then one per interval). Only a producer whose
-// reservation found the ring empty calls it; such producers are serialized
-// (see writeThrough1), so wtTAT needs no synchronisation of its own.
+// reservation found the ring empty calls it, holding wmu (see writeThrough1),
+// so wtTAT needs no synchronisation of its own.
 func (b *Bus) wtAllow() bool {
 	if b.wtInterval <= 0 {
 		return true
@@ -714,7 +732,7 @@ const (
 )
 
 // writeThrough1 writes p, reserved at [t, t+need) while head == t, straight
-// to the sink.
+// to the sink, if the rate limit allows it (or force).
 //
 // Why the order of the output is the ring's order: head == t or wtHead == t
 // at the reservation means every entry below t is in the output (head is
@@ -731,14 +749,24 @@ const (
 // the next producer to find head or wtHead == tail at its reservation does
 // so only after one of them passed our reservation, which happens after we
 // stored wtHead or the drainer consumed our committed entry.
-func (b *Bus) writeThrough1(p []byte, t, need uint64) wtResult {
+func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 	if !b.wmu.TryLock() {
 		return wtNotTried
 	}
 	defer b.wmu.Unlock()
 	if b.gapPos.Load() <= t { // atomic: a drop registers its gap with a store under dropMu
 		// (a gap registered after this load belongs to a record refused
-		// concurrently with ours: its marker after our record is in order)
+		// concurrently with ours: its marker after our record is in order;
+		// a marker at or below t is held behind a rest committed here, see
+		// drainer.collect)
+		return wtNotTried
+	}
+	if b.owing.Load() { // atomic: see owing; the drainer writes the owed bytes before our record
+		return wtNotTried
+	}
+	// The rate limit last, so that a record that takes the ring anyway
+	// does not spend a write-through's token.
+	if !force && !b.wtAllow() {
 		return wtNotTried
 	}
 	var n int
@@ -767,6 +795,12 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64) wtResult {
 		if used < need {
 			atomic.StoreUint64(b.hdr(off+used), flagCommit|flagPadding|(need-used))
 		}
+		if n > 0 {
+			// Before the commit (release): the drainer must know that the
+			// record's first n bytes are out, to end the line if the rest fails.
+			b.wtRestLen.Store(uint64(n))
+			b.wtRest.Store(t + 1)
+		}
 		b.commit(off, p[n:])
 		return wtCommitted
 	}
@@ -780,10 +814,16 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64) wtResult {
 	// Producers that reserved after us and committed before our wtHead store
 	// saw head and wtHead below their reservation and did not check the
 	// drainer (see wakeAfterCommit); if there are any (tail moved), we do.
-	// The drainer parks after storing stParked and loading wtHead (hasWork):
-	// either it sees our store, or our state load below sees stParked.
-	if next := b.tail.Load() &^ closedBit; next > t+need {
-		if s := b.state.Load(); s != stRunning {
+	// A drainer in stWaitWT waits for this very write-through: we wake it
+	// whatever tail says. The drainer parks after storing its state and
+	// loading wtHead (hasWork, waitUncommitted): either it sees our store,
+	// or our state load below (seq-cst, after it) sees its state.
+	switch s := b.state.Load(); s {
+	case stRunning:
+	case stWaitWT:
+		b.wake(s, 0)
+	default:
+		if next := b.tail.Load() &^ closedBit; next > t+need {
 			b.wake(s, next-(t+need))
 		}
 	}

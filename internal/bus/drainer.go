@@ -70,6 +70,7 @@ type drainer struct {
 	failing   bool
 	probeAt   time.Time
 	fastFails uint64 // batches failed without a call while failing (tests read it after Close)
+	yields    uint64 // times waitUncommitted yielded to a producer (tests read it after Close)
 	woken     bool   // holdForProbe was woken: the batch is wanted now (cleared by writeRound)
 	// owed is what must reach the output before the next record: the
 	// newline that ends a fragment left by a write that failed part-way
@@ -173,17 +174,17 @@ func (b *Bus) run() {
 		}
 		d.answerFlushes()
 		if d.closing {
-			if d.pos >= t&^closedBit {
+			// Anything below the final tail not collected yet is a
+			// reservation not committed yet: wait for it, unless Close gave
+			// up while it was being written through.
+			if d.pos >= t&^closedBit || !d.waitUncommitted() {
 				d.finish()
 				return
 			}
-			// A reservation below the final tail is not committed yet: its
-			// producer is between its CAS and its header store. Let it run.
-			runtime.Gosched()
 			continue
 		}
 		if len(d.reqs) > 0 {
-			runtime.Gosched() // same: a Flush waits on a record being copied
+			d.waitUncommitted() // same: a Flush waits on a record being copied or written through
 			continue
 		}
 		d.idle()
@@ -230,7 +231,14 @@ func (d *drainer) collect() {
 			if len(d.views) > 0 {
 				return // cut the batch at the gap; the marker opens the next one
 			}
-			d.takeGap()
+			// Not between the part of a record a write-through wrote and
+			// its rest at pos (see Bus.wtRest): the marker then opens the
+			// next batch, after the record. (A gap at or below pos found
+			// after the write-through's gap check was registered at a stale
+			// tail by a producer refused concurrently with it.)
+			if b.wtRest.Load() != d.pos+1 {
+				d.takeGap()
+			}
 		}
 		if d.pos-d.head >= b.capacity {
 			return // the whole ring is in this batch: the word at pos is our own first header
@@ -301,23 +309,33 @@ func (d *drainer) formatMarker(n uint64) (out []byte) {
 // writeRound writes the batch, accounts for it, and releases its ring space.
 func (d *drainer) writeRound() {
 	b := d.b
-	done := 0
-	if d.admit() {
-		if b.ring != nil {
-			pre := 0
-			if d.kinds[0] == kMarker {
-				pre = len(d.views[0]) // a marker only ever opens a batch
-			}
-			b.ring.begin(d.pos, pre) // persisted before the write starts
+	done, off := 0, 0
+	rest, restLen := d.restIndex()
+	admitted := d.admit()
+	if admitted && b.ring != nil {
+		pre := 0
+		if d.kinds[0] == kMarker {
+			pre = len(d.views[0]) // a marker only ever opens a batch
 		}
-		// wmu: a producer writing through never calls the sink at the same time.
-		b.wmu.Lock()
-		done = d.write()
-		b.wmu.Unlock()
+		b.ring.begin(d.pos, pre) // persisted before the write starts
+	}
+	// wmu: a producer writing through never calls the sink at the same time.
+	b.wmu.Lock()
+	if admitted {
+		done, off = d.write()
 		if cap(d.staging) > maxStagingKeep {
 			d.staging = nil // a batch of large (oversize) records: do not keep its copy's memory
 		}
 	}
+	if done < len(d.views) {
+		if done == rest {
+			off += restLen // the record's first bytes went out on a write-through
+		}
+		if off > 0 {
+			d.tear(off)
+		}
+	}
+	b.wmu.Unlock()
 	var written, wbytes, failed, markers uint64
 	for i, k := range d.kinds {
 		switch {
@@ -389,6 +407,20 @@ func (d *drainer) release() {
 	if b.waiters.Load() > 0 {
 		b.broadcastSpace()
 	}
+}
+
+// restIndex returns the batch index of the rest of a record whose first
+// bytes a write-through wrote (see Bus.wtRest), and how many bytes those
+// were; -1 if the batch holds none. Such a rest is the batch's first entry:
+// the write-through reserved at the drainer's head, and collect puts no
+// marker in front of it.
+func (d *drainer) restIndex() (int, int) {
+	// Atomic loads after collect's acquire load of the rest's header, which
+	// the producer stored after these (see writeThrough1).
+	if len(d.kinds) > 0 && d.kinds[0] == kRecord && d.b.wtRest.Load() == d.head+1 {
+		return 0, int(d.b.wtRestLen.Load())
+	}
+	return -1, 0
 }
 
 // adapt sets the next round's batch target from the backlog.
@@ -465,6 +497,9 @@ func (d *drainer) admit() bool {
 		b.writeCalls.Add(1)
 		n = max(0, min(n, len(d.owed)))
 		d.owed = d.owed[n:]
+		if len(d.owed) == 0 {
+			b.owing.Store(false) // atomic: write-throughs may go again (see Bus.owing)
+		}
 		if n > 0 {
 			probe, d.failing = false, false // the output works again
 		}
@@ -502,10 +537,11 @@ func (d *drainer) failed(err error, probe bool, attempts int) bool {
 
 // write hands the batch to the sink, completing short writes and retrying
 // failures with exponential back-off. It returns how many leading views were
-// written completely; the rest count as failed. While the output is failing
-// (see drainer.failing) the first attempt is a probe: if it makes no
-// progress, the batch fails at once.
-func (d *drainer) write() int {
+// written completely (the rest count as failed) and how many bytes of the
+// next one are in the output. While the output is failing (see
+// drainer.failing) the first attempt is a probe: if it makes no progress,
+// the batch fails at once.
+func (d *drainer) write() (int, int) {
 	b := d.b
 	if b.sink == sinkCopy {
 		d.stage()
@@ -531,10 +567,7 @@ func (d *drainer) write() int {
 			break
 		}
 	}
-	if idx < len(d.views) && off > 0 {
-		d.tear(off)
-	}
-	return idx
+	return idx, off
 }
 
 // tear handles a batch given up on with the first off bytes of a record in
@@ -548,6 +581,9 @@ func (d *drainer) tear(off int) {
 			d.report("truncate", err)
 		}
 		d.owed = append(d.owed[:0], '\n')
+		// Before release publishes head past this batch (seq-cst): a
+		// producer that then finds the ring empty sees it (see Bus.owing).
+		d.b.owing.Store(true)
 	}
 }
 
@@ -706,6 +742,46 @@ func (d *drainer) park() {
 	case <-b.abort:
 	}
 	b.state.Store(stRunning)
+}
+
+// waitUncommitted waits, for a Flush or Close, for the reservation at pos,
+// not committed yet. Usually its producer is between its CAS and its header
+// store, a few instructions away: yield to it. A producer writing through
+// holds wmu (whose only other user is this goroutine) and may stay in the
+// sink's Write for long, or for ever on a hung output: park in stWaitWT
+// until it is done rather than spin. It returns false if Close gave up
+// while a write-through was still in the sink: the drainer stops waiting.
+func (d *drainer) waitUncommitted() bool {
+	b := d.b
+	if b.wmu.TryLock() {
+		b.wmu.Unlock()
+		d.yields++
+		runtime.Gosched()
+		return true
+	}
+	if chanClosed(b.abort) {
+		return false
+	}
+	// Lost-wake-up argument (seq-cst, as in park): the write-through's
+	// producer stores wtHead (writeThrough1) or commits at pos
+	// (wakeAfterCommit, with head == pos), then loads state; we store
+	// stWaitWT, then load both. Either we see its store, or it sees stWaitWT
+	// and wakes us. Flush and Close kick, and Close's abort ends the wait.
+	b.state.Store(stWaitWT)
+	if (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
+		b.wtHead.Load() > d.head {
+		if b.state.CompareAndSwap(stWaitWT, stRunning) {
+			return true
+		}
+		// Somebody already woke us; their token is (or will be) in wakeCh.
+	}
+	b.parks.Add(1)
+	select {
+	case <-b.wakeCh:
+	case <-b.abort:
+	}
+	b.state.Store(stRunning)
+	return true
 }
 
 func (d *drainer) hasWork() bool {
@@ -925,9 +1001,15 @@ const reporterCall = "github.com/asyncbus/asyncbus/internal/bus.(*reporter).call
 // inCallback reports whether the calling goroutine is running an OnError
 // callback (of any bus): Close called from OnError must not wait for the
 // reporter, which is waiting for it. Only Close pays for this stack walk.
+// It walks the whole stack, however deep the callback called Close.
 func inCallback() bool {
 	pcs := make([]uintptr, 256)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	n := runtime.Callers(2, pcs)
+	for n == len(pcs) { // maybe truncated: grow until the whole stack fits
+		pcs = make([]uintptr, 2*len(pcs))
+		n = runtime.Callers(2, pcs)
+	}
+	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
 		if f.Function == reporterCall {

@@ -419,6 +419,8 @@ func TestOnErrorMayUseTheBus(t *testing.T) {
 		}},
 		{"flush", func(b *Bus) { _ = b.Flush(context.Background()) }},
 		{"close", func(b *Bus) { _ = b.Close(context.Background()) }},
+		// Deeper than inCallback's first 256-frame look at the stack.
+		{"close 300 frames deep", func(b *Bus) { atDepth(300, func() { _ = b.Close(context.Background()) }) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -470,6 +472,17 @@ func TestOnErrorMayUseTheBus(t *testing.T) {
 			requireAccounting(t, b.Stats())
 		})
 	}
+}
+
+// atDepth calls f with at least depth more frames on the stack.
+//
+//go:noinline
+func atDepth(depth int, f func()) {
+	if depth == 0 {
+		f()
+		return
+	}
+	atDepth(depth-1, f)
 }
 
 // TestReportQueueOverflowIsCounted: reports that find the queue full are

@@ -221,23 +221,32 @@ func TestWriteThroughStress(t *testing.T) {
 			requireAccounting(t, st)
 			require.EqualValues(t, producers*perProducer, st.Written)
 			require.EqualValues(t, producers*perProducer, st.Enqueued)
-			assert.Positive(t, st.WriteThrough, "some records were written through")
-			assert.Less(t, st.WriteThrough, st.Written, "some records took the ring")
+			// How many records take each path depends on the scheduler:
+			// logged, not asserted (TestWriteThroughAlternatingOrder takes
+			// both paths deterministically).
 			t.Logf("%s: %d records, %d written through, %d batches", sm.name, st.Written, st.WriteThrough, st.Batches)
 		})
 	}
 }
 
-// One producer alternating between the two paths (the rate limit lets one
-// record in a few through): its order holds across them, and a parked
-// drainer is woken for the ring records.
+// One producer alternating between the two paths, deterministically: the
+// rate limit's one token takes record 0 through, every third record is
+// forced through (EnqueueWritten) into a ring emptied by Flush, the others
+// are rate-limited into the ring and woken for. Its order holds across them.
 func TestWriteThroughAlternatingOrder(t *testing.T) {
 	s := &streamSink{}
-	b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 1, wtInterval: 20 * time.Microsecond}, nil)
+	b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 1, wtInterval: time.Hour}, nil)
 	var buf []byte
-	const n = 20_000
+	const n = 3_000
+	wantThrough := 1 // record 0, on the token
 	for i := range n {
 		buf = rec(buf, 0, i, 20+i%50)
+		if i%3 == 2 {
+			require.NoError(t, b.Flush(context.Background()))
+			require.NoError(t, b.EnqueueWritten(buf))
+			wantThrough++
+			continue
+		}
 		require.NoError(t, b.Enqueue(buf))
 	}
 	require.NoError(t, b.Flush(context.Background()))
@@ -250,9 +259,8 @@ func TestWriteThroughAlternatingOrder(t *testing.T) {
 	}
 	st := b.Stats()
 	closeBus(t, b)
-	t.Logf("%d of %d written through", st.WriteThrough, st.Written)
-	assert.Positive(t, st.WriteThrough)
-	assert.Less(t, st.WriteThrough, st.Written, "both paths were taken")
+	assert.EqualValues(t, n, st.Written)
+	assert.EqualValues(t, wantThrough, st.WriteThrough, "record 0 and every forced record written through, the rest through the ring")
 	requireAccounting(t, b.Stats())
 }
 
