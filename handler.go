@@ -260,7 +260,7 @@ func (h *Handler) enqueue(b *buffer, level slog.Level) error {
 	}
 	if level >= syncLevel {
 		// The caller may be about to exit: sync regardless of ctx.
-		return h.core.bus.Flush(context.Background())
+		return h.core.bus.Sync(context.Background())
 	}
 	return nil
 }

@@ -403,6 +403,7 @@ type Bus struct {
 type flushReq struct {
 	target uint64
 	sync   bool       // Flush: sync the sink once target is written; false: written is enough (EnqueueWritten)
+	mark   bool       // Flush: its answer moves the "failures reported" mark; false: Sync and EnqueueWritten
 	ch     chan error // buffered 1
 }
 
@@ -592,7 +593,7 @@ func (b *Bus) EnqueueWritten(p []byte) error {
 	if err != nil || wrote {
 		return err
 	}
-	return b.wait(context.Background(), end, false)
+	return b.wait(context.Background(), end, false, false)
 }
 
 // enqueue reserves, copies and commits p, or writes it through (force:
@@ -1043,18 +1044,27 @@ func (b *Bus) broadcastSpace() {
 // failure is always reported to the next Flush, even one called after the
 // failure), and nil after Close has drained.
 func (b *Bus) Flush(ctx context.Context) error {
-	return b.wait(ctx, b.tail.Load()&^closedBit, true) // every record committed before now lies below
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, true) // every record committed before now lies below
+}
+
+// Sync is Flush for a record that must be on disk before its caller goes on
+// (SyncLevel): it writes and syncs everything committed before the call and
+// reports failures since the previous Flush answer, but does not move that
+// mark, so the next Flush or Close still reports them.
+func (b *Bus) Sync(ctx context.Context) error {
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, false)
 }
 
 // wait returns once the drainer has written everything below target, and
-// synced the sink if sync is set (see Flush for the errors).
-func (b *Bus) wait(ctx context.Context, target uint64, sync bool) error {
+// synced the sink if sync is set (see Flush for the errors); mark says
+// whether its answer moves the mark of failures reported.
+func (b *Bus) wait(ctx context.Context, target uint64, sync, mark bool) error {
 	select {
 	case <-b.done:
 		return b.closeErr // the drainer is gone: nobody would take the request
 	default:
 	}
-	req := flushReq{target: target, sync: sync, ch: make(chan error, 1)}
+	req := flushReq{target: target, sync: sync, mark: mark, ch: make(chan error, 1)}
 	b.mu.Lock()
 	b.flushReqs = append(b.flushReqs, req)
 	b.mu.Unlock()

@@ -820,9 +820,10 @@ func (d *drainer) answerFlushes() {
 	if !ready {
 		return
 	}
-	needSync := false
+	needSync, mark := false, false
 	for _, r := range d.reqs {
 		needSync = needSync || (r.sync && r.target <= d.pos)
+		mark = mark || (r.mark && r.target <= d.pos)
 	}
 	var syncErr error
 	if needSync { // EnqueueWritten asks for the write only
@@ -837,9 +838,10 @@ func (d *drainer) answerFlushes() {
 		}
 		r.ch <- d.result(syncErr, failed-r.failedAt)
 	}
-	if needSync {
+	if mark {
 		// Only a Flush answer moves the mark: a failure is then still
-		// reported to the next Flush after EnqueueWritten calls.
+		// reported to the next Flush (and to Close) after EnqueueWritten
+		// and Sync calls.
 		d.failedAnswered = failed
 	}
 	clear(d.reqs[len(keep):])
