@@ -11,7 +11,7 @@ import (
 // firstFrame keeps only the first frame's function of a stack trace (file
 // paths differ between machines), and drops the time.
 func firstFrame(groups []string, a slog.Attr) slog.Attr {
-	if a.Key == asyncbus.StackTraceKey {
+	if a.Key == "stacktrace" {
 		fn, _, _ := strings.Cut(a.Value.String(), "\n")
 		return slog.String(a.Key, fn+" ...")
 	}

@@ -358,7 +358,8 @@ func (h *Handler) Stats() Stats {
 
 // FieldWriter collects the top-level fields that Options.Context adds to one
 // record. Its memory belongs to the handler and is reused for the next
-// record: hooks must not keep it. AddBytes and AddUint64 allocate nothing.
+// record: hooks must not keep it. AddBytes and AddString allocate nothing;
+// AddAttr allocates only what building its Attr does.
 type FieldWriter struct {
 	attrs   []slog.Attr
 	arr     [8]slog.Attr
@@ -392,11 +393,6 @@ func (w *FieldWriter) AddBytes(key string, value []byte) {
 // AddString adds a string field.
 func (w *FieldWriter) AddString(key, value string) {
 	w.attrs = append(w.attrs, slog.String(key, value))
-}
-
-// AddUint64 adds an unsigned integer field.
-func (w *FieldWriter) AddUint64(key string, v uint64) {
-	w.attrs = append(w.attrs, slog.Uint64(key, v))
 }
 
 // AddAttr adds any attribute. It may allocate, as building the Attr may.

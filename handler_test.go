@@ -360,7 +360,7 @@ func TestContextHookAddsTopLevelFields(t *testing.T) {
 	h := NewHandler(&sink, &Options{Context: func(ctx context.Context, w *FieldWriter) {
 		if id, ok := ctx.Value(key{}).(string); ok {
 			w.AddBytes("trace_id", []byte(id))
-			w.AddUint64("n", 42)
+			w.AddAttr(slog.Uint64("n", 42))
 		}
 	}})
 	l := slog.New(h).WithGroup("req")

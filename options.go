@@ -109,18 +109,18 @@ type Options struct {
 	// Context, when set, is called for every record written with the
 	// context passed to Handle, to add top-level fields such as trace IDs
 	// (otelbridge.TraceContext supplies one). FieldWriter's AddBytes and
-	// AddUint64 allocate nothing.
+	// AddString allocate nothing.
 	Context func(ctx context.Context, w *FieldWriter)
 
 	// StackTraceLevel, when set, adds a stack trace in zap's format under
-	// "stacktrace" to records at or above it (see StackTraceKey): the stack
+	// "stacktrace" to records at or above it : the stack
 	// an error attribute carries (pkg/errors, go-errors), else the logging
 	// call's, taken on the caller's goroutine. Nil (the default) is off and
 	// costs nothing.
 	StackTraceLevel slog.Leveler
 	// Sampler, when set, decides before encoding whether each record is
 	// written (see Sampler; *sampling.Sampler implements it). Refused
-	// records are counted in Stats.Sampled; a MarkingSampler's markers
+	// records are counted in Stats.Sampled; a sampler with a WithMarkers method (as *sampling.Sampler has) gets its markers
 	// ("suppressed N similar records") are written to this output. Nil (the
 	// default) samples nothing.
 	Sampler Sampler

@@ -16,11 +16,18 @@ import (
 // the record's time, level, message and the handler's logger name (see
 // Named), and must be safe for concurrent use. A false result drops the
 // record before encoding; it is counted in Stats.Sampled.
+//
+// A Sampler that also has the method
+//
+//	WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) Sampler
+//
+// (as *sampling.Sampler does) is bound to the handler once, and the handler
+// writes its "suppressed N similar records" markers to its own output.
 type Sampler interface {
 	Sample(t time.Time, level slog.Level, msg, logger string) bool
 }
 
-// MarkingSampler is a Sampler that accounts for the records it refuses with
+// markingSampler is a Sampler that accounts for the records it refuses with
 // in-band marker records, as *sampling.Sampler does. NewHandler calls
 // WithMarkers once and consults the Sampler it returns. That Sampler calls
 // mark (from within Sample, at its tick boundaries, or from a Report()
@@ -30,7 +37,7 @@ type Sampler interface {
 // message under "sampled_msg" and its logger name, to its output. Markers
 // never pass through the Sampler and carry no context fields; they are
 // counted in Stats.SampleMarkers (and in Enqueued, like any record).
-type MarkingSampler interface {
+type markingSampler interface {
 	Sampler
 	WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) Sampler
 }
@@ -65,7 +72,7 @@ func (c *core) initSampling(s Sampler, root *Handler) {
 		return
 	}
 	c.sample.counts = &sampleCounts{}
-	if m, ok := s.(MarkingSampler); ok {
+	if m, ok := s.(markingSampler); ok {
 		s = m.WithMarkers(root.writeSampleMarker)
 	}
 	if r, ok := s.(interface{ Report() error }); ok {

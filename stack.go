@@ -10,9 +10,9 @@ import (
 	"github.com/asyncbus/asyncbus/internal/stack"
 )
 
-// StackTraceKey is the key of the stack trace that Options.StackTraceLevel
+// stackTraceKey is the key of the stack trace that Options.StackTraceLevel
 // adds to records.
-const StackTraceKey = "stacktrace"
+const stackTraceKey = "stacktrace"
 
 // stackState is the handler's stack trace setting.
 type stackState struct {
@@ -54,7 +54,7 @@ func (h *Handler) handleStack(ctx context.Context, r slog.Record) error {
 		return h.handleWith(ctx, r, st)
 	}
 	r = r.Clone() // the caller's record may share its attribute array
-	r.AddAttrs(slog.String(StackTraceKey, st))
+	r.AddAttrs(slog.String(stackTraceKey, st))
 	return h.handleWith(ctx, r, "")
 }
 
@@ -78,7 +78,7 @@ func recordStack(r slog.Record) (string, bool) {
 	var carried []uintptr
 	has := false
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == StackTraceKey {
+		if a.Key == stackTraceKey {
 			has = true
 			return false
 		}

@@ -41,7 +41,7 @@ func jsonStack(t *testing.T, line string) [][2]string {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-	st, ok := m[StackTraceKey].(string)
+	st, ok := m[stackTraceKey].(string)
 	require.True(t, ok, "no string stacktrace in %s", line)
 	return splitStack(t, st)
 }
@@ -73,7 +73,7 @@ const thisTest = "github.com/asyncbus/asyncbus.TestStackTrace"
 func TestStackTraceOffByDefault(t *testing.T) {
 	lines := logForStack(t, nil, func(l *slog.Logger) { l.Error("boom") })
 	require.Len(t, lines, 1)
-	assert.NotContains(t, lines[0], StackTraceKey)
+	assert.NotContains(t, lines[0], stackTraceKey)
 }
 
 func TestStackTraceFirstFrameIsTheCaller(t *testing.T) {
@@ -86,7 +86,7 @@ func TestStackTraceFirstFrameIsTheCaller(t *testing.T) {
 		l.Error("above the level")
 	})
 	require.Len(t, lines, 3)
-	assert.NotContains(t, lines[0], StackTraceKey)
+	assert.NotContains(t, lines[0], stackTraceKey)
 	frames := jsonStack(t, lines[1])
 	assert.Equal(t, thisTest+"FirstFrameIsTheCaller.func1", frames[0][0])
 	assert.Equal(t, fmt.Sprintf("%s:%d", file, line+1), frames[0][1])
@@ -193,7 +193,7 @@ func TestStackTraceFromErrors(t *testing.T) {
 	lines := logForStack(t, &Options{StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
 		l.Warn("w", "err", makeErrorHere("pkg"))
 	})
-	assert.NotContains(t, lines[0], StackTraceKey)
+	assert.NotContains(t, lines[0], stackTraceKey)
 }
 
 // wrapStack carries a stack and wraps an error that carries another.
@@ -224,7 +224,7 @@ func TestStackTraceEveryFormat(t *testing.T) {
 				// following lines.
 				require.Greater(t, len(lines), 2)
 				assert.Contains(t, lines[0], "boom")
-				assert.NotContains(t, lines[0], StackTraceKey)
+				assert.NotContains(t, lines[0], stackTraceKey)
 				splitStack(t, strings.Join(lines[1:], "\n"))
 				assert.Equal(t, thisTest+"EveryFormat.func1.1", lines[1])
 			case encode.ZapJSON:
@@ -244,9 +244,9 @@ func TestStackTraceEveryFormat(t *testing.T) {
 // (logrbridge's StackTraces) keeps it and gets no second one.
 func TestStackTraceNotDuplicated(t *testing.T) {
 	lines := logForStack(t, &Options{StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
-		l.Error("boom", StackTraceKey, "mine")
+		l.Error("boom", stackTraceKey, "mine")
 	})
-	assert.Equal(t, 1, strings.Count(lines[0], StackTraceKey), lines[0])
+	assert.Equal(t, 1, strings.Count(lines[0], stackTraceKey), lines[0])
 	assert.Contains(t, lines[0], `"stacktrace":"mine"`)
 }
 

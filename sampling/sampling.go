@@ -27,7 +27,7 @@
 // Sampler.Stats counts kept, suppressed and reported records.
 //
 // A Sampler can also be installed in the asyncbus handler itself, as
-// asyncbus.Options.Sampler (it implements asyncbus.MarkingSampler): the
+// asyncbus.Options.Sampler (its WithMarkers method lets the handler write its markers): the
 // handler then decides before encoding, counts refusals in its
 // Stats.Sampled, writes the markers itself (never sampling them) and
 // writes the pending ones when it closes.
@@ -445,7 +445,7 @@ func (s *Sampler) sample(t time.Time, level slog.Level, msg, logger string, rep 
 // the key and the count, once per key per tick (the first record of a new
 // tick sweeps, as for a Handler) and on Report, which the handler calls
 // when it closes. mark writes the marker itself, unsampled. It implements
-// asyncbus.MarkingSampler.
+// the asyncbus handler's marker binding.
 func (s *Sampler) WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) asyncbus.Sampler {
 	return &boundSampler{s: s, rep: &reporter{mark: mark}}
 }

@@ -1,0 +1,56 @@
+package asyncbus
+
+import (
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestExportedSurface keeps the root package's exported surface (constants,
+// variables, functions, types and their methods and constructors) below the
+// 48 names the first landing had, and lists it on failure.
+func TestExportedSurface(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	require.NoError(t, err)
+	p := doc.New(pkgs["asyncbus"], "github.com/asyncbus/asyncbus", 0)
+	var names []string
+	values := func(vs []*doc.Value) {
+		for _, v := range vs {
+			names = append(names, v.Names...)
+		}
+	}
+	funcs := func(fs []*doc.Func) {
+		for _, f := range fs {
+			names = append(names, f.Name)
+		}
+	}
+	values(p.Consts)
+	values(p.Vars)
+	funcs(p.Funcs)
+	for _, typ := range p.Types {
+		names = append(names, typ.Name)
+		values(typ.Consts)
+		values(typ.Vars)
+		funcs(typ.Funcs)
+		for _, m := range typ.Methods {
+			names = append(names, typ.Name+"."+m.Name)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
+	}
+	assert.Less(t, len(names), 48, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	t.Logf("%d exported names", len(names))
+}
