@@ -7,8 +7,9 @@
 //
 //	go run ./cmd/asyncbus-bench [flags]
 //
-// It hands its arguments to `go run ./cmd/asyncbus-bench` in the benchmarks
-// module and exits with that command's status; -help lists the flags.
+// It builds the benchmarks module's command into a temporary directory, runs
+// it here (so relative paths such as -out mean what they say) with its
+// arguments, and exits with its status; -help lists the flags.
 package main
 
 import (
@@ -26,17 +27,37 @@ func main() {
 		fmt.Fprintln(os.Stderr, "asyncbus-bench:", err)
 		os.Exit(2)
 	}
-	cmd := exec.Command("go", append([]string{"run", "./cmd/asyncbus-bench"}, os.Args[1:]...)...)
-	cmd.Dir = dir
+	os.Exit(run(dir, os.Args[1:]))
+}
+
+// run builds the command in the benchmarks module dir and runs it with args
+// in the current directory, returning its exit status.
+func run(dir string, args []string) int {
+	tmp, err := os.MkdirTemp("", "asyncbus-bench-build-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "asyncbus-bench:", err)
+		return 2
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "asyncbus-bench")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/asyncbus-bench")
+	build.Dir = dir
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "asyncbus-bench: building the benchmarks module's command:", err)
+		return 2
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
-			os.Exit(exit.ExitCode())
+			return exit.ExitCode()
 		}
 		fmt.Fprintln(os.Stderr, "asyncbus-bench:", err)
-		os.Exit(2)
+		return 2
 	}
+	return 0
 }
 
 // benchmarksDir finds the benchmarks module: next to this source file's
