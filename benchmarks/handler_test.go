@@ -52,6 +52,12 @@ func BenchmarkLoggerFile(b *testing.B) {
 			h := asyncbus.NewHandler(f, nil)
 			return h, h.Close
 		}},
+		// asyncbus without write-through and the Error-level wait (a
+		// BlockTimeout turns both off): what exit safety costs.
+		{"asyncbus-no-writethrough", func(f *os.File) (slog.Handler, func() error) {
+			h := asyncbus.NewHandler(f, &asyncbus.Options{BlockTimeout: time.Hour})
+			return h, h.Close
+		}},
 		// The floor: slog.Logger's own cost (record building, runtime.Callers)
 		// with a handler that does nothing; asyncbus's share of a call is its
 		// ns/op minus this one.
