@@ -117,7 +117,7 @@ func walk(err error, depth, budget int, visit func(error)) (used int) {
 	for ; err != nil && depth < maxDepth && used < budget; depth++ {
 		used++
 		visit(err)
-		one, many, isMany := unwrap(err)
+		many, isMany, one := unwrap(err)
 		if !isMany {
 			err = one
 			continue
@@ -134,18 +134,18 @@ func walk(err error, depth, budget int, visit func(error)) (used int) {
 	return used
 }
 
-// unwrap returns err's wrapped errors: one (Unwrap() error), or many
-// (Unwrap() []error, isMany). An Unwrap that panics wraps nothing.
-func unwrap(err error) (one error, many []error, isMany bool) {
+// unwrap returns err's wrapped errors: many (Unwrap() []error, isMany), or
+// one (Unwrap() error). An Unwrap that panics wraps nothing.
+func unwrap(err error) (many []error, isMany bool, one error) {
 	defer func() {
 		if recover() != nil {
-			one, many = nil, nil
+			many, one = nil, nil
 		}
 	}()
 	if u, ok := err.(interface{ Unwrap() []error }); ok {
-		return nil, u.Unwrap(), true
+		return u.Unwrap(), true, nil
 	}
-	return errors.Unwrap(err), nil, false
+	return nil, false, errors.Unwrap(err)
 }
 
 type callers interface{ Callers() []uintptr }

@@ -124,7 +124,7 @@ type panicStackTrace struct{}
 func (panicStackTrace) Error() string         { return "st" }
 func (panicStackTrace) StackTrace() []uintptr { panic("boom") }
 
-type panicUnwrap struct{ many bool }
+type panicUnwrap struct{}
 
 func (panicUnwrap) Error() string { return "uw" }
 func (e panicUnwrap) Unwrap() error {
