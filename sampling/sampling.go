@@ -372,6 +372,16 @@ func (s *Sampler) decideAt(c *config, tick uint64, level slog.Level, msg, logger
 		sl.unmarked.Add(1) // a total, like suppressed: no marker will take these
 		return false
 	}
+	// Fast path: the key already has an open info in a way (the usual
+	// case). Same atomics and reasoning as in addPending.
+	for i := range sl.ways {
+		if info := sl.ways[i].Load(); info != nil && info.to == to && info.level == level && info.msg == msg && info.logger == logger {
+			if info.pending.Add(1)&closedBit == 0 {
+				return false // counted while open: its sweep or closer takes it
+			}
+			break // closed meanwhile: the record is not counted there
+		}
+	}
 	s.addPending(sl, x, level, msg, logger, to)
 	return false
 }
