@@ -30,13 +30,14 @@ type Sampler interface {
 // markingSampler is a Sampler that accounts for the records it refuses with
 // in-band marker records, as *sampling.Sampler does. NewHandler calls
 // WithMarkers once and consults the Sampler it returns. That Sampler calls
-// mark (from within Sample, at its tick boundaries, or from a Report()
-// error method, which Close calls) with a key and the number n of its
-// records refused since the last marker; the handler writes the marker
-// line "suppressed N similar records" at that level, with the key's
-// message under "sampled_msg" and its logger name, to its output. Markers
-// never pass through the Sampler and carry no context fields; they are
-// counted in Stats.SampleMarkers (and in Enqueued, like any record).
+// mark (from within Sample, at its tick boundaries or when it makes room for
+// another key's count, or from a Report() error method, which Close calls)
+// with a key and the number n of its records refused since its last
+// marker; the handler writes the marker line "suppressed N similar
+// records" at that level, with the key's message under "sampled_msg" and
+// its logger name, to its output. Markers never pass through the Sampler
+// and carry no context fields; they are counted in Stats.SampleMarkers
+// (and in Enqueued, like any record).
 type markingSampler interface {
 	Sampler
 	WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) Sampler

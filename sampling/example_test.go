@@ -42,7 +42,7 @@ func Example() {
 	// {"level":"INFO","msg":"miss","logger":"cache","i":8}
 	// {"level":"ERROR","msg":"evicted all","logger":"cache"}
 	// {"level":"INFO","msg":"suppressed 4 similar records","logger":"cache","sampled_msg":"miss"}
-	// {Kept:4 Suppressed:4 Markers:1 Reported:4}
+	// {Kept:4 Suppressed:4 Markers:1 Reported:4 Unmarked:0}
 }
 
 // Example_optionsSampler installs a Sampler in the asyncbus handler itself:

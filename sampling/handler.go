@@ -24,6 +24,7 @@ type Handler struct {
 	name       string       // logger name, part of the sampling key
 	loggerHash uint64       // hash of name, computed once in Named
 	namesOwn   bool         // base writes the logger name itself (asyncbus)
+	to         *target      // where markers of h's keys go; one per Handler/Named call
 }
 
 // NewHandler returns a Handler that samples records under cfg and passes
@@ -47,7 +48,13 @@ func (s *Sampler) Handler(next slog.Handler) (*Handler, error) {
 		h.name, h.namesOwn = ab.Name(), true
 	}
 	h.loggerHash = s.nameHash(h.name)
+	h.to = h.newTarget()
 	return h, nil
+}
+
+// newTarget returns the marker target of h's keys: its base handler.
+func (h *Handler) newTarget() *target {
+	return &target{h: h.base, addLogger: !h.namesOwn && h.name != ""}
 }
 
 var errNilNext = errors.New("sampling: nil next handler")
@@ -70,9 +77,10 @@ func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
 // Handle passes r on unless sampling drops it, in which case it returns
 // nil without calling the wrapped handler. The decision is one hash of the
 // message and one compare-and-swap; it allocates nothing, except when a
-// slot drops a key other than the one it last dropped (the key is published
-// for the marker): once per key, or repeatedly for colliding keys that
-// alternate in one slot.
+// slot drops a key it holds no count for (the key is published for the
+// marker): once per key, or repeatedly for more than slotWays colliding
+// keys that alternate in one slot (evicting a key with pending records
+// also writes its marker).
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	s := h.s
 	c := s.cfg.Load() // the configuration for this whole decision
@@ -85,7 +93,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	tick := c.tickOf(t)
 	s.maybeSweep(c, tick)
-	if r.Level >= c.exempt() || s.decideAt(c, tick, r.Level, r.Message, h.name, h.loggerHash, target{h: h.base, addLogger: !h.namesOwn && h.name != ""}) {
+	if r.Level >= c.exempt() || s.decideAt(c, tick, r.Level, r.Message, h.name, h.loggerHash, h.to) {
 		return h.next.Handle(ctx, r)
 	}
 	return nil
@@ -134,6 +142,7 @@ func (h *Handler) Named(name string) *Handler {
 		}
 	}
 	h2.loggerHash = h.s.nameHash(h2.name)
+	h2.to = h2.newTarget()
 	return &h2
 }
 

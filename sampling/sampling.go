@@ -19,12 +19,23 @@
 // never looser.
 //
 // Dropped records are reported in-band: once per tick, the first record
-// handled in a new tick sweeps the table and, for each slot that dropped
+// handled in a new tick sweeps the table and, for each key that dropped
 // records since the last sweep, writes one record "suppressed N similar
 // records" at the key's level, with its message under "sampled_msg" and its
-// logger name, through the wrapped handler. Sampler.Report sweeps on demand
-// (call it before closing the wrapped handler, so nothing stays unreported).
-// Sampler.Stats counts kept, suppressed and reported records.
+// logger name, through the wrapped handler of the Handler that dropped them
+// (handlers sharing a Sampler each get their own keys' markers). Sampler.Report
+// sweeps on demand (call it before closing the wrapped handler, so nothing
+// stays unreported). Sampler.Stats counts kept, suppressed and reported
+// records.
+//
+// Each slot remembers the keys it suppressed for, with their pending counts,
+// in a few ways (slotWays). When more keys than that suppress records in one
+// slot, the slot makes room by reporting one key's pending count at once, in
+// a marker of its own: counts are never merged across keys, but keys that
+// collide and keep alternating in one slot get more, smaller markers. More
+// Slots make that rarer. A key is also told apart by the Handler (or
+// WithMarkers binding) that logged it: handlers made by Named for every
+// request are separate keys of their own.
 //
 // A Sampler can also be installed in the asyncbus handler itself, as
 // asyncbus.Options.Sampler (its WithMarkers method lets the handler write its markers): the
@@ -135,57 +146,69 @@ func validate(cfg Config) (*config, error) {
 	return c, nil
 }
 
-// keyInfo names the key whose records a slot last suppressed, for the
-// marker record. It is immutable once published.
+// keyInfo is one key a slot suppresses records for, with its marker's
+// target and the count of its suppressed records not yet reported. All but
+// pending is immutable once published in a slot's way.
 type keyInfo struct {
 	level  slog.Level
 	msg    string
 	logger string
-	target
+	to     *target
+	// pending is the number of suppressed records not yet reported, with
+	// closedBit set once the info has left its way (then its closer has
+	// taken the count and reports it; later adds are ignored and retried
+	// elsewhere). Each count is taken exactly once: by a sweep's And, which
+	// keeps closedBit, or by the closer's Or, which sets it; both return
+	// the old value, so whichever runs first takes the count, and a sweep
+	// that sees closedBit in it leaves the count to the closer.
+	pending atomic.Uint64
 }
 
+// closedBit marks a keyInfo's pending as closed (see keyInfo.pending).
+const closedBit = 1 << 63
+
 // target says where a key's marker goes: to the handler h (a Handler's
-// Named handler, before WithAttrs/WithGroup), or to rep (a Sampler bound to
-// an asyncbus.Handler by WithMarkers), or nowhere (Sample called directly).
+// Named handler, before WithAttrs/WithGroup), or to mark (a Sampler bound
+// to an asyncbus.Handler by WithMarkers). One is made per Sampler.Handler,
+// Handler.Named and Sampler.WithMarkers call, and keys compare targets by
+// address (comparing slog.Handler interfaces can panic). Records refused by
+// Sample called directly have no target: they are counted in
+// Stats.Unmarked.
 type target struct {
 	h         slog.Handler
 	addLogger bool // h does not write logger names itself
-	rep       *reporter
+	mark      func(level slog.Level, msg, logger string, n uint64) error
 }
 
-// reporter is the marker writer of one WithMarkers binding; its address
-// identifies the binding.
-type reporter struct {
-	mark func(level slog.Level, msg, logger string, n uint64) error
-}
+// slotWays is how many keys one slot can hold pending counts for before a
+// new one evicts (and reports) another: 4 fills the slot's cache line.
+const slotWays = 4
 
 // slot is one counter of the table. All fields are atomics touched by
-// every goroutine that logs a key hashing here; they share one 64-byte
-// cache line (the padding keeps neighbouring slots off it), so a decision
-// dirties a single line.
+// every goroutine that logs a key hashing here; they fill exactly one
+// 64-byte cache line (the table is one allocation of 64-byte elements), so
+// a decision dirties a single line.
 type slot struct {
 	// state packs gen (8 bits) | window (24 bits) | count (32 bits). It is
 	// only changed by CompareAndSwap, so a window change and the count it
 	// resets to are published together: no increment is lost or counted in
 	// the wrong window.
 	state atomic.Uint64
-	// kept and suppressed are cumulative totals for Stats; plain atomic
-	// adds, since nothing is ordered after them.
+	// kept, suppressed and unmarked are cumulative totals for Stats; plain
+	// atomic adds, since nothing is ordered after them.
 	kept       atomic.Uint64
 	suppressed atomic.Uint64
-	// pending counts suppressed records not yet reported by a marker. The
-	// suppressor stores info before adding here, and a sweeper swaps this
-	// before loading info: atomics are sequentially consistent, so a
-	// sweeper that takes a count always sees an info at least as new as
-	// the one stored before that count was added (never nil).
-	pending atomic.Uint64
-	info    atomic.Pointer[keyInfo]
-	_       [24]byte // pad to 64 bytes
+	unmarked   atomic.Uint64
+	// ways hold the keys suppressed here. A way only changes by
+	// CompareAndSwap to a freshly made keyInfo, so an info leaves a way at
+	// most once and never comes back (no ABA): the goroutine whose swap
+	// removed it is its only closer.
+	ways [slotWays]atomic.Pointer[keyInfo]
 }
 
 // Stats counts a Sampler's decisions since it was made. Records at or above
 // the exempt level, or handled while Off, are passed on uncounted. Once
-// logging has stopped and Report has run, Suppressed == Reported.
+// logging has stopped and Report has run, Suppressed == Reported + Unmarked.
 type Stats struct {
 	// Kept is how many sampled records were passed on.
 	Kept uint64
@@ -195,6 +218,9 @@ type Stats struct {
 	Markers uint64
 	// Reported is the sum of N over those markers.
 	Reported uint64
+	// Unmarked is how many of the suppressed records were refused by
+	// Sample called directly: no marker reports them.
+	Unmarked uint64
 }
 
 // Sampler holds the counter table and configuration shared by a Handler and
@@ -268,6 +294,7 @@ func (s *Sampler) Stats() Stats {
 	for i := range s.slots {
 		st.Kept += s.slots[i].kept.Load()
 		st.Suppressed += s.slots[i].suppressed.Load()
+		st.Unmarked += s.slots[i].unmarked.Load()
 	}
 	st.Markers = s.markers.Load()
 	st.Reported = s.reported.Load()
@@ -332,30 +359,106 @@ func (c *config) keep(n uint64) bool {
 
 // decideAt counts a record of key (level, msg, logger) in window tick
 // under c and reports whether it is kept. A refused record is counted
-// pending for the key's marker, which goes to to.
-func (s *Sampler) decideAt(c *config, tick uint64, level slog.Level, msg, logger string, loggerHash uint64, to target) bool {
-	sl := &s.slots[s.index(level, msg, loggerHash)]
+// pending for the key's marker, which goes to to (nil: Unmarked).
+func (s *Sampler) decideAt(c *config, tick uint64, level slog.Level, msg, logger string, loggerHash uint64, to *target) bool {
+	x := s.hash(level, msg, loggerHash)
+	sl := &s.slots[x&s.mask]
 	if c.keep(sl.count(c.gen, tick)) {
 		sl.kept.Add(1)
 		return true
 	}
 	sl.suppressed.Add(1)
-	if info := sl.info.Load(); info == nil || info.level != level || info.msg != msg || info.logger != logger || info.rep != to.rep {
-		// The slot starts suppressing another key (or its first): publish
-		// the key for the marker before counting it pending (see slot).
-		sl.info.Store(&keyInfo{level: level, msg: msg, logger: logger, target: to})
+	if to == nil {
+		sl.unmarked.Add(1) // a total, like suppressed: no marker will take these
+		return false
 	}
-	sl.pending.Add(1)
+	// Fast path: the key already has an open info in a way (the usual
+	// case). Same atomics and reasoning as in addPending.
+	for i := range sl.ways {
+		if info := sl.ways[i].Load(); info != nil && info.to == to && info.level == level && info.msg == msg && info.logger == logger {
+			if info.pending.Add(1)&closedBit == 0 {
+				return false // counted while open: its sweep or closer takes it
+			}
+			break // closed meanwhile: the record is not counted there
+		}
+	}
+	s.addPending(sl, x, level, msg, logger, to)
 	return false
 }
 
-// index returns the slot of a key.
-func (s *Sampler) index(level slog.Level, msg string, loggerHash uint64) uint64 {
+// addPending counts one suppressed record of a key in its keyInfo in sl,
+// publishing the key in a way first if it has none there.
+func (s *Sampler) addPending(sl *slot, x uint64, level slog.Level, msg, logger string, to *target) {
+	var fresh *keyInfo
+	for {
+		var seen [slotWays]*keyInfo
+		victim, score := 0, 3 // score of the victim way: 0 empty, 1 nothing pending, 2 busy
+		matched := false
+		for i := range sl.ways {
+			info := sl.ways[i].Load() // may be stale: the CompareAndSwap below and closedBit catch changes
+			seen[i] = info
+			if info == nil {
+				if score > 0 {
+					victim, score = i, 0
+				}
+				continue
+			}
+			if info.to == to && info.level == level && info.msg == msg && info.logger == logger {
+				// Add returns the new value: without closedBit the info was
+				// still open when counted, so its sweep or closer (which
+				// both take counts with one atomic read-modify-write) sees
+				// this record. With it, the record is not counted: retry.
+				if info.pending.Add(1)&closedBit == 0 {
+					return
+				}
+				matched = true
+				break
+			}
+			if score > 1 && info.pending.Load() == 0 { // a hint: counts added later are taken by the closer's Or
+				victim, score = i, 1 // evicting it costs no marker
+			}
+		}
+		if matched {
+			continue // the way holds a newer info by now: look again
+		}
+		if score == 3 {
+			victim = int(x>>62) & (slotWays - 1) // all busy: the key's own way, from bits the slot index does not use
+		}
+		if fresh == nil {
+			fresh = &keyInfo{level: level, msg: msg, logger: logger, to: to}
+			fresh.pending.Store(1) // before publication: the record is counted once the swap succeeds
+		}
+		old := seen[victim]
+		// CompareAndSwap from what this loop saw: if the way changed, look
+		// again (the key may be there now).
+		if !sl.ways[victim].CompareAndSwap(old, fresh) {
+			continue
+		}
+		if old != nil {
+			// This goroutine removed old, so it alone closes it (ways never
+			// reinstall an info): Or returns the count not yet taken by a
+			// sweep, and later adds to old see closedBit and retry.
+			if n := old.pending.Or(closedBit); n != 0 {
+				_ = s.emit(old, n) // errors of a marker are the wrapped handler's to report
+			}
+		}
+		return
+	}
+}
+
+// hash returns the hash of a key: its low bits choose the slot, its top
+// two the way an evicting key takes.
+func (s *Sampler) hash(level slog.Level, msg string, loggerHash uint64) uint64 {
 	x := maphash.String(s.seed, msg) ^ loggerHash ^ uint64(int64(level))*0x9e3779b97f4a7c15
 	x ^= x >> 31
 	x *= 0xbf58476d1ce4e5b9
 	x ^= x >> 29
-	return x & s.mask
+	return x
+}
+
+// index returns the slot of a key.
+func (s *Sampler) index(level slog.Level, msg string, loggerHash uint64) uint64 {
+	return s.hash(level, msg, loggerHash) & s.mask
 }
 
 // maybeSweep sweeps the table if tick is later than the last sweep's.
@@ -370,21 +473,29 @@ func (s *Sampler) maybeSweep(c *config, tick uint64) {
 	_ = s.sweep() // errors of a marker are the wrapped handler's to report
 }
 
-// sweep writes one marker per slot with pending suppressed records.
+// sweep writes one marker per key with pending suppressed records.
 func (s *Sampler) sweep() error {
 	var errs []error
 	for i := range s.slots {
 		sl := &s.slots[i]
-		if sl.pending.Load() == 0 {
-			continue // read first: a sweep must not dirty idle slots' lines
-		}
-		n := sl.pending.Swap(0) // exactly one sweeper takes each count
-		if n == 0 {
-			continue
-		}
-		info := sl.info.Load() // non-nil: stored before pending was added to
-		if err := s.emit(info, n); err != nil {
-			errs = append(errs, err)
+		for w := range sl.ways {
+			info := sl.ways[w].Load() // if swapped out meanwhile, its And below sees closedBit
+			if info == nil {
+				continue
+			}
+			if p := info.pending.Load(); p == 0 || p&closedBit != 0 { // a hint: a count it misses waits for the next sweep
+				continue // read first: a sweep must not dirty idle slots' lines
+			}
+			// And keeps closedBit and takes the count; its old value says
+			// whether the closer's Or came first (then the count is the
+			// closer's to report). Exactly one sweeper or closer takes each.
+			n := info.pending.And(closedBit)
+			if n == 0 || n&closedBit != 0 {
+				continue
+			}
+			if err := s.emit(info, n); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -392,27 +503,21 @@ func (s *Sampler) sweep() error {
 
 // emit writes the marker for n records suppressed under info.
 func (s *Sampler) emit(info *keyInfo, n uint64) error {
-	if info.rep != nil {
-		s.markers.Add(1)
-		s.reported.Add(n)
-		// The asyncbus.Handler writes the marker itself, unsampled.
-		return info.rep.mark(info.level, info.msg, info.logger, n)
-	}
-	if info.h == nil {
-		// Sample called directly, outside any handler: nowhere to report.
-		// The records stay counted in Stats.Suppressed, not in Reported.
-		return nil
-	}
 	s.markers.Add(1)
 	s.reported.Add(n)
+	to := info.to
+	if to.mark != nil {
+		// The asyncbus.Handler writes the marker itself, unsampled.
+		return to.mark(info.level, info.msg, info.logger, n)
+	}
 	r := slog.NewRecord(time.Now(), info.level, fmt.Sprintf("suppressed %d similar records", n), 0)
 	r.AddAttrs(slog.String(SuppressedMsgKey, info.msg))
-	if info.addLogger {
+	if to.addLogger {
 		r.AddAttrs(slog.String(DefaultLoggerKey, info.logger))
 	}
 	// Background: the marker stands for many calls, and must not carry the
 	// context fields (trace IDs, request attrs) of whichever call swept.
-	return info.h.Handle(context.Background(), r)
+	return to.h.Handle(context.Background(), r)
 }
 
 // Sample reports whether a record of (level, msg, logger) at time t is
@@ -421,12 +526,12 @@ func (s *Sampler) emit(info *keyInfo, n uint64) error {
 // asyncbus.Sampler; the handler uses WithMarkers, so that the records it
 // refuses are reported by markers in its own output. Records refused by
 // Sample called directly get no marker: they are counted in
-// Stats.Suppressed only.
+// Stats.Suppressed and Stats.Unmarked.
 func (s *Sampler) Sample(t time.Time, level slog.Level, msg, logger string) bool {
 	return s.sample(t, level, msg, logger, nil)
 }
 
-func (s *Sampler) sample(t time.Time, level slog.Level, msg, logger string, rep *reporter) bool {
+func (s *Sampler) sample(t time.Time, level slog.Level, msg, logger string, to *target) bool {
 	c := s.cfg.Load() // the configuration for this whole decision
 	if c.Off {
 		return true
@@ -436,7 +541,7 @@ func (s *Sampler) sample(t time.Time, level slog.Level, msg, logger string, rep 
 	}
 	tick := c.tickOf(t)
 	s.maybeSweep(c, tick)
-	return level >= c.exempt() || s.decideAt(c, tick, level, msg, logger, s.nameHash(logger), target{rep: rep})
+	return level >= c.exempt() || s.decideAt(c, tick, level, msg, logger, s.nameHash(logger), to)
 }
 
 // WithMarkers returns s bound to one asyncbus.Handler (which calls it when
@@ -447,18 +552,18 @@ func (s *Sampler) sample(t time.Time, level slog.Level, msg, logger string, rep 
 // when it closes. mark writes the marker itself, unsampled. It implements
 // the asyncbus handler's marker binding.
 func (s *Sampler) WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) asyncbus.Sampler {
-	return &boundSampler{s: s, rep: &reporter{mark: mark}}
+	return &boundSampler{s: s, to: &target{mark: mark}}
 }
 
 // boundSampler is a Sampler bound by WithMarkers.
 type boundSampler struct {
-	s   *Sampler
-	rep *reporter
+	s  *Sampler
+	to *target // made once per binding: its address tells its keys apart
 }
 
-// Sample decides as Sampler.Sample does, with markers going to rep.
+// Sample decides as Sampler.Sample does, with markers going to mark.
 func (b *boundSampler) Sample(t time.Time, level slog.Level, msg, logger string) bool {
-	return b.s.sample(t, level, msg, logger, b.rep)
+	return b.s.sample(t, level, msg, logger, b.to)
 }
 
 // Report writes the pending markers of the whole Sampler now.

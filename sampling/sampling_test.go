@@ -267,19 +267,33 @@ func TestKeysAreIndependent(t *testing.T) {
 }
 
 // TestCollisionsOnlyStricter: with one slot, all keys share one counter:
-// fewer records are kept, never more.
+// fewer records are kept, never more; and the markers still count each
+// key's own records under its own message, though ten keys alternate in a
+// slot that holds four.
 func TestCollisionsOnlyStricter(t *testing.T) {
 	c := newCapture()
 	h := newHandler(t, c, sampling.Config{First: 3, Slots: 1})
 	for i := range 30 {
 		_ = h.Handle(context.Background(), record(t0, slog.LevelInfo, fmt.Sprintf("key %d", i%10)))
 	}
-	assert.Len(t, c.records(), 3)
+	recs, _ := split(c.records())
+	assert.Len(t, recs, 3)
 	require.NoError(t, h.Sampler().Report())
 	_, markers := split(c.records())
-	require.Len(t, markers, 1)
-	assert.Equal(t, uint64(27), markerN(t, markers[0]), "the marker counts every record of the slot")
-	assert.Equal(t, "key 9", markers[0].attrs[sampling.SuppressedMsgKey].String(), "named after the last key dropped")
+	perKey := map[string]uint64{}
+	for _, m := range markers {
+		perKey[m.attrs[sampling.SuppressedMsgKey].String()] += markerN(t, m)
+	}
+	want := map[string]uint64{}
+	for k := range 10 {
+		want[fmt.Sprintf("key %d", k)] = 3 // each key logged 3 times...
+	}
+	for k := range 3 {
+		want[fmt.Sprintf("key %d", k)] = 2 // ...and the first 3 records (keys 0-2) kept
+	}
+	assert.Equal(t, want, perKey, "each key's suppressed records reported under its own message")
+	st := h.Sampler().Stats()
+	assert.Equal(t, sampling.Stats{Kept: 3, Suppressed: 27, Markers: uint64(len(markers)), Reported: 27}, st)
 }
 
 func TestSetConfig(t *testing.T) {
