@@ -180,14 +180,19 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if h.core.sample.refuse(r.Time, r.Level, r.Message, h.name) {
 		return nil // sample.go: counted in Stats.Sampled
 	}
+	below := "" // Console's stack trace, on the lines after the record's
 	if h.core.stack.want(r.Level) {
-		return h.handleStack(ctx, r) // stack.go
+		r, below = h.withStack(r) // stack.go
 	}
 	if h.rec != nil {
 		return h.handleRecord(ctx, r)
 	}
 	b := bufPool.Get().(*buffer)
 	b.data = h.enc.Append(b.data[:0], r, h.contextFields(ctx, b))
+	if below != "" {
+		b.data = append(b.data, below...)
+		b.data = append(b.data, '\n')
+	}
 	return h.enqueue(b, r.Level)
 }
 

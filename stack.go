@@ -1,7 +1,6 @@
 package asyncbus
 
 import (
-	"context"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -30,8 +29,9 @@ func newStackState(level slog.Leveler, f Format) stackState {
 	return stackState{level: level, below: f == encode.Console}
 }
 
-// handleStack is Handle for a record at or above Options.StackTraceLevel.
-// The stack is taken here, on the logging goroutine, and is:
+// withStack adds the stack trace to a record at or above
+// Options.StackTraceLevel. The stack is taken here, on the logging
+// goroutine, and is:
 //   - none, when the record already has a top-level "stacktrace" attribute
 //     (logrbridge's StackTraces adds one);
 //   - else the stack carried by the first error attribute (in record order,
@@ -42,35 +42,20 @@ func newStackState(level slog.Leveler, f Format) stackState {
 //     made a new record), at the first frame outside log/slog and this
 //     module's packages (test files excepted).
 //
-// It is written as the record's last attribute (a string; JSON and Text
-// quote it; the zap formats write it as zap's entry stack), or, in the
-// Console format, on the lines below the record.
-func (h *Handler) handleStack(ctx context.Context, r slog.Record) error {
+// It becomes the record's last attribute (a string; JSON and Text quote it;
+// the zap formats write it as zap's entry stack), or, in the Console
+// format, is returned as below, for the lines after the record.
+func (h *Handler) withStack(r slog.Record) (_ slog.Record, below string) {
 	st, ok := recordStack(r)
-	if !ok {
-		return h.handleWith(ctx, r, "")
-	}
-	if h.rec == nil && h.core.stack.below {
-		return h.handleWith(ctx, r, st)
+	switch {
+	case !ok:
+		return r, ""
+	case h.rec == nil && h.core.stack.below:
+		return r, st
 	}
 	r = r.Clone() // the caller's record may share its attribute array
 	r.AddAttrs(slog.String(stackTraceKey, st))
-	return h.handleWith(ctx, r, "")
-}
-
-// handleWith is Handle's encoding and enqueueing, with below (if not
-// empty) appended on its own lines after the encoded line.
-func (h *Handler) handleWith(ctx context.Context, r slog.Record, below string) error {
-	if h.rec != nil {
-		return h.handleRecord(ctx, r)
-	}
-	b := bufPool.Get().(*buffer)
-	b.data = h.enc.Append(b.data[:0], r, h.contextFields(ctx, b))
-	if below != "" {
-		b.data = append(b.data, below...)
-		b.data = append(b.data, '\n')
-	}
-	return h.enqueue(b, r.Level)
+	return r, ""
 }
 
 // recordStack returns the stack trace for r, or false when r already has one.
