@@ -94,7 +94,7 @@ func BenchmarkCompare(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				i := 0
 				for pb.Next() {
-					contestants.LogReference(ctx, logger, i)
+					harness.LogReference(ctx, logger, i)
 					i++
 				}
 				calls.Add(int64(i))

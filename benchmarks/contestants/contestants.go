@@ -27,8 +27,6 @@
 package contestants
 
 import (
-	"context"
-	"log/slog"
 	"time"
 
 	"github.com/asyncbus/asyncbus/benchmarks/harness"
@@ -106,11 +104,4 @@ func All() []harness.Contestant {
 		{Name: Phuslu, New: newPhuslu},
 		{Name: Noop, New: harness.NewNoop, Discards: true},
 	}
-}
-
-// LogReference logs the reference record with the given seq: the same call,
-// attribute for attribute, that the harness makes for every contestant, so
-// that the Benchmark functions measure the same work as cmd/compare.
-func LogReference(ctx context.Context, l *slog.Logger, seq int) {
-	harness.LogReference(ctx, l, seq)
 }
