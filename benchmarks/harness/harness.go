@@ -151,8 +151,7 @@ func ReferenceAttrs(seq int) [7]slog.Attr {
 	}
 }
 
-// ReferenceMessage and ReferenceTime are the reference record's message and
-// the fixed time [ReferenceRecord] carries.
+// ReferenceMessage is the reference record's message.
 const ReferenceMessage = "request handled"
 
 // ReferenceTime is the fixed time of [ReferenceRecord].
