@@ -536,14 +536,23 @@ func TestHandleAttrsAllocatesNothing(t *testing.T) {
 // TestReleaseDropsCallerValues: a pooled buffer keeps no reference to the
 // values a context hook added, so a large value is not pinned by the pool.
 func TestReleaseDropsCallerValues(t *testing.T) {
-	b := &buffer{}
-	b.fields.reset(false)
-	b.fields.AddAttr(slog.Any("k", &struct{ payload [1 << 20]byte }{}))
-	b.extra = append(b.extra, slog.Any("e", &struct{}{}))
-	b.release()
-	for _, a := range b.fields.arr {
-		assert.Nil(t, a.Value.Any())
+	// release clears only the slots the hook filled: 1, all of arr, and
+	// more than arr holds (append moved them to the heap).
+	for _, n := range []int{0, 1, 8, 9} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			b := &buffer{}
+			b.fields.reset(false)
+			for range n {
+				b.fields.AddAttr(slog.Any("k", &struct{ payload [1 << 10]byte }{}))
+			}
+			b.extra = append(b.extra, slog.Any("e", &struct{}{}))
+			b.release()
+			for _, a := range b.fields.arr {
+				assert.Nil(t, a.Value.Any())
+			}
+			assert.Nil(t, b.fields.attrs)
+			assert.Empty(t, b.extra)
+			assert.Nil(t, b.extra[:cap(b.extra)][0].Value.Any())
+		})
 	}
-	assert.Empty(t, b.extra)
-	assert.Nil(t, b.extra[:cap(b.extra)][0].Value.Any())
 }

@@ -70,46 +70,17 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 			b = append(b, e.recGroups...)
 			comma = false
 		}
-		wrote := false
-		r.Attrs(func(a slog.Attr) bool {
-			if bud.truncated {
-				return false // as in the general code: the rest is left out
-			}
-			// The common kinds first, without a further call.
-			switch k := a.Value.Kind(); k {
-			case slog.KindString:
-				b = appendJSONString(appendJSONKey(b, a.Key, comma), a.Value.String())
-				comma, wrote = true, true
-				return true
-			case slog.KindInt64, slog.KindDuration: // JSON writes a duration's nanoseconds
-				b = appendJSONKey(b, a.Key, comma)
-				if x := valueInt64(&a.Value, k); x >= 0 {
-					b = appendUint(b, uint64(x)) // saves appendInt's call
-				} else {
-					b = appendInt(b, x)
-				}
-				comma, wrote = true, true
-				return true
-			case slog.KindBool:
-				b = appendBool(appendJSONKey(b, a.Key, comma), valueBool(&a.Value))
-				comma, wrote = true, true
-				return true
-			case slog.KindAny, slog.KindGroup, slog.KindLogValuer:
-			default:
-				b = appendJSONScalar(appendJSONKey(b, a.Key, comma), a.Value, k)
-				comma, wrote = true, true
-				return true
-			}
-			sep := ""
-			if comma {
-				sep = ","
-			}
-			var ok bool
-			b, sep, ok = e.slowAttr(b, a, sep, "", &bud)
-			comma = sep != ""
-			wrote = wrote || ok
-			return true
-		})
+		st := jsonAttrsState{comma: comma, bud: &bud}
+		if front, back, ok := recordAttrs(r); ok {
+			b = e.appendJSONAttrs(b, front, &st)
+			b = e.appendJSONAttrs(b, back, &st)
+		} else {
+			r.Attrs(func(a slog.Attr) bool {
+				b = e.appendJSONRecordAttr(b, &a, &st)
+				return !bud.truncated
+			})
+		}
+		wrote := st.wrote
 		if !wrote {
 			b = b[:pos]
 			closeN = e.nOpenGroups
@@ -119,6 +90,57 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		b = append(b, '}')
 	}
 	return append(b, '}', '\n')
+}
+
+// jsonAttrsState is appendJSON's state across a record's attributes.
+type jsonAttrsState struct {
+	comma bool // the next attribute needs a ',' before it
+	wrote bool // an attribute wrote something
+	bud   *budget
+}
+
+// appendJSONAttrs appends the record attributes as, stopping once the
+// budget is spent (the rest is left out, as in the general code).
+func (e *Encoder) appendJSONAttrs(b []byte, as []slog.Attr, st *jsonAttrsState) []byte {
+	for i := range as {
+		if st.bud.truncated {
+			break
+		}
+		b = e.appendJSONRecordAttr(b, &as[i], st)
+	}
+	return b
+}
+
+// appendJSONRecordAttr appends one record attribute: the common kinds
+// without a further call, the rest through the general code.
+func (e *Encoder) appendJSONRecordAttr(b []byte, a *slog.Attr, st *jsonAttrsState) []byte {
+	switch k := a.Value.Kind(); k {
+	case slog.KindString:
+		b = appendJSONString(appendJSONKey(b, a.Key, st.comma), a.Value.String())
+	case slog.KindInt64, slog.KindDuration: // JSON writes a duration's nanoseconds
+		b = appendJSONKey(b, a.Key, st.comma)
+		if x := valueInt64(&a.Value, k); x >= 0 {
+			b = appendUint(b, uint64(x)) // saves appendInt's call
+		} else {
+			b = appendInt(b, x)
+		}
+	case slog.KindBool:
+		b = appendBool(appendJSONKey(b, a.Key, st.comma), valueBool(&a.Value))
+	case slog.KindAny, slog.KindGroup, slog.KindLogValuer:
+		sep := ""
+		if st.comma {
+			sep = ","
+		}
+		var ok bool
+		b, sep, ok = e.slowAttr(b, *a, sep, "", st.bud)
+		st.comma = sep != ""
+		st.wrote = st.wrote || ok
+		return b
+	default:
+		b = appendJSONScalar(appendJSONKey(b, a.Key, st.comma), a.Value, k)
+	}
+	st.comma, st.wrote = true, true
+	return b
 }
 
 // appendJSONAttr appends a scalar attribute (preceded by ',' if comma) and

@@ -63,26 +63,54 @@ func (e *Encoder) appendKeyValues(b []byte, r *slog.Record, extra []slog.Attr, l
 		b = append(b, ' ')
 		b = append(b, pre...)
 	}
-	if r.NumAttrs() > 0 {
-		prefix, plain := e.recGroups, e.recPrefixPlain
-		var s state // the general code's state, once an attr needed it
-		general := false
+	// Not asked for up front with r.NumAttrs, which copies the whole Record.
+	st := textAttrsState{prefix: e.recGroups, plain: e.recPrefixPlain, logfmt: logfmt}
+	if front, back, ok := recordAttrs(r); ok {
+		b = e.appendTextAttrs(b, front, &st, &bud)
+		b = e.appendTextAttrs(b, back, &st, &bud)
+	} else {
 		r.Attrs(func(a slog.Attr) bool {
-			if bud.truncated {
-				return false // as in the general code: the rest is left out
-			}
-			if !general {
-				if nb, ok := appendKVAttr(b, a, prefix, plain, logfmt); ok {
-					b = nb
-					return true
-				}
-			}
-			b, general = e.generalAttr(&s, b, a, prefix, &bud)
-			return true
+			b = e.appendTextRecordAttr(b, a, &st, &bud)
+			return !bud.truncated
 		})
-		s.free()
 	}
+	st.s.free()
 	return append(b, '\n')
+}
+
+// textAttrsState is appendText's state across a record's attributes.
+type textAttrsState struct {
+	prefix  string // the record's group prefix
+	plain   bool   // prefix needs no quoting
+	logfmt  bool
+	general bool  // an attribute needed the general code: s is in use
+	s       state // the general code's state, once an attribute needed it
+}
+
+// appendTextAttrs appends the record attributes as, stopping once the
+// budget is spent (the rest is left out, as in the general code).
+func (e *Encoder) appendTextAttrs(b []byte, as []slog.Attr, st *textAttrsState, bud *budget) []byte {
+	for i := range as {
+		if bud.truncated {
+			break
+		}
+		b = e.appendTextRecordAttr(b, as[i], st, bud)
+	}
+	return b
+}
+
+// appendTextRecordAttr appends one record attribute: scalars directly until
+// an attribute needs the general code, which then writes the rest.
+// The budget is a parameter, not a field of st: the general code's state
+// st.s leaks its contents, and a pointer in st would move bud to the heap.
+func (e *Encoder) appendTextRecordAttr(b []byte, a slog.Attr, st *textAttrsState, bud *budget) []byte {
+	if !st.general {
+		if nb, ok := appendKVAttr(b, a, st.prefix, st.plain, st.logfmt); ok {
+			return nb
+		}
+	}
+	b, st.general = e.generalAttr(&st.s, b, a, st.prefix, bud)
+	return b
 }
 
 // appendKVAttr is appendLogfmtAttr or appendTextAttr.
