@@ -59,8 +59,8 @@ type drainer struct {
 	// gather is set after an idle sleep and after a round of fewer than
 	// minBatch records: the next batch, if small, waits for more (see run).
 	gather bool
-	timer      *time.Timer
-	now        func() time.Time
+	timer  *time.Timer
+	now    func() time.Time
 
 	failStreak int
 	lastErr    error
