@@ -98,3 +98,35 @@ func TestRecordAttrsFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestZapAttrsFallback: the zap encodings write the same with the direct
+// read and with Record.Attrs, including the trailing stack trace attribute
+// (written as the entry's stack, not as a field) with 0 to 8 other
+// attributes, i.e. in the inline part and in the heap part.
+func TestZapAttrsFallback(t *testing.T) {
+	saved := recordAttrsOK
+	defer func() { recordAttrsOK = saved }()
+	for _, f := range []Format{ZapJSON, ZapConsole} {
+		for n := range 9 {
+			for _, withStack := range []bool{false, true} {
+				r := slog.NewRecord(time.Date(2024, 5, 17, 10, 30, 45, 0, time.UTC), slog.LevelError, "m", 0)
+				for i := range n {
+					r.AddAttrs(slog.Int("k"+strconv.Itoa(i), i))
+				}
+				if withStack {
+					r.AddAttrs(slog.String(zapStackKey, "goroutine 1 [running]:\nmain.main()"))
+				}
+				e := New(Options{Format: f})
+				var out [2]string
+				for i, ok := range []bool{true, false} {
+					recordAttrsOK = ok
+					out[i] = string(e.Append(nil, r, nil))
+				}
+				require.Equal(t, out[0], out[1], "format %v, %d attrs, stack %v", f, n, withStack)
+				if withStack {
+					require.Contains(t, out[0], "main.main()")
+				}
+			}
+		}
+	}
+}

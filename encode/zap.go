@@ -271,21 +271,50 @@ func (e *Encoder) appendZapFields(b []byte, r *slog.Record, extra []slog.Attr, z
 		b = appendZapSep(b, z.console)
 		b = append(b, e.pre...)
 	}
-	last := r.NumAttrs() - 1
-	i := 0
-	r.Attrs(func(a slog.Attr) bool {
-		if i == last && a.Key == zapStackKey && a.Value.Kind() == slog.KindString {
-			*stack = a.Value.String()
-			return false
+	if front, back, ok := recordAttrs(r); ok {
+		// The stack, if any, is the record's last attribute.
+		if len(back) > 0 {
+			b = e.appendZapAttrs(b, front, z, nil)
+			b = e.appendZapAttrs(b, back, z, stack)
+		} else {
+			b = e.appendZapAttrs(b, front, z, stack)
 		}
-		i++
-		b = e.appendZapAttr(b, a, z, e.groups)
-		return true
-	})
+	} else {
+		last := r.NumAttrs() - 1
+		i := 0
+		r.Attrs(func(a slog.Attr) bool {
+			if i == last && isZapStack(a) {
+				*stack = a.Value.String()
+				return false
+			}
+			i++
+			b = e.appendZapAttr(b, a, z, e.groups)
+			return true
+		})
+	}
 	for range e.nOpenGroups {
 		b = append(b, '}')
 	}
 	return b
+}
+
+// appendZapAttrs writes as; with stack non-nil, a stack trace attribute
+// at the end of as is not written but stored in *stack.
+func (e *Encoder) appendZapAttrs(b []byte, as []slog.Attr, z zapFmt, stack *string) []byte {
+	if n := len(as); stack != nil && n > 0 && isZapStack(as[n-1]) {
+		*stack = as[n-1].Value.String()
+		as = as[:n-1]
+	}
+	for i := range as {
+		b = e.appendZapAttr(b, as[i], z, e.groups)
+	}
+	return b
+}
+
+// isZapStack reports whether a is the stack trace attribute that the
+// logr bridge appends to a record.
+func isZapStack(a slog.Attr) bool {
+	return a.Key == zapStackKey && a.Value.Kind() == slog.KindString
 }
 
 // appendZapAttr writes one attribute as zapr's encodeSlog hands it to zap.
