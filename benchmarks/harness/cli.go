@@ -49,6 +49,10 @@ type CLI struct {
 	// (Results.Markdown(Baseline)) into the Markdown that is printed and
 	// written to results.md; nil prints the tables alone.
 	Report func(res *Results, tables string) string
+	// AfterRun, if not nil, is called with the results once they are
+	// printed and written (never in a child process); an error fails the
+	// command (exit status 1). compare's -readme uses it.
+	AfterRun func(res *Results) error
 	// MayLose reports whether a contestant may lose records; nil means
 	// none may. See [Problems].
 	MayLose func(name string) bool
@@ -237,6 +241,12 @@ func (c *CLI) Main(args []string, stdout, stderr io.Writer) int {
 		} else {
 			fmt.Fprintf(stdout, "\nWrote %s, %s and %s.\n",
 				filepath.Join(s.out, "results.md"), filepath.Join(s.out, "results.json"), filepath.Join(s.out, "chart.svg"))
+		}
+	}
+	if c.AfterRun != nil {
+		if err := c.AfterRun(res); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", c.Name, err)
+			code = 1
 		}
 	}
 	for _, p := range Problems(res, c.MayLose, c.MustAccount) {

@@ -13,12 +13,13 @@
 // Usage (from the benchmarks module):
 //
 //	go run ./cmd/compare [flags]
-//	go run ./cmd/compare -n 200000 -repeat 3
+//	go run ./cmd/compare -n 200000 -repeat 3 -readme ../README.md
 //
 // Run it with -help for the flags.
 package main
 
 import (
+	"flag"
 	"io"
 	"os"
 
@@ -61,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // problems: losing records is its design (contestants.MayLose and
 // contestants.MustAccount).
 func newCLI() *harness.CLI {
-	var loadBefore string
+	var loadBefore, readme string
 	return &harness.CLI{
 		Name:       "compare",
 		Usage:      usageHead,
@@ -73,7 +74,16 @@ func newCLI() *harness.CLI {
 		Setup: func() ([]harness.Contestant, string, error) {
 			return contestants.All(), "Format JSON.", nil
 		},
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&readme, "readme", "", "a README whose comparison table (between the "+tableBegin+" and "+tableEnd+" lines) is replaced with this run's; empty leaves it alone")
+		},
 		BeforeRun: func() { loadBefore = loadAverage() },
+		AfterRun: func(res *harness.Results) error {
+			if readme == "" {
+				return nil
+			}
+			return updateReadme(readme, res)
+		},
 		Report: func(res *harness.Results, tables string) string {
 			env := describeRun(res, loadBefore, loadAverage())
 			return env + "\n" + tables + "\n" + notes(res) + "\n" + targets(res)

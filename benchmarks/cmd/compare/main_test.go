@@ -184,3 +184,34 @@ func problems(res *harness.Results) []string {
 	cli := newCLI()
 	return harness.Problems(res, cli.MayLose, cli.MustAccount)
 }
+
+// TestReadmeTable runs a small comparison with -readme and checks that the
+// table between the markers, and nothing else, was replaced by this run's.
+func TestReadmeTable(t *testing.T) {
+	readme := t.TempDir() + "/README.md"
+	before := "# title\n\nprose before\n\n" + tableBegin + "\n| old | table |\n" + tableEnd + "\n\nprose after\n"
+	require.NoError(t, os.WriteFile(readme, []byte(before), 0o644))
+	_, stderr := clitest.RunOK(t, run, "-n", "300", "-goroutines", "1,4", "-repeat", "1", "-idle", "0",
+		"-isolate=false", "-quiet", "-out", "", "-contestants", "asyncbus-block,phuslu,zerolog,noop", "-readme", readme)
+	assert.Empty(t, stderr)
+	got, err := os.ReadFile(readme)
+	require.NoError(t, err)
+	doc := string(got)
+	assert.True(t, strings.HasPrefix(doc, "# title\n\nprose before\n\n"+tableBegin+"\n| records/s (lines lost) | 1 goroutine | 4 goroutines | P99 call latency, 4 goroutines |\n"), doc)
+	assert.True(t, strings.HasSuffix(doc, "\n"+tableEnd+"\n\nprose after\n"), doc)
+	assert.NotContains(t, doc, "| old | table |")
+	assert.Regexp(t, `\n\| \*\*asyncbus, Block\*\* \(default\) \| \*\*[0-9.]+ [kM] \(0\)\*\* \| \*\*[0-9.]+ [kM] \(0\)\*\* \| \*\*[0-9.]+ [nµm]?s\*\* \|\n`, doc)
+	assert.Regexp(t, "\n\\| phuslu/log `AsyncWriter` \\| [0-9.]+ [kM] \\(0\\) \\|", doc)
+	assert.Contains(t, doc, "| zerolog `diode` |")
+	assert.Regexp(t, `\n\| no-op handler \(slog's own front end: the floor\) \| [0-9.]+ [kM] \|`, doc)
+	assert.NotContains(t, doc, "zap `BufferedWriteSyncer`", "contestants not run have no row")
+}
+
+// TestReadmeWithoutMarkers: a README without the markers is an error and is
+// left as it was.
+func TestReadmeWithoutMarkers(t *testing.T) {
+	_, err := replaceTable("# no markers\n", "| t |\n")
+	require.Error(t, err)
+	_, err = replaceTable(tableEnd+"\n"+tableBegin+"\n", "| t |\n")
+	require.Error(t, err, "markers in the wrong order")
+}
