@@ -36,8 +36,15 @@ type attrsLayout struct {
 }
 
 // recordLayout is slog.Record's attrsLayout.
-var recordLayout = func() attrsLayout {
-	t := reflect.TypeFor[slog.Record]()
+var recordLayout = attrsLayoutOf(reflect.TypeFor[slog.Record]())
+
+// attrsLayoutOf finds front ([N]slog.Attr), nFront (int) and back
+// ([]slog.Attr) in the struct type t; a missing or differently typed field
+// gives the zero attrsLayout, which fails recordAttrsOK.
+func attrsLayoutOf(t reflect.Type) attrsLayout {
+	if t.Kind() != reflect.Struct {
+		return attrsLayout{}
+	}
 	front, ok1 := t.FieldByName("front")
 	n, ok2 := t.FieldByName("nFront")
 	back, ok3 := t.FieldByName("back")
@@ -45,10 +52,10 @@ var recordLayout = func() attrsLayout {
 		front.Type.Kind() != reflect.Array || front.Type.Elem() != reflect.TypeFor[slog.Attr]() ||
 		n.Type != reflect.TypeFor[int]() ||
 		back.Type != reflect.TypeFor[[]slog.Attr]() {
-		return attrsLayout{} // recordAttrsOK fails
+		return attrsLayout{}
 	}
 	return attrsLayout{front.Offset, n.Offset, back.Offset, front.Type.Len()}
-}()
+}
 
 // recordAttrsUnchecked returns r's attributes as its inline part and its
 // heap part, in order; ok is false if nFront is out of range.

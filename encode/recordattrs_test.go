@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -128,5 +130,73 @@ func TestZapAttrsFallback(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAttrsLayoutOf: the layout lookup accepts slog.Record's fields only
+// with the names and types the direct read assumes; anything else gives
+// the zero layout, with which recordAttrsOK is false.
+func TestAttrsLayoutOf(t *testing.T) {
+	//lint:ignore U1000 the fields are only looked up through reflect
+	type same struct {
+		x      int
+		front  [5]slog.Attr
+		nFront int
+		back   []slog.Attr
+	}
+	//lint:ignore U1000 the fields are only looked up through reflect
+	type renamed struct {
+		front [5]slog.Attr
+		n     int
+		back  []slog.Attr
+	}
+	//lint:ignore U1000 the fields are only looked up through reflect
+	type retypedCount struct {
+		front  [5]slog.Attr
+		nFront int32
+		back   []slog.Attr
+	}
+	//lint:ignore U1000 the fields are only looked up through reflect
+	type retypedFront struct {
+		front  [5]slog.Value
+		nFront int
+		back   []slog.Attr
+	}
+	//lint:ignore U1000 the fields are only looked up through reflect
+	type frontSlice struct {
+		front  []slog.Attr
+		nFront int
+		back   []slog.Attr
+	}
+	//lint:ignore U1000 the fields are only looked up through reflect
+	type retypedBack struct {
+		front  [5]slog.Attr
+		nFront int
+		back   []*slog.Attr
+	}
+	l := attrsLayoutOf(reflect.TypeFor[same]())
+	require.Equal(t, 5, l.frontLen)
+	require.Equal(t, unsafe.Offsetof(same{}.front), l.front)
+	require.Equal(t, unsafe.Offsetof(same{}.nFront), l.nFront)
+	require.Equal(t, unsafe.Offsetof(same{}.back), l.back)
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[renamed](), reflect.TypeFor[retypedCount](), reflect.TypeFor[retypedFront](),
+		reflect.TypeFor[frontSlice](), reflect.TypeFor[retypedBack](), reflect.TypeFor[int](),
+	} {
+		require.Zero(t, attrsLayoutOf(typ), typ.String())
+	}
+	require.NotZero(t, recordLayout.frontLen, "this Go's slog.Record has the assumed fields")
+}
+
+// TestRecordAttrsBoundsCheck: an nFront outside [0, len(front)] (which
+// slog never stores) makes the direct read report !ok instead of reading
+// past the array.
+func TestRecordAttrsBoundsCheck(t *testing.T) {
+	for _, n := range []int{-1, recordLayout.frontLen + 1, 1 << 40} {
+		r := slog.NewRecord(time.Time{}, slog.LevelInfo, "m", 0)
+		r.AddAttrs(slog.Int("a", 1))
+		*(*int)(unsafe.Add(unsafe.Pointer(&r), recordLayout.nFront)) = n
+		_, _, ok := recordAttrsUnchecked(&r)
+		require.False(t, ok, "nFront %d", n)
 	}
 }

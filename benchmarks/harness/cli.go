@@ -50,8 +50,10 @@ type CLI struct {
 	// written to results.md; nil prints the tables alone.
 	Report func(res *Results, tables string) string
 	// AfterRun, if not nil, is called with the results once they are
-	// printed and written (never in a child process); an error fails the
-	// command (exit status 1). compare's -readme uses it.
+	// printed and written, and only if nothing failed: every run succeeded,
+	// the outputs were written and Problems found nothing (never in a
+	// child process). An error fails the command (exit status 1).
+	// compare's -readme uses it.
 	AfterRun func(res *Results) error
 	// MayLose reports whether a contestant may lose records; nil means
 	// none may. See [Problems].
@@ -243,15 +245,17 @@ func (c *CLI) Main(args []string, stdout, stderr io.Writer) int {
 				filepath.Join(s.out, "results.md"), filepath.Join(s.out, "results.json"), filepath.Join(s.out, "chart.svg"))
 		}
 	}
-	if c.AfterRun != nil {
+	problems := Problems(res, c.MayLose, c.MustAccount)
+	for _, p := range problems {
+		fmt.Fprintf(stderr, "%s: FAIL: %s\n", c.Name, p)
+		code = 1
+	}
+	if c.AfterRun != nil && code == 0 {
+		// Only a run that succeeded and was written is published.
 		if err := c.AfterRun(res); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", c.Name, err)
 			code = 1
 		}
-	}
-	for _, p := range Problems(res, c.MayLose, c.MustAccount) {
-		fmt.Fprintf(stderr, "%s: FAIL: %s\n", c.Name, p)
-		code = 1
 	}
 	return code
 }

@@ -128,16 +128,19 @@ type Config struct {
 	// most that long, then drops and counts the record.
 	BlockTimeout time.Duration
 	// MaxLatency bounds how long a committed record waits before its write
-	// starts (default 20 ms): idle sleeps are capped at MaxLatency/2 and batch
-	// accumulation at low load waits at most MaxLatency/2.
+	// starts (default 20 ms): idle sleeps are capped at MaxLatency/2, and
+	// batch accumulation (after an idle sleep, or after a round of fewer
+	// than minBatch records) waits at most MaxLatency/2, and after a round
+	// at most what is left of MaxLatency once that round's write returned.
 	MaxLatency time.Duration
 	// HighWatermark is a fraction of capacity in (0, 1]; default 0.75.
 	// Crossing it wakes a sleeping drainer at once and switches it to
 	// MaxBatch-sized rounds.
 	HighWatermark float64
 	// minBatch is the records per drain round at low load (default 64): after
-	// an idle sleep the drainer waits up to MaxLatency/2 for this many records
-	// before writing, so light traffic still makes few, larger writes.
+	// an idle sleep, or a round of fewer records than this, the drainer waits
+	// (see MaxLatency) for more before writing, so light and moderate traffic
+	// still makes few, larger writes.
 	// Only tests change it.
 	minBatch int
 	// maxBatch is the records per drain round at high load (default 4096).

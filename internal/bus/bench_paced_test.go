@@ -32,8 +32,12 @@ import (
 //   - records/batch: records per drain round (one write(2) each into a
 //     file), not counting those written through (batching at this rate);
 //   - drainer-sleeps/krec: Parks+Wakeups per 1000 records;
-//   - writethrough/krec: records written through per 1000 (each chunk of
-//     Enqueue starts after the drainer caught up, as a quiet logger does).
+//   - writethrough/krec: records written through per 1000 (when a chunk of
+//     Enqueue finds the ring empty, its first records are written through,
+//     as a quiet logger's are).
+//
+// enqueue-ns is a difference of two timed phases and varies widely between
+// runs on a shared machine; compare builds on enqueue-cpu-ns, interleaved.
 //
 // ns/op counts both halves of an iteration. Use a fixed -benchtime (e.g.
 // 1000000x) so the file size stays bounded.

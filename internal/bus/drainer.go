@@ -57,10 +57,13 @@ type drainer struct {
 	sleep      time.Duration // next idle sleep
 	sleptAtCap bool
 	// gather is set after an idle sleep and after a round of fewer than
-	// minBatch records: the next batch, if small, waits for more (see run).
-	gather bool
-	timer  *time.Timer
-	now    func() time.Time
+	// minBatch records: the next batch, if small, waits up to gatherFor for
+	// more (see run).
+	gather     bool
+	gatherFor  time.Duration
+	lastGather time.Duration // the last gather wait decided on, 0 for none (tests read it after Close)
+	timer      *time.Timer
+	now        func() time.Time
 
 	failStreak int
 	lastErr    error
@@ -158,24 +161,39 @@ func (b *Bus) run() {
 		}
 		d.collect()
 		if len(d.views) > 0 && d.gather && !urgent && d.nrec < b.minBatch && (t&^closedBit)-d.head < b.hwBytes {
-			// Light or moderate load: wait (at most MaxLatency/2, on top of an
-			// idle sleep of at most MaxLatency/2, or after a round that wrote
-			// its records at once) for a worthwhile batch. Flush, Close, a full
-			// ring and the high watermark cut the wait short. Without it, a
-			// steady producer got a write(2) of ~14 records (3 KB) per round at
-			// 1 goroutine: a core's worth of write calls, where one wait makes
-			// the batches hundreds of records (see BenchmarkEnqueueRealFlow).
-			d.sleepFor(b.maxLatency/2, true)
-			d.collect()
+			// Light or moderate load: wait for a worthwhile batch. Flush,
+			// Close, a full ring and the high watermark cut the wait short.
+			// Without it, a steady producer got a write(2) of ~14 records
+			// (3 KB) per round at 1 goroutine: a core's worth of write calls,
+			// where one wait makes the batches hundreds of records (see
+			// BenchmarkEnqueuePaced). The wait keeps MaxLatency: after an idle
+			// sleep (at most MaxLatency/2) it is MaxLatency/2; after a small
+			// round, whose write took W, it is MaxLatency-W, at most
+			// MaxLatency/2, for a record committed just after that round's
+			// collect has waited W already.
+			d.lastGather = max(d.gatherFor, 0)
+			if d.gatherFor > 0 {
+				d.sleepFor(d.gatherFor, true)
+				d.collect()
+			}
 		}
 		d.gather = false
 		if len(d.views) > 0 && d.holdForProbe(urgent, t) {
 			continue
 		}
 		if len(d.views) > 0 {
-			// A small round that nothing urgent asked for: gather the next.
-			d.gather = d.nrec < b.minBatch && !urgent
+			// A small round that nothing urgent asked for: gather the next,
+			// for what is left of MaxLatency once this round's write is done.
+			small := d.nrec < b.minBatch && !urgent
+			var start time.Time
+			if small {
+				start = d.now()
+			}
 			d.writeRound()
+			if small {
+				d.gather = true
+				d.gatherFor = min(b.maxLatency/2, b.maxLatency-d.now().Sub(start))
+			}
 			d.sleep, d.sleptAtCap = idleSleepMin, false
 			d.answerFlushes()
 			continue
@@ -690,6 +708,18 @@ func (d *drainer) sleepFor(dur time.Duration, wakeable bool) bool {
 	if wakeable {
 		wake = b.wakeCh
 		b.state.Store(stSleeping) // producers now wake us only past the watermark
+		// A Flush, Close or Block caller that kicked while we were still
+		// running sent no token: look again now that we are marked
+		// sleeping. Lost-wake-up argument as in park: they set their flag
+		// (flushPending, closedBit, waiters), then load state; we stored
+		// stSleeping, then load the flags (seq-cst).
+		if d.wanted() {
+			if b.state.CompareAndSwap(stSleeping, stRunning) {
+				return true
+			}
+			// Somebody already woke us; their token is (or will be) in
+			// wakeCh, and the select below takes it at once.
+		}
 	}
 	d.timer.Reset(dur)
 	ok := true
@@ -711,7 +741,7 @@ func (d *drainer) sleepFor(dur time.Duration, wakeable bool) bool {
 // the cap, then park.
 func (d *drainer) idle() {
 	b := d.b
-	d.gather = true
+	d.gather, d.gatherFor = true, b.maxLatency/2
 	limit := max(b.maxLatency/2, time.Microsecond)
 	if d.sleep < limit || !d.sleptAtCap {
 		s := min(d.sleep, limit)
@@ -790,6 +820,13 @@ func (d *drainer) waitUncommitted() bool {
 	}
 	b.state.Store(stRunning)
 	return true
+}
+
+// wanted reports whether a Flush, Sync, Close or a Block caller waiting for
+// space wants the drainer now.
+func (d *drainer) wanted() bool {
+	b := d.b
+	return b.flushPending.Load() || b.tail.Load()&closedBit != 0 || b.waiters.Load() > 0
 }
 
 func (d *drainer) hasWork() bool {

@@ -13,7 +13,7 @@
 // Usage (from the benchmarks module):
 //
 //	go run ./cmd/compare [flags]
-//	go run ./cmd/compare -n 200000 -repeat 3 -readme ../README.md
+//	go run ./cmd/compare -n 300000 -repeat 5 -readme ../README.md
 //
 // Run it with -help for the flags.
 package main
@@ -75,7 +75,7 @@ func newCLI() *harness.CLI {
 			return contestants.All(), "Format JSON.", nil
 		},
 		Flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&readme, "readme", "", "a README whose comparison table (between the "+tableBegin+" and "+tableEnd+" lines) is replaced with this run's; empty leaves it alone")
+			fs.StringVar(&readme, "readme", "", "a README whose comparison table (between the "+tableBegin+" and "+tableEnd+" lines) is replaced with this run's, if the run had no failure; empty leaves it alone")
 		},
 		BeforeRun: func() { loadBefore = loadAverage() },
 		AfterRun: func(res *harness.Results) error {
