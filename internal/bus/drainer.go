@@ -708,10 +708,10 @@ func (d *drainer) sleepFor(dur time.Duration, wakeable bool) bool {
 	if wakeable {
 		wake = b.wakeCh
 		b.state.Store(stSleeping) // producers now wake us only past the watermark
-		// A Flush, Close or Block caller that kicked while we were still
-		// running sent no token: look again now that we are marked
-		// sleeping. Lost-wake-up argument as in park: they set their flag
-		// (flushPending, closedBit, waiters), then load state; we stored
+		// A Flush, Sync or Close that kicked while we were still running
+		// sent no token: look again now that we are marked sleeping.
+		// Lost-wake-up argument as in park: they set their flag
+		// (flushPending, closedBit), then load state; we stored
 		// stSleeping, then load the flags (seq-cst).
 		if d.wanted() {
 			if b.state.CompareAndSwap(stSleeping, stRunning) {
@@ -822,11 +822,14 @@ func (d *drainer) waitUncommitted() bool {
 	return true
 }
 
-// wanted reports whether a Flush, Sync, Close or a Block caller waiting for
-// space wants the drainer now.
+// wanted reports whether a Flush, Sync or Close wants the drainer now.
+// Block callers waiting for space are not counted: a full ring is past the
+// high watermark, where every commit wakes a sleeping drainer, and a ring
+// that is full of reservations not committed yet is no work the drainer
+// could do (counting them made an idle drainer spin until the commit).
 func (d *drainer) wanted() bool {
 	b := d.b
-	return b.flushPending.Load() || b.tail.Load()&closedBit != 0 || b.waiters.Load() > 0
+	return b.flushPending.Load() || b.tail.Load()&closedBit != 0
 }
 
 func (d *drainer) hasWork() bool {
