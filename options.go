@@ -68,7 +68,10 @@ type Options struct {
 	// by NewHandler.
 	Capacity int
 	// MaxLatency bounds how long a committed record waits before its write
-	// starts, even under light load; zero means 20 ms.
+	// starts, even under light load, unless the write in progress when it
+	// was committed takes longer by itself (a slow or stuck output); zero
+	// means 20 ms. The drainer spends what is left of it gathering larger
+	// batches (at most MaxLatency/2 at a time).
 	MaxLatency time.Duration
 	// HighWatermark is the ring fill fraction (0..1) at which the drainer is
 	// woken at once and switches to its largest batches; zero means 0.75.
