@@ -119,13 +119,7 @@ func (e *Encoder) appendJSONRecordAttr(b []byte, a *slog.Attr, st *jsonAttrsStat
 		b = appendJSONString(appendJSONKey(b, a.Key, st.comma), a.Value.String())
 	case slog.KindInt64, slog.KindDuration: // JSON writes a duration's nanoseconds
 		b = appendJSONKey(b, a.Key, st.comma)
-		var x int64
-		if valueNumOK {
-			x = int64(valueNumUnchecked(&a.Value)) // valueInt64 written out: it is not inlined
-		} else {
-			x = valueInt64(&a.Value, k)
-		}
-		if x >= 0 {
+		if x := valueInt64(&a.Value, k); x >= 0 {
 			b = appendUint(b, uint64(x)) // saves appendInt's call
 		} else {
 			b = appendInt(b, x)

@@ -56,11 +56,17 @@ var valueNumOK = func() bool {
 func valueNumUnchecked(v *slog.Value) uint64 { return (*valueLayout)(unsafe.Pointer(v)).num }
 
 // valueInt64 returns v.Int64() for a Value of KindInt64 or KindDuration
-// (v.Duration() as an int64 for the latter).
+// (v.Duration() as an int64 for the latter). It is small enough to be
+// inlined; the accessors are in valueInt64Slow.
 func valueInt64(v *slog.Value, k slog.Kind) int64 {
 	if valueNumOK {
 		return int64(valueNumUnchecked(v))
 	}
+	return valueInt64Slow(v, k)
+}
+
+// valueInt64Slow is valueInt64 through slog's accessors.
+func valueInt64Slow(v *slog.Value, k slog.Kind) int64 {
 	if k == slog.KindDuration {
 		return int64(v.Duration())
 	}
