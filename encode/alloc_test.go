@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	ref "github.com/asyncbus/asyncbus/internal/reference"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,17 +34,11 @@ func fastKindAttrs() []slog.Attr {
 	}
 }
 
-// accessLogAttrs is a typical access-log line's attributes.
+// accessLogAttrs is a typical access-log line's attributes: the benchmark
+// reference record's.
 func accessLogAttrs() []slog.Attr {
-	return []slog.Attr{
-		slog.String("method", "GET"),
-		slog.String("path", "/api/v1/users/12345/orders"),
-		slog.Int("status", 200),
-		slog.Duration("latency", 1500*time.Microsecond),
-		slog.Int64("bytes", 5120),
-		slog.Bool("cache_hit", true),
-		slog.Int("seq", 42),
-	}
+	a := ref.Attrs(42)
+	return a[:]
 }
 
 var errNoAlloc = fmt.Errorf("static error")

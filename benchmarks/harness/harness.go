@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/reference"
 )
 
 // SeqStride separates the goroutines' seq ranges: the i-th record of
@@ -137,35 +139,21 @@ func perGoroutine(n, goroutines, g int) int {
 // ReferenceAttrs returns the attributes of the benchmark reference record,
 // the ~200-byte access-log line "request handled" that every asyncbus
 // benchmark and comparison logs: method, path, status, latency (a
-// duration), bytes (int64), cache_hit and seq. It is the one definition of
-// the workload; everything else derives from it.
-func ReferenceAttrs(seq int) [7]slog.Attr {
-	return [7]slog.Attr{
-		slog.String("method", "GET"),
-		slog.String("path", "/api/v1/users/12345/orders"),
-		slog.Int("status", 200),
-		slog.Duration("latency", 1500*time.Microsecond),
-		slog.Int64("bytes", 5120),
-		slog.Bool("cache_hit", true),
-		slog.Int("seq", seq),
-	}
-}
+// duration), bytes (int64), cache_hit and seq. The one definition of the
+// workload is the library's internal/reference, which the library's own
+// tests use too; everything here derives from it.
+func ReferenceAttrs(seq int) [7]slog.Attr { return reference.Attrs(seq) }
 
 // ReferenceMessage is the reference record's message.
-const ReferenceMessage = "request handled"
+const ReferenceMessage = reference.Message
 
 // ReferenceTime is the fixed time of [ReferenceRecord].
-var ReferenceTime = time.Date(2024, 5, 17, 10, 30, 45, 123456789, time.UTC)
+var ReferenceTime = reference.Time
 
 // ReferenceRecord returns the reference record as a slog.Record with seq 42,
 // at [ReferenceTime] and with no source PC, for benchmarks of a handler or
 // encoder alone.
-func ReferenceRecord() slog.Record {
-	r := slog.NewRecord(ReferenceTime, slog.LevelInfo, ReferenceMessage, 0)
-	a := ReferenceAttrs(42)
-	r.AddAttrs(a[:]...)
-	return r
-}
+func ReferenceRecord() slog.Record { return reference.Record() }
 
 // LogReference logs the reference record with the given seq through l.
 // LogAttrs is used instead of Info so that the front end does not box the
