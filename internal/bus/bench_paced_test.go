@@ -2,19 +2,19 @@ package bus
 
 import (
 	"context"
-	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/asyncbus/asyncbus/encode"
+	"github.com/asyncbus/asyncbus/internal/reference"
 )
 
 // BenchmarkEnqueuePaced measures what Enqueue costs a producer in the real
-// flow at the rate a real producer reaches: each goroutine encodes a
-// 7-attribute record (~200 bytes) with the JSON encoder, then enqueues it,
-// while the drainer runs beside it and writes a real file. Unlike
+// flow at the rate a real producer reaches: each goroutine encodes the
+// benchmark reference record (~200 bytes) with the JSON encoder, then
+// enqueues it, while the drainer runs beside it and writes a real file. Unlike
 // BenchmarkEnqueueRealFlow, the producers are not back to back, so the
 // drainer keeps up and the figure is the producers' own cost, not the
 // kernel's append rate.
@@ -62,56 +62,46 @@ func BenchmarkEnqueuePaced(b *testing.B) {
 			cpuOK := true
 			b.ReportAllocs()
 			b.ResetTimer()
-			var wg sync.WaitGroup
-			for g := range goroutines {
-				share := b.N / goroutines
-				if g == 0 {
-					share += b.N % goroutines
-				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					runtime.LockOSThread() // thread CPU time is this goroutine's only while locked
-					defer runtime.UnlockOSThread()
-					r := pacedRecord()
-					buf := make([]byte, 0, 1024)
-					sink := 0
-					var e, eq time.Duration
-					var ec, eqc int64
-					ok := true
-					for done := 0; done < share; done += chunk {
-						n := min(chunk, share-done)
-						c0, ok0 := threadCPU()
-						t0 := time.Now()
-						for range n {
-							buf = enc.Append(buf[:0], r, nil)
-							sink += len(buf)
-						}
-						t1 := time.Now()
-						c1, ok1 := threadCPU()
-						for range n {
-							buf = enc.Append(buf[:0], r, nil)
-							if err := bus.Enqueue(buf); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-						t2 := time.Now()
-						c2, ok2 := threadCPU()
-						e += t1.Sub(t0)
-						eq += t2.Sub(t1)
-						ec += c1 - c0
-						eqc += c2 - c1
-						ok = ok && ok0 && ok1 && ok2
+			runShares(b.N, goroutines, func(share int) {
+				runtime.LockOSThread() // thread CPU time is this goroutine's only while locked
+				defer runtime.UnlockOSThread()
+				r := reference.Record()
+				buf := make([]byte, 0, 1024)
+				sink := 0
+				var e, eq time.Duration
+				var ec, eqc int64
+				ok := true
+				for done := 0; done < share; done += chunk {
+					n := min(chunk, share-done)
+					c0, ok0 := threadCPU()
+					t0 := time.Now()
+					for range n {
+						buf = enc.Append(buf[:0], r, nil)
+						sink += len(buf)
 					}
-					mu.Lock()
-					encodeOnly, both, recs = encodeOnly+e, both+eq, recs+share
-					encodeCPU, bothCPU, cpuOK = encodeCPU+ec, bothCPU+eqc, cpuOK && ok
-					pacedSink += sink
-					mu.Unlock()
-				}()
-			}
-			wg.Wait()
+					t1 := time.Now()
+					c1, ok1 := threadCPU()
+					for range n {
+						buf = enc.Append(buf[:0], r, nil)
+						if err := bus.Enqueue(buf); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					t2 := time.Now()
+					c2, ok2 := threadCPU()
+					e += t1.Sub(t0)
+					eq += t2.Sub(t1)
+					ec += c1 - c0
+					eqc += c2 - c1
+					ok = ok && ok0 && ok1 && ok2
+				}
+				mu.Lock()
+				encodeOnly, both, recs = encodeOnly+e, both+eq, recs+share
+				encodeCPU, bothCPU, cpuOK = encodeCPU+ec, bothCPU+eqc, cpuOK && ok
+				pacedSink += sink
+				mu.Unlock()
+			})
 			b.StopTimer()
 			if err := bus.Close(context.Background()); err != nil {
 				b.Fatal(err)
@@ -135,18 +125,3 @@ func BenchmarkEnqueuePaced(b *testing.B) {
 
 // pacedSink keeps the encode-only loop's result alive.
 var pacedSink int
-
-// pacedRecord is a 7-attribute record like the benchmarks' reference record.
-func pacedRecord() slog.Record {
-	r := slog.NewRecord(time.Date(2024, 5, 17, 10, 30, 45, 123456789, time.UTC), slog.LevelInfo, "request handled", 0)
-	r.AddAttrs(
-		slog.String("method", "GET"),
-		slog.String("path", "/api/v1/users/12345/orders"),
-		slog.Int("status", 200),
-		slog.Duration("latency", 1500*time.Microsecond),
-		slog.Int64("bytes", 5120),
-		slog.Bool("cache_hit", true),
-		slog.Int("seq", 42),
-	)
-	return r
-}

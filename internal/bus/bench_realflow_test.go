@@ -3,7 +3,6 @@ package bus
 import (
 	"context"
 	"runtime"
-	"sync"
 	"testing"
 )
 
@@ -35,24 +34,14 @@ func BenchmarkEnqueueRealFlow(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(record200)))
 			b.ResetTimer()
-			var wg sync.WaitGroup
-			for g := range goroutines {
-				share := b.N / goroutines
-				if g == 0 {
-					share += b.N % goroutines
-				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for range share {
-						if err := bus.Enqueue(record200); err != nil {
-							b.Error(err)
-							return
-						}
+			runShares(b.N, goroutines, func(share int) {
+				for range share {
+					if err := bus.Enqueue(record200); err != nil {
+						b.Error(err)
+						return
 					}
-				}()
-			}
-			wg.Wait()
+				}
+			})
 			b.StopTimer()
 			if err := bus.Close(context.Background()); err != nil {
 				b.Fatal(err)

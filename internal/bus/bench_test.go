@@ -115,6 +115,25 @@ func benchSinks(tb testing.TB) map[string]func() io.Writer {
 
 var record200 = func() []byte { return payload(7, 200) }()
 
+// runShares splits n records among goroutines (the first takes the
+// remainder), runs produce with each share on a goroutine of its own, and
+// waits for all of them.
+func runShares(n, goroutines int, produce func(share int)) {
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		share := n / goroutines
+		if g == 0 {
+			share += n % goroutines
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			produce(share)
+		}()
+	}
+	wg.Wait()
+}
+
 // BenchmarkEnqueue compares the bus with the two baselines on 200-byte
 // records, one producer and b.RunParallel, into io.Discard and a real file.
 // The timed region includes the final drain (Close), so every record has
@@ -277,24 +296,14 @@ func BenchmarkEnqueueCall(b *testing.B) {
 					b.ResetTimer()
 					for done := 0; done < b.N; {
 						n := min(callCostChunk, b.N-done)
-						var wg sync.WaitGroup
-						for g := range goroutines {
-							share := n / goroutines
-							if g == 0 {
-								share += n % goroutines
-							}
-							wg.Add(1)
-							go func() {
-								defer wg.Done()
-								for range share {
-									if err := write(record200); err != nil {
-										b.Error(err)
-										return
-									}
+						runShares(n, goroutines, func(share int) {
+							for range share {
+								if err := write(record200); err != nil {
+									b.Error(err)
+									return
 								}
-							}()
-						}
-						wg.Wait()
+							}
+						})
 						done += n
 						b.StopTimer()
 						drain()
