@@ -45,11 +45,9 @@ func threadCPU(b *testing.B) int64 {
 func BenchmarkCallShare(b *testing.B) {
 	for _, name := range []string{contestants.AsyncbusBlock, contestants.Phuslu, contestants.Zap} {
 		b.Run(name, func(b *testing.B) {
-			var c *harness.Contestant
-			for _, x := range contestants.All() {
-				if x.Name == name {
-					c = &x
-				}
+			c, ok := contestants.ByName(name)
+			if !ok {
+				b.Fatalf("no contestant %q", name)
 			}
 			f, err := os.Create(filepath.Join(b.TempDir(), "bench.log"))
 			if err != nil {

@@ -105,3 +105,13 @@ func All() []harness.Contestant {
 		{Name: Noop, New: harness.NewNoop, Discards: true},
 	}
 }
+
+// ByName returns the contestant called name, and false if there is none.
+func ByName(name string) (harness.Contestant, bool) {
+	for _, c := range All() {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return harness.Contestant{}, false
+}

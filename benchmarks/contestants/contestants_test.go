@@ -258,3 +258,14 @@ func TestZerologStatsCountsDiodeLosses(t *testing.T) {
 		assert.Positive(t, missed, "losses are reported by the alert func")
 	}
 }
+
+func TestByName(t *testing.T) {
+	for _, name := range Names() {
+		c, ok := ByName(name)
+		require.True(t, ok, name)
+		assert.Equal(t, name, c.Name)
+		assert.NotNil(t, c.New, name)
+	}
+	_, ok := ByName("no-such-contestant")
+	assert.False(t, ok)
+}

@@ -51,13 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "flowprobe: need 0 < goroutines <= n")
 		return 2
 	}
-	var c *harness.Contestant
-	for _, x := range contestants.All() {
-		if x.Name == *name {
-			c = &x
-		}
-	}
-	if c == nil {
+	c, ok := contestants.ByName(*name)
+	if !ok {
 		fmt.Fprintf(stderr, "flowprobe: no contestant %q (have %v)\n", *name, contestants.Names())
 		return 2
 	}
