@@ -107,14 +107,24 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
 }
 
+// fmtRate writes records/s as "684 k/s", "1.01 M/s" or "12 /s".
 func fmtRate(x float64) string {
+	if x < 1e3 {
+		return FormatCount(x) + " /s"
+	}
+	return FormatCount(x) + "/s"
+}
+
+// FormatCount writes a count (such as records per second) as "684 k",
+// "1.01 M" or "12".
+func FormatCount(x float64) string {
 	switch {
 	case x >= 1e6:
-		return fmt.Sprintf("%.2f M/s", x/1e6)
+		return fmt.Sprintf("%.2f M", x/1e6)
 	case x >= 1e3:
-		return fmt.Sprintf("%.0f k/s", x/1e3)
+		return fmt.Sprintf("%.0f k", x/1e3)
 	default:
-		return fmt.Sprintf("%.0f /s", x)
+		return fmt.Sprintf("%.0f", x)
 	}
 }
 

@@ -63,11 +63,11 @@ func readmeTable(res *harness.Results) string {
 			switch {
 			case !ok:
 			case s.Discards:
-				cell = rate(s.RecordsPerSec)
+				cell = harness.FormatCount(s.RecordsPerSec)
 			case s.Lost > 0:
-				cell = fmt.Sprintf("%s (**%.1f %% lost**)", rate(s.RecordsPerSec), 100*float64(s.Lost)/float64(s.N))
+				cell = fmt.Sprintf("%s (**%.1f %% lost**)", harness.FormatCount(s.RecordsPerSec), 100*float64(s.Lost)/float64(s.N))
 			default:
-				cell = fmt.Sprintf("%s (0)", rate(s.RecordsPerSec))
+				cell = fmt.Sprintf("%s (0)", harness.FormatCount(s.RecordsPerSec))
 			}
 			if bold && ok {
 				cell = "**" + cell + "**"
@@ -84,14 +84,6 @@ func readmeTable(res *harness.Results) string {
 		fmt.Fprintf(&b, " %s |\n", p99)
 	}
 	return b.String()
-}
-
-// rate writes records/s as "684 k" or "1.01 M".
-func rate(v float64) string {
-	if v >= 1e6 {
-		return fmt.Sprintf("%.2f M", v/1e6)
-	}
-	return fmt.Sprintf("%.0f k", v/1e3)
 }
 
 // replaceTable returns doc with the lines between tableBegin and tableEnd
