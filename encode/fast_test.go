@@ -179,6 +179,29 @@ func TestAppendIntegers(t *testing.T) {
 	}
 }
 
+// TestAppendUintWord checks the one-word writer below 10^8: every number
+// below 10^6, and around every power of ten up to 10^9, into buffers with
+// every amount of spare capacity from 0 to 9, keeping the prefix intact.
+func TestAppendUintWord(t *testing.T) {
+	check := func(u uint64, spare int) {
+		b := append(make([]byte, 0, 3+spare), "abc"...)
+		got := appendUint(b, u)
+		if string(got) != "abc"+strconv.FormatUint(u, 10) {
+			require.Equal(t, "abc"+strconv.FormatUint(u, 10), string(got), "%d, spare %d", u, spare)
+		}
+	}
+	for u := range uint64(1e6) {
+		check(u, 9)
+	}
+	for p := uint64(1); p <= 1e9; p *= 10 {
+		for _, u := range []uint64{p - 1, p, p + 1, 2*p - 1, 5 * p, 9*p + p - 1} {
+			for spare := range 10 {
+				check(u, spare)
+			}
+		}
+	}
+}
+
 func TestAppendNanos(t *testing.T) {
 	for _, ns := range []int{0, 1, 9, 10, 100, 1000, 123456789, 120000000, 100000000, 999999999, 500, 10203, 5} {
 		tm := time.Date(2024, 1, 2, 3, 4, 5, ns, time.UTC)
