@@ -188,7 +188,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		return h.handleRecord(ctx, r)
 	}
 	b := bufPool.Get().(*buffer)
-	b.data = h.enc.Append(b.data[:0], r, h.contextFields(ctx, b))
+	b.data = h.enc.AppendRecord(b.data[:0], &r, h.contextFields(ctx, b))
 	if below != "" {
 		b.data = append(b.data, below...)
 		b.data = append(b.data, '\n')
@@ -240,13 +240,27 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 	return b.fields.attrs
 }
 
+// syncLevelNow returns Options.SyncLevel's current level. The two common
+// Levelers (a fixed Level, the default LevelFatal included, and a
+// *slog.LevelVar) are called directly rather than through the interface,
+// which saves an indirect call on every record.
+func (c *core) syncLevelNow() slog.Level {
+	switch l := c.syncLevel.(type) {
+	case slog.Level:
+		return l
+	case *slog.LevelVar:
+		return l.Level()
+	}
+	return c.syncLevel.Level()
+}
+
 // enqueue puts the encoded line in b on the bus, releases b, and syncs for
 // levels at or above SyncLevel. Records at or above slog.LevelError are
 // written to the output before it returns (written through, or waited for),
 // so that `slog.Error(...); os.Exit(1)` keeps the line (Block mode without
 // BlockTimeout only, see Options.exitSafe).
 func (h *Handler) enqueue(b *buffer, level slog.Level) error {
-	syncLevel := h.core.syncLevel.Level()
+	syncLevel := h.core.syncLevelNow()
 	var err error
 	if level >= slog.LevelError && level < syncLevel && h.core.exitSafe {
 		err = h.core.bus.EnqueueWritten(b.data)

@@ -262,6 +262,52 @@ func TestSyncLevelWritesBeforeHandleReturns(t *testing.T) {
 	assert.GreaterOrEqual(t, sink.Syncs(), 1, "and the output was synced")
 }
 
+// fixedLeveler is a Leveler of neither type syncLevelNow calls directly.
+type fixedLeveler slog.Level
+
+func (l fixedLeveler) Level() slog.Level { return slog.Level(l) }
+
+// TestSyncLevelLevelers checks that every kind of SyncLevel Leveler is
+// honoured: a fixed Level, a *slog.LevelVar (also after it changes) and any
+// other Leveler. A record at SyncLevel is synced before Handle returns; one
+// below it is not.
+func TestSyncLevelLevelers(t *testing.T) {
+	lv := new(slog.LevelVar)
+	lv.Set(slog.LevelWarn)
+	tests := []struct {
+		name    string
+		leveler slog.Leveler
+		change  func() // run before logging; nil: none
+		synced  slog.Level
+		below   slog.Level
+	}{
+		{"fixed Level", slog.LevelWarn, nil, slog.LevelWarn, slog.LevelInfo},
+		{"default LevelFatal", nil, nil, LevelFatal, slog.LevelError},
+		{"LevelVar", lv, nil, slog.LevelWarn, slog.LevelInfo},
+		{"LevelVar changed", lv, func() { lv.Set(slog.LevelDebug) }, slog.LevelDebug, slog.LevelDebug - 1},
+		{"other Leveler", fixedLeveler(slog.LevelInfo), nil, slog.LevelInfo, slog.LevelDebug},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sink memSink
+			h := NewHandler(&sink, &Options{SyncLevel: tt.leveler, Level: slog.LevelDebug - 4, MaxLatency: time.Hour})
+			defer h.Close()
+			if tt.change != nil {
+				tt.change()
+			}
+			l := slog.New(h)
+			l.Log(context.Background(), tt.below, "below")
+			require.Zero(t, sink.Syncs(), "a record below SyncLevel is not synced")
+			l.Log(context.Background(), tt.synced, "at")
+			assert.Equal(t, 1, sink.Syncs(), "a record at SyncLevel is synced before Handle returns")
+			lines := sink.Lines()
+			require.Len(t, lines, 2, "the sync wrote both records, in order")
+			assert.Contains(t, lines[0], `"msg":"below"`)
+			assert.Contains(t, lines[1], `"msg":"at"`)
+		})
+	}
+}
+
 // gateSink blocks every write until released, to fill the ring.
 type gateSink struct {
 	memSink

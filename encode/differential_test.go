@@ -113,6 +113,15 @@ func (c diffCase) check(t *testing.T) {
 	require.True(t, strings.HasPrefix(string(line), string(head[:len(head)-1])), "console line %q does not start with its header %q", line, head)
 	rest := strings.TrimLeft(string(line[len(head)-1:]), " ")
 	require.Equal(t, textKeys[nBuiltin:], keys(parseSlogText(t, rest)), "console keys; text: %q, console: %q", text, line)
+
+	// AppendRecord (the handler's path) writes what Append writes, in
+	// every format, and leaves the record as it was.
+	for _, f := range []Format{JSON, Text, Logfmt, Console} {
+		before := c.rec.Clone()
+		got := c.encoder(f).AppendRecord(nil, &c.rec, nil)
+		require.Equal(t, string(c.encoder(f).Append(nil, c.rec, nil)), string(got), "AppendRecord, format %d", f)
+		require.Equal(t, before, c.rec, "AppendRecord modified the record")
+	}
 }
 
 func keys(pairs []kv) []string {

@@ -257,16 +257,30 @@ func (e *Encoder) Named(name string) *Encoder {
 // before the pre-encoded WithAttrs/WithGroup state, never inside open
 // groups. ReplaceAttr applies to them with groups == nil. extra may be nil.
 func (e *Encoder) Append(dst []byte, r slog.Record, extra []slog.Attr) []byte {
+	return e.AppendRecord(dst, &r, extra)
+}
+
+// AppendRecord is Append for a record passed by pointer: a slog.Record is
+// about 300 bytes, and a handler that already holds one (its Handle
+// parameter) saves copying it again. AppendRecord only reads *r and keeps
+// no reference to it or to its attributes.
+func (e *Encoder) AppendRecord(dst []byte, r *slog.Record, extra []slog.Attr) []byte {
 	switch e.fast {
 	case fastJSON:
-		return e.appendJSON(dst, &r, extra)
+		return e.appendJSON(dst, r, extra)
 	case fastText:
-		return e.appendText(dst, &r, extra)
+		return e.appendText(dst, r, extra)
 	case fastLogfmt:
-		return e.appendLogfmt(dst, &r, extra)
+		return e.appendLogfmt(dst, r, extra)
 	case fastZap:
-		return e.appendZap(dst, &r, extra) // zap.go
+		return e.appendZap(dst, r, extra) // zap.go
 	}
+	return e.appendGeneral(dst, *r, extra)
+}
+
+// appendGeneral is Append's general code: ReplaceAttr, Console, and the
+// formats without a fast path.
+func (e *Encoder) appendGeneral(dst []byte, r slog.Record, extra []slog.Attr) []byte {
 	s := newState(e, dst, "")
 	stateGroups := s.groups
 	s.groups = nil // as in slog, ReplaceAttr sees nil groups for the built-ins
