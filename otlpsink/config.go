@@ -2,6 +2,7 @@ package otlpsink
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,7 +33,15 @@ type Options struct {
 	// OTEL_EXPORTER_OTLP_LOGS_INSECURE / OTEL_EXPORTER_OTLP_INSECURE ("true")
 	// may set it.
 	Insecure bool
-	// TLSConfig is used for https endpoints; nil means Go's defaults.
+	// TLSConfig is used for https endpoints. Nil: Go's defaults, with the
+	// certificates named by the environment, as the SDK reads them:
+	// OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE, else OTEL_EXPORTER_OTLP_CERTIFICATE
+	// (a PEM file of CA certificates that replaces the system roots), and
+	// the client certificate and key for mutual TLS,
+	// OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE / _CLIENT_KEY, else
+	// OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE / _CLIENT_KEY (PEM files, both
+	// or neither). A file that cannot be read or parsed is an error from
+	// New, not a silent fall-back to an unverified or anonymous connection.
 	TLSConfig *tls.Config
 	// Headers are sent with every request. Nil: OTEL_EXPORTER_OTLP_LOGS_HEADERS,
 	// else OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2", values percent-decoded).
@@ -201,10 +210,50 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		if o.TLSConfig != nil {
 			tr.TLSClientConfig = o.TLSConfig.Clone()
+		} else {
+			tr.TLSClientConfig, err = tlsFromEnv(env)
+			if err != nil {
+				return nil, err
+			}
 		}
 		c.client = &http.Client{Transport: tr}
 	}
 	return c, nil
+}
+
+// tlsFromEnv builds the TLS configuration the certificate variables ask
+// for (see Options.TLSConfig), or returns nil when none is set. env looks a
+// name up with the logs-specific variable first.
+func tlsFromEnv(env func(string) string) (*tls.Config, error) {
+	ca, cert, key := env("CERTIFICATE"), env("CLIENT_CERTIFICATE"), env("CLIENT_KEY")
+	if ca == "" && cert == "" && key == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_CERTIFICATE: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_CERTIFICATE %s: no PEM certificate in the file", ca)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case cert != "" && key != "":
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	case cert != "":
+		return nil, errors.New("otlpsink: OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without OTEL_EXPORTER_OTLP_CLIENT_KEY")
+	case key != "":
+		return nil, errors.New("otlpsink: OTEL_EXPORTER_OTLP_CLIENT_KEY is set without OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
+	}
+	return cfg, nil
 }
 
 // endpointURL turns an endpoint into the request URL (see Options.Endpoint).
