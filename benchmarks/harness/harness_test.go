@@ -622,12 +622,16 @@ func TestRunInProcess(t *testing.T) {
 	assert.Empty(t, left)
 	assert.Empty(t, res.Failures)
 	require.Len(t, res.Samples, 2*2*len(cs))
-	// Alternation: each repeat visits every contestant before the next repeat.
+	// Alternation: each repeat visits every contestant before the next
+	// repeat, and the second repeat starts one contestant later.
 	var order []string
-	for _, s := range res.Samples[:2*len(cs)] {
+	for _, s := range res.Samples {
 		order = append(order, fmt.Sprintf("%d/%d/%s", s.Rep, s.Goroutines, s.Contestant))
 	}
-	assert.Equal(t, []string{"1/1/slog-json", "1/1/slog-text", "1/1/dropper", "1/1/noop", "1/4/slog-json", "1/4/slog-text", "1/4/dropper", "1/4/noop"}, order)
+	assert.Equal(t, []string{
+		"1/1/slog-json", "1/1/slog-text", "1/1/dropper", "1/1/noop", "1/4/slog-json", "1/4/slog-text", "1/4/dropper", "1/4/noop",
+		"2/1/slog-text", "2/1/dropper", "2/1/noop", "2/1/slog-json", "2/4/slog-text", "2/4/dropper", "2/4/noop", "2/4/slog-json",
+	}, order)
 	require.Len(t, res.Summaries, 2*len(cs))
 	for _, s := range res.Summaries {
 		assert.Equal(t, 2, s.Runs)
@@ -635,7 +639,7 @@ func TestRunInProcess(t *testing.T) {
 	}
 	assert.Equal(t, 1, res.SampleEvery)
 	assert.Equal(t, "test run", res.Label)
-	assert.Contains(t, progress.String(), "\r[16/16] rep 2/2  4 goroutines  noop")
+	assert.Contains(t, progress.String(), "\r[16/16] rep 2/2  4 goroutines  slog-json")
 	assert.True(t, strings.HasSuffix(progress.String(), "\r"))
 
 	b, err := res.JSON()
@@ -643,6 +647,39 @@ func TestRunInProcess(t *testing.T) {
 	var back Results
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, res.Summaries, back.Summaries)
+}
+
+// TestRepOrder: every repeat runs each contestant once, and over
+// len(cs) repeats each contestant takes every position exactly once.
+func TestRepOrder(t *testing.T) {
+	cs := testContestants()
+	positions := map[string]map[int]bool{}
+	for rep := 1; rep <= 2*len(cs); rep++ {
+		order := RepOrder(cs, rep)
+		require.Len(t, order, len(cs))
+		seen := map[string]bool{}
+		for i, c := range order {
+			assert.False(t, seen[c.Name], "rep %d runs %s twice", rep, c.Name)
+			seen[c.Name] = true
+			if rep <= len(cs) {
+				if positions[c.Name] == nil {
+					positions[c.Name] = map[int]bool{}
+				}
+				positions[c.Name][i] = true
+			}
+		}
+	}
+	for name, pos := range positions {
+		assert.Len(t, pos, len(cs), "%s over %d repeats", name, len(cs))
+	}
+	names := func(cs []Contestant) (n []string) {
+		for _, c := range cs {
+			n = append(n, c.Name)
+		}
+		return n
+	}
+	assert.Equal(t, names(cs), names(RepOrder(cs, 1)), "the first repeat keeps the given order")
+	assert.Nil(t, RepOrder(nil, 3))
 }
 
 func TestRunIsolated(t *testing.T) {

@@ -123,7 +123,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	done := 0
 	for rep := 1; rep <= cfg.Repeat; rep++ {
 		for _, g := range cfg.Goroutines {
-			for _, c := range cfg.Contestants {
+			for _, c := range RepOrder(cfg.Contestants, rep) {
 				if err := ctx.Err(); err != nil {
 					clearProgress(cfg.Progress)
 					return res, err
@@ -151,6 +151,19 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	res.Summaries = Summarize(res.Samples)
 	res.WallNS = time.Since(res.Started).Nanoseconds()
 	return res, nil
+}
+
+// RepOrder is the order in which repeat rep (from 1) runs the contestants:
+// cs rotated left by rep-1, so that each repeat starts one contestant later
+// and no contestant always runs first, right after the previous goroutine
+// count, or always right after the same neighbour (whose file the kernel
+// may still be writing back or freeing).
+func RepOrder(cs []Contestant, rep int) []Contestant {
+	if len(cs) == 0 {
+		return nil
+	}
+	k := (rep - 1) % len(cs)
+	return append(append([]Contestant(nil), cs[k:]...), cs[:k]...)
 }
 
 // progressWidth is the width the progress line is padded to, so that a
