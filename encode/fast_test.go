@@ -179,10 +179,10 @@ func TestAppendIntegers(t *testing.T) {
 	}
 }
 
-// TestAppendUintWord checks the one-word writer below 10^8: every number
-// below 10^6, and around every power of ten up to 10^9, into buffers with
-// every amount of spare capacity from 0 to 9, keeping the prefix intact.
-func TestAppendUintWord(t *testing.T) {
+// TestAppendUintSpare checks appendUint on every number below 10^6, and
+// around every power of ten up to 10^9, into buffers with every amount of
+// spare capacity from 0 to 9, keeping the prefix intact.
+func TestAppendUintSpare(t *testing.T) {
 	check := func(u uint64, spare int) {
 		b := append(make([]byte, 0, 3+spare), "abc"...)
 		got := appendUint(b, u)

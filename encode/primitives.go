@@ -4,7 +4,6 @@ package encode
 // escaping, slog's TextHandler quoting and its keys, scalar values.
 
 import (
-	"encoding/binary"
 	"log/slog"
 	"math"
 	"math/bits"
@@ -314,41 +313,24 @@ const digitPairs = "00010203040506070809" +
 	"80818283848586878889" +
 	"90919293949596979899"
 
-// digitPair16 holds "00" through "99" as little-endian 16-bit words, in a
-// table of 128 so that an index masked with 127 needs no bounds check.
-var digitPair16 = func() (t [128]uint16) {
-	for i := range 100 {
-		t[i] = uint16(digitPairs[2*i]) | uint16(digitPairs[2*i+1])<<8
-	}
-	return t
-}()
-
-// appendUint appends u in decimal (strconv.AppendUint(b, u, 10)). Below
-// 10^8 (nearly every integer a log line carries) it writes all eight
-// digits, zero-padded, into one little-endian word from four digit pairs,
-// shifts the leading zeros out and stores the word in one 8-byte store:
-// no loop and no branch on the number's size, whose mispredictions cost
-// more than the arithmetic when the sizes of consecutive numbers vary. Like
-// the other writers it may modify up to 8 bytes of b's spare capacity.
+// appendUint appends u in decimal (strconv.AppendUint(b, u, 10)). Numbers
+// of five digits or more are counted first and written two digits at a time
+// straight into their place in b.
 func appendUint(b []byte, u uint64) []byte {
-	if u >= 1e8 {
-		return appendUintLong(b, u)
+	if u < 10 {
+		return append(b, byte('0'+u))
 	}
-	i := len(b)
-	if cap(b)-i < 8 {
-		b = slices.Grow(b, 8)
+	if u < 100 {
+		return append(b, digitPairs[2*u], digitPairs[2*u+1])
 	}
-	hi, lo := u/10000, u%10000
-	w := uint64(digitPair16[(hi/100)&127]) | uint64(digitPair16[(hi%100)&127])<<16 |
-		uint64(digitPair16[(lo/100)&127])<<32 | uint64(digitPair16[(lo%100)&127])<<48
-	n := decimalLen(u | 1) // u|1 has as many digits as u, and 0 has one
-	binary.LittleEndian.PutUint64(b[i:i+8], w>>(8*(8-n)))
-	return b[:i+n]
-}
-
-// appendUintLong is appendUint for u >= 10^8: counted first, then written
-// two digits at a time straight into their place in b.
-func appendUintLong(b []byte, u uint64) []byte {
+	if u < 10000 {
+		q := u / 100
+		r := u - q*100
+		if q < 10 {
+			return append(b, byte('0'+q), digitPairs[2*r], digitPairs[2*r+1])
+		}
+		return append(b, digitPairs[2*q], digitPairs[2*q+1], digitPairs[2*r], digitPairs[2*r+1])
+	}
 	n := decimalLen(u)
 	i := len(b)
 	if cap(b)-i < n {
