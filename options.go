@@ -97,6 +97,19 @@ type Options struct {
 	// is recovered. Option and ring-file reports from NewHandler run on
 	// the caller's goroutine, before NewHandler returns.
 	OnError func(error)
+	// WriteAttempts is how many times a batch is written to a failing
+	// output, backing off between attempts (doubling from 1 ms up to
+	// WriteRetryMax), before its remaining records are counted as failed
+	// (Stats.Failed) and reported to OnError; zero means 4. While the
+	// output keeps failing, each later batch gets one attempt at the
+	// back-off interval until a write succeeds. Raise it, with
+	// WriteRetryMax, to ride out longer outages of the output without
+	// losing records: meanwhile the ring fills and Overflow decides what
+	// callers see. Close's context bounds the retries.
+	WriteAttempts int
+	// WriteRetryMax caps the back-off between write attempts; zero means
+	// 1 s.
+	WriteRetryMax time.Duration
 	// RingFile, if set, keeps the ring in this memory-mapped file, so that
 	// records accepted before a kill -9, panic or OOM kill are written by the
 	// next start (see Open, which reports its errors; NewHandler falls back
@@ -172,6 +185,14 @@ func (o *Options) validate(w io.Writer) error {
 		bad("Options.MaxLatency %v is negative; using the default", o.MaxLatency)
 		o.MaxLatency = 0
 	}
+	if o.WriteAttempts < 0 {
+		bad("Options.WriteAttempts %d is negative; using %d", o.WriteAttempts, bus.DefaultWriteAttempts)
+		o.WriteAttempts = 0
+	}
+	if o.WriteRetryMax < 0 {
+		bad("Options.WriteRetryMax %v is negative; using %v", o.WriteRetryMax, bus.DefaultRetryMax)
+		o.WriteRetryMax = 0
+	}
 	if math.IsNaN(o.HighWatermark) || o.HighWatermark < 0 || o.HighWatermark > 1 {
 		bad("Options.HighWatermark %v is outside [0, 1]; using the default", o.HighWatermark)
 		o.HighWatermark = 0
@@ -205,6 +226,8 @@ func (o *Options) busConfig(w io.Writer, dropMarker func([]byte, uint64) []byte)
 		RingFile:      o.RingFile,
 		DropMarker:    dropMarker,
 		WriteThrough:  o.exitSafe(w),
+		WriteAttempts: o.WriteAttempts,
+		RetryMax:      o.WriteRetryMax,
 	}
 }
 

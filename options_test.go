@@ -5,6 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +34,8 @@ func TestOptionsValidation(t *testing.T) {
 		{"watermark NaN", Options{HighWatermark: math.NaN()}, "Options.HighWatermark NaN"},
 		{"bad format", Options{Format: 42}, "Options.Format 42"},
 		{"bad color", Options{Color: 9}, "Options.Color 9"},
+		{"negative write attempts", Options{WriteAttempts: -2}, "Options.WriteAttempts -2"},
+		{"negative retry max", Options{WriteRetryMax: -time.Second}, "Options.WriteRetryMax -1s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,4 +88,76 @@ func TestPublicErrors(t *testing.T) {
 	assert.Equal(t, "asyncbus: handler closed", err.Error())
 	assert.True(t, errors.Is(err, ErrClosed))
 	assert.Equal(t, "asyncbus: ring full, record dropped", ErrDropped.Error())
+}
+
+// outageWriter fails its first failures writes, then works: an output with
+// a passing outage (a full disk being cleaned, a network file system
+// hiccup).
+type outageWriter struct {
+	mu       sync.Mutex
+	failures int
+	calls    int
+	buf      bytes.Buffer
+}
+
+var errOutage = errors.New("output unavailable")
+
+func (w *outageWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls++
+	if w.calls <= w.failures {
+		return 0, errOutage
+	}
+	return w.buf.Write(p)
+}
+
+func (w *outageWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestWriteAttempts: an outage of six failed writes loses the batch with
+// the default four attempts (counted in Stats.Failed and reported), and
+// nothing with WriteAttempts 7.
+func TestWriteAttempts(t *testing.T) {
+	tests := []struct {
+		name     string
+		attempts int
+		failed   uint64
+	}{
+		{"default: 4 attempts", 0, 3},
+		{"7 attempts ride it out", 7, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &outageWriter{failures: 6}
+			var reports atomic.Int64
+			h := NewHandler(w, &Options{
+				WriteAttempts: tt.attempts,
+				WriteRetryMax: time.Millisecond, // keeps the test fast: 1 ms between attempts
+				MaxLatency:    time.Hour,        // the three records go as one batch at Flush
+				Overflow:      Drop,             // no write-through: the drainer writes them
+				OnError:       func(error) { reports.Add(1) },
+			})
+			l := slog.New(h)
+			for i := range 3 {
+				l.Info("during the outage", "i", i)
+			}
+			err := h.Flush()
+			require.NoError(t, h.Close())
+			st := h.Stats()
+			assert.Equal(t, tt.failed, st.Failed)
+			assert.Equal(t, 3-tt.failed, st.Written)
+			if tt.failed > 0 {
+				require.ErrorIs(t, err, errOutage, "Flush reports the failed batch")
+				assert.Empty(t, w.String())
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, 3, strings.Count(w.String(), "during the outage"))
+			}
+			assert.Positive(t, reports.Load(), "each outage is reported")
+		})
+	}
 }

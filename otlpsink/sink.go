@@ -108,11 +108,13 @@ type Sink struct {
 	foreign []byte
 	// lastRejected identifies the batch last refused permanently, so the
 	// bus's own retries of that batch are answered without re-sending it.
-	// The bus retries within seconds at most (4 attempts, back-off capped
-	// at 1 s); the memo expires after rejectMemo and is cleared by any
-	// success, so a later batch at the same ring address could only be
-	// mistaken for it if the whole ring wrapped within rejectMemo with
-	// every batch refused.
+	// By default the bus retries within seconds (4 attempts, back-off
+	// capped at 1 s; asyncbus.Options.WriteAttempts and WriteRetryMax can
+	// stretch that, and a batch still retried after the memo expired is
+	// simply sent again and refused again); the memo expires after
+	// rejectMemo and is cleared by any success, so a later batch at the
+	// same ring address could only be mistaken for it if the whole ring
+	// wrapped within rejectMemo with every batch refused.
 	lastRejected struct {
 		first *byte
 		size  int // len of the first record

@@ -174,7 +174,24 @@ type Config struct {
 	// wtInterval < 0 means unlimited.
 	wtInterval time.Duration
 	wtBurst    int
+	// WriteAttempts is how many times the drainer tries to write a batch to
+	// a failing sink, backing off between attempts, before the batch's
+	// remaining records count as failed; <= 0 means DefaultWriteAttempts.
+	// While the sink keeps failing, each later batch gets one attempt (a
+	// probe) at the back-off interval, until a write makes progress.
+	WriteAttempts int
+	// RetryMax caps the back-off between attempts, which doubles from
+	// 1 ms (or from RetryMax, if that is shorter); <= 0 means
+	// DefaultRetryMax.
+	RetryMax time.Duration
 }
+
+// Write retry defaults: a batch is tried DefaultWriteAttempts times, the
+// back-off doubling from 1 ms up to DefaultRetryMax.
+const (
+	DefaultWriteAttempts = 4
+	DefaultRetryMax      = time.Second
+)
 
 // Write-through rate limit: a quiet logger writes every record on the
 // caller; at sustained rates above WriteThroughRate records per second (after
@@ -463,12 +480,19 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		done:         make(chan struct{}),
 		abort:        make(chan struct{}),
 		retryBase:    time.Millisecond,
-		retryMax:     time.Second,
-		retries:      4,
+		retryMax:     DefaultRetryMax,
+		retries:      DefaultWriteAttempts,
 		spaceCh:      make(chan struct{}),
 		side:         make(map[uint64][]byte),
 	}
 	b.applyDefaults(cfg)
+	if cfg.WriteAttempts > 0 {
+		b.retries = cfg.WriteAttempts
+	}
+	if cfg.RetryMax > 0 {
+		b.retryMax = cfg.RetryMax
+		b.retryBase = min(b.retryBase, cfg.RetryMax)
+	}
 	if cfg.RingFile != "" {
 		if err := b.openRing(cfg); err != nil {
 			return nil, err
