@@ -31,3 +31,19 @@ func ExampleEncoder_AppendDropMarker() {
 	// Output:
 	// ts=2024-05-17T10:30:45.000Z level=warn msg="asyncbus: records dropped" dropped=128
 }
+
+// ExampleEncoder_AppendRecord encodes the Record a slog.Handler's Handle
+// receives without copying it again, into a reused buffer.
+func ExampleEncoder_AppendRecord() {
+	e := encode.New(encode.Options{})
+	buf := make([]byte, 0, 1024)
+	for i := range 2 {
+		r := slog.NewRecord(time.Date(2024, 5, 17, 10, 30, 45, 0, time.UTC), slog.LevelInfo, "tick", 0)
+		r.AddAttrs(slog.Int("i", i))
+		buf = e.AppendRecord(buf[:0], &r, nil)
+		os.Stdout.Write(buf)
+	}
+	// Output:
+	// {"time":"2024-05-17T10:30:45Z","level":"INFO","msg":"tick","i":0}
+	// {"time":"2024-05-17T10:30:45Z","level":"INFO","msg":"tick","i":1}
+}
