@@ -102,13 +102,20 @@ type Options struct {
 	// WriteRetryMax), before its remaining records are counted as failed
 	// (Stats.Failed) and reported to OnError; zero means 4. While the
 	// output keeps failing, each later batch gets one attempt at the
-	// back-off interval until a write succeeds. Raise it, with
-	// WriteRetryMax, to ride out longer outages of the output without
-	// losing records: meanwhile the ring fills and Overflow decides what
-	// callers see. Close's context bounds the retries.
+	// back-off interval until a write succeeds.
+	//
+	// Raise it, with WriteRetryMax, to ride out longer outages of the
+	// output without losing records: meanwhile the ring fills and Overflow
+	// decides what callers see. Callers that wait for the output (Flush, an
+	// Error or SyncLevel record) still wait only for the first 4 attempts:
+	// then they get the output's error ("the records stay queued and are
+	// retried") and the records stay in the ring. Close waits for the
+	// whole budget of the batch being retried; CloseContext bounds it.
 	WriteAttempts int
-	// WriteRetryMax caps the back-off between write attempts; zero means
-	// 1 s.
+	// WriteRetryMax caps the back-off between write attempts, and so the
+	// interval at which a failing output is probed again (a larger value
+	// notices a recovered output later); zero means 1 s. A value below
+	// 1 ms is the back-off itself, without doubling.
 	WriteRetryMax time.Duration
 	// RingFile, if set, keeps the ring in this memory-mapped file, so that
 	// records accepted before a kill -9, panic or OOM kill are written by the

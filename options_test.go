@@ -2,6 +2,7 @@ package asyncbus
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"math"
@@ -120,7 +121,8 @@ func (w *outageWriter) String() string {
 
 // TestWriteAttempts: an outage of six failed writes loses the batch with
 // the default four attempts (counted in Stats.Failed and reported), and
-// nothing with WriteAttempts 7.
+// nothing with WriteAttempts 7 (Flush still returns after four attempts,
+// with the records queued).
 func TestWriteAttempts(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -150,14 +152,64 @@ func TestWriteAttempts(t *testing.T) {
 			st := h.Stats()
 			assert.Equal(t, tt.failed, st.Failed)
 			assert.Equal(t, 3-tt.failed, st.Written)
+			require.ErrorIs(t, err, errOutage, "Flush reports the outage")
 			if tt.failed > 0 {
-				require.ErrorIs(t, err, errOutage, "Flush reports the failed batch")
+				assert.NotContains(t, err.Error(), "retried", "the batch was given up")
 				assert.Empty(t, w.String())
 			} else {
-				require.NoError(t, err)
+				assert.Contains(t, err.Error(), "retried", "Flush returned after the default four attempts; the records stayed queued")
 				assert.Equal(t, 3, strings.Count(w.String(), "during the outage"))
 			}
 			assert.Positive(t, reports.Load(), "each outage is reported")
 		})
 	}
+}
+
+// switchWriter fails every write while down is set.
+type switchWriter struct {
+	down atomic.Bool
+	mu   sync.Mutex
+	buf  bytes.Buffer
+}
+
+func (w *switchWriter) Write(p []byte) (int, error) {
+	if w.down.Load() {
+		return 0, errOutage
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *switchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestRaisedWriteAttemptsDoNotHoldCallers: a budget of a million attempts
+// keeps the records of an outage, but an Error record (written before
+// Handle returns) and Flush do not wait for the whole budget: once the
+// default four attempts are spent they return the output's error, and the
+// records are written when the output comes back.
+func TestRaisedWriteAttemptsDoNotHoldCallers(t *testing.T) {
+	w := &switchWriter{}
+	w.down.Store(true)
+	h := NewHandler(w, &Options{WriteAttempts: 1 << 20, WriteRetryMax: time.Millisecond, OnError: func(error) {}})
+	l := slog.New(h)
+	l.Info("before the error")
+	r := slog.NewRecord(time.Now(), slog.LevelError, "the error", 0)
+	err := h.Handle(context.Background(), r)
+	require.ErrorIs(t, err, errOutage, "the Error record's wait ends with the output's error")
+	assert.Contains(t, err.Error(), "retried")
+	require.ErrorIs(t, h.Flush(), errOutage)
+	assert.Zero(t, h.Stats().Failed, "nothing is given up while the budget lasts")
+
+	w.down.Store(false)
+	require.NoError(t, h.Close())
+	st := h.Stats()
+	assert.Zero(t, st.Failed)
+	assert.EqualValues(t, 2, st.Written)
+	assert.Contains(t, w.String(), "before the error")
+	assert.Contains(t, w.String(), "the error")
 }

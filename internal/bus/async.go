@@ -236,6 +236,7 @@ type SinkError struct {
 	Err        error  // the sink's error
 	Failed     uint64 // records given up on (counted in Stats.Failed) because of this situation, for Flush/Close
 	Suppressed uint64 // OnError only: similar errors not reported since the last report
+	Retrying   bool   // Flush, Sync, EnqueueWritten: answered while the records are still retried (Config.WriteAttempts)
 }
 
 // Error implements error.
@@ -250,6 +251,9 @@ func (e *SinkError) Error() string {
 	}
 	if e.Suppressed > 0 {
 		s += fmt.Sprintf(" (%d similar errors suppressed)", e.Suppressed)
+	}
+	if e.Retrying {
+		s += " (the records stay queued and are retried)"
 	}
 	return s
 }

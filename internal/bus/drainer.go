@@ -558,7 +558,28 @@ func (d *drainer) failed(err error, probe bool, attempts int) bool {
 		d.probeAt = d.now().Add(backoff)
 		return false
 	}
+	if attempts >= DefaultWriteAttempts {
+		// Config.WriteAttempts raised the budget: the batch is retried on,
+		// but callers waiting for the output (Flush, Sync, a record written
+		// before its Handle returns) wait no longer than the default budget
+		// would have made them: they get the error now, and their records
+		// stay queued for the remaining attempts.
+		d.answerWaiting(err)
+	}
 	return d.sleepFor(backoff, false) // false: Close gave up
+}
+
+// answerWaiting answers every pending Flush, Sync and EnqueueWritten
+// request with err while their records are still being retried. The
+// "failures reported" mark does not move: if the records fail in the end,
+// the next Flush and Close still report it.
+func (d *drainer) answerWaiting(err error) {
+	d.takeFlushes()
+	for _, r := range d.reqs {
+		r.ch <- &SinkError{Op: "write", Output: d.b.output, Err: err, Retrying: true}
+	}
+	clear(d.reqs)
+	d.reqs = d.reqs[:0]
 }
 
 // write hands the batch to the sink, completing short writes and retrying

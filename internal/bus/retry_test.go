@@ -1,0 +1,114 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRetryConfig: Config.WriteAttempts and RetryMax reach the drainer; a
+// RetryMax below the 1 ms base is the back-off itself.
+func TestRetryConfig(t *testing.T) {
+	tests := []struct {
+		name            string
+		attempts        int
+		max             time.Duration
+		wantAttempts    int
+		wantBase, wantM time.Duration
+	}{
+		{"defaults", 0, 0, DefaultWriteAttempts, time.Millisecond, DefaultRetryMax},
+		{"raised", 50, 5 * time.Second, 50, time.Millisecond, 5 * time.Second},
+		{"below the base", 3, 100 * time.Microsecond, 3, 100 * time.Microsecond, 100 * time.Microsecond},
+		{"negative means default", -1, -time.Second, DefaultWriteAttempts, time.Millisecond, DefaultRetryMax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTestBus(t, &batchSink{}, Config{Capacity: 4096, WriteAttempts: tt.attempts, RetryMax: tt.max}, nil)
+			defer closeBus(t, b)
+			assert.Equal(t, tt.wantAttempts, b.retries)
+			assert.Equal(t, tt.wantBase, b.retryBase)
+			assert.Equal(t, tt.wantM, b.retryMax)
+		})
+	}
+}
+
+// switchSink fails every write while down is set.
+type switchSink struct {
+	down  atomic.Bool
+	calls atomic.Int64
+	mu    sync.Mutex
+	recs  [][]byte
+}
+
+var errDown = errors.New("output down")
+
+func (s *switchSink) WriteBatch(recs [][]byte) (int, error) {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return 0, errDown
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range recs {
+		s.recs = append(s.recs, append([]byte(nil), r...))
+	}
+	return len(recs), nil
+}
+
+func (s *switchSink) Write(p []byte) (int, error) {
+	n, err := s.WriteBatch([][]byte{p})
+	if n == 1 {
+		return len(p), nil
+	}
+	return 0, err
+}
+
+func (s *switchSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.recs)
+}
+
+// TestRaisedBudgetDoesNotHoldWaiters: with WriteAttempts far above the
+// default, a Flush and a record written before its call returns
+// (EnqueueWritten) get the output's error once the default budget is
+// spent, marked as still retrying, while their records stay queued; when
+// the output comes back they are written, none failed.
+func TestRaisedBudgetDoesNotHoldWaiters(t *testing.T) {
+	sink := &switchSink{}
+	sink.down.Store(true)
+	b := newTestBus(t, sink, Config{Capacity: 4096, WriteAttempts: 1 << 20, RetryMax: time.Millisecond}, nil)
+
+	require.NoError(t, b.Enqueue(payload(0, 10)))
+	err := b.Flush(context.Background())
+	var se *SinkError
+	require.ErrorAs(t, err, &se, "Flush returns while the batch is retried")
+	assert.ErrorIs(t, err, errDown)
+	assert.True(t, se.Retrying)
+	assert.Zero(t, se.Failed)
+	assert.Contains(t, err.Error(), "retried")
+	assert.GreaterOrEqual(t, sink.calls.Load(), int64(DefaultWriteAttempts), "the default budget was spent first")
+
+	err = b.EnqueueWritten(payload(1, 10))
+	require.ErrorAs(t, err, &se, "a record that waits for its write is answered too")
+	assert.True(t, se.Retrying)
+
+	st := b.Stats()
+	assert.Zero(t, st.Failed, "nothing given up: the budget is not spent")
+	assert.Zero(t, st.Written)
+
+	sink.down.Store(false)
+	require.NoError(t, b.Flush(context.Background()), "the output is back: the queued records are written")
+	assert.Equal(t, 2, sink.count())
+	closeBus(t, b)
+	st = b.Stats()
+	assert.Zero(t, st.Failed)
+	assert.EqualValues(t, 2, st.Written)
+	requireAccounting(t, st)
+}
