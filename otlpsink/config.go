@@ -40,8 +40,12 @@ type Options struct {
 	// the client certificate and key for mutual TLS,
 	// OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE / _CLIENT_KEY, else
 	// OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE / _CLIENT_KEY (PEM files, both
-	// or neither). A file that cannot be read or parsed is an error from
-	// New, not a silent fall-back to an unverified or anonymous connection.
+	// or neither; the logs-specific pair if either of its variables is
+	// set, else the generic one). They are read only for an https
+	// endpoint. A file that cannot be read or parsed, or half a pair, is an
+	// error from New naming the variable (the SDK reports it and connects
+	// without), not a silent fall-back to other roots or to an anonymous
+	// connection.
 	TLSConfig *tls.Config
 	// Headers are sent with every request. Nil: OTEL_EXPORTER_OTLP_LOGS_HEADERS,
 	// else OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2", values percent-decoded).
@@ -210,8 +214,11 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		if o.TLSConfig != nil {
 			tr.TLSClientConfig = o.TLSConfig.Clone()
-		} else {
-			tr.TLSClientConfig, err = tlsFromEnv(env)
+		} else if strings.HasPrefix(c.url, "https:") {
+			// The certificate variables only matter to a TLS connection: with
+			// an http endpoint they are not read (they may be set for other
+			// exporters), as the SDK never uses them there either.
+			tr.TLSClientConfig, err = tlsFromEnv(getenv)
 			if err != nil {
 				return nil, err
 			}
@@ -222,10 +229,28 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 }
 
 // tlsFromEnv builds the TLS configuration the certificate variables ask
-// for (see Options.TLSConfig), or returns nil when none is set. env looks a
-// name up with the logs-specific variable first.
-func tlsFromEnv(env func(string) string) (*tls.Config, error) {
-	ca, cert, key := env("CERTIFICATE"), env("CLIENT_CERTIFICATE"), env("CLIENT_KEY")
+// for (see Options.TLSConfig), or returns nil when none is set. Each error
+// names the variable whose file is at fault.
+func tlsFromEnv(getenv func(string) string) (*tls.Config, error) {
+	const logsPre, genericPre = "OTEL_EXPORTER_OTLP_LOGS_", "OTEL_EXPORTER_OTLP_"
+	var ca, caVar string
+	for _, pre := range []string{logsPre, genericPre} {
+		if v := strings.TrimSpace(getenv(pre + "CERTIFICATE")); v != "" {
+			ca, caVar = v, pre+"CERTIFICATE"
+			break
+		}
+	}
+	// The client certificate and key are taken as a pair, as the SDK does:
+	// the logs-specific pair if either of its variables is set, else the
+	// generic pair; never one of each.
+	var cert, key, certVar, keyVar string
+	for _, pre := range []string{logsPre, genericPre} {
+		c, k := strings.TrimSpace(getenv(pre+"CLIENT_CERTIFICATE")), strings.TrimSpace(getenv(pre+"CLIENT_KEY"))
+		if c != "" || k != "" {
+			cert, key, certVar, keyVar = c, k, pre+"CLIENT_CERTIFICATE", pre+"CLIENT_KEY"
+			break
+		}
+	}
 	if ca == "" && cert == "" && key == "" {
 		return nil, nil
 	}
@@ -233,11 +258,11 @@ func tlsFromEnv(env func(string) string) (*tls.Config, error) {
 	if ca != "" {
 		pem, err := os.ReadFile(ca)
 		if err != nil {
-			return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_CERTIFICATE: %w", err)
+			return nil, fmt.Errorf("otlpsink: %s: %w", caVar, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_CERTIFICATE %s: no PEM certificate in the file", ca)
+			return nil, fmt.Errorf("otlpsink: %s %s: no PEM certificate in the file", caVar, ca)
 		}
 		cfg.RootCAs = pool
 	}
@@ -245,13 +270,13 @@ func tlsFromEnv(env func(string) string) (*tls.Config, error) {
 	case cert != "" && key != "":
 		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {
-			return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY: %w", err)
+			return nil, fmt.Errorf("otlpsink: %s and %s: %w", certVar, keyVar, err)
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	case cert != "":
-		return nil, errors.New("otlpsink: OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without OTEL_EXPORTER_OTLP_CLIENT_KEY")
+		return nil, fmt.Errorf("otlpsink: %s is set without %s", certVar, keyVar)
 	case key != "":
-		return nil, errors.New("otlpsink: OTEL_EXPORTER_OTLP_CLIENT_KEY is set without OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
+		return nil, fmt.Errorf("otlpsink: %s is set without %s", keyVar, certVar)
 	}
 	return cfg, nil
 }

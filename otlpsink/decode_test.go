@@ -212,6 +212,7 @@ type receiver struct {
 	calls    int
 	answer   func(i int, w http.ResponseWriter) (accepted bool)
 	received chan struct{} // one token per accepted request
+	tlsLog   syncBuffer    // newTLSReceiver: the server's log of failed handshakes
 }
 
 func newReceiver(t testing.TB) *receiver {

@@ -1,6 +1,7 @@
 package otlpsink
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"log"
 	"log/slog"
 	"math/big"
 	"net"
@@ -15,11 +17,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/asyncbus/asyncbus"
 )
 
 // pki is a test CA with a server certificate for 127.0.0.1 and a client
@@ -80,6 +85,25 @@ func newPKI(t *testing.T) *pki {
 	return p
 }
 
+// syncBuffer is a bytes.Buffer safe for a server goroutine to write while
+// the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // newTLSReceiver is newReceiver behind TLS with p's server certificate,
 // requiring a client certificate signed by p's CA.
 func newTLSReceiver(t *testing.T, p *pki) *receiver {
@@ -90,6 +114,7 @@ func newTLSReceiver(t *testing.T, p *pki) *receiver {
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 		ClientCAs:    p.pool,
 	}
+	rc.srv.Config.ErrorLog = log.New(&rc.tlsLog, "", 0) // handshake failures, for the tests to check
 	rc.srv.StartTLS()
 	t.Cleanup(rc.srv.Close)
 	return rc
@@ -127,12 +152,19 @@ func TestTLSWithoutClientCertificateIsRefused(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_LOGS_"+k, "")
 	}
 	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", p.caFile)
-	h, err := NewHandler(Options{Endpoint: rc.srv.URL, RetryInitial: time.Millisecond, RetryMax: 10 * time.Millisecond, CloseTimeout: 200 * time.Millisecond}, nil)
+	h, err := NewHandler(Options{Endpoint: rc.srv.URL, RetryInitial: time.Millisecond, RetryMax: 10 * time.Millisecond, CloseTimeout: 200 * time.Millisecond},
+		&asyncbus.Options{OnError: func(error) {}})
 	require.NoError(t, err)
 	slog.New(h).Info("no client certificate")
 	assert.Error(t, h.Close(), "Close reports the records it could not deliver")
 	assert.Empty(t, rc.requests())
 	assert.EqualValues(t, 1, h.Stats().Failed)
+	// The handshake reached the client certificate, so the client trusted
+	// the server through the CA file; it failed there. Without the CA file
+	// the client would have refused the server's certificate first.
+	rc.srv.Close() // no more handshakes: the log is complete
+	assert.Contains(t, rc.tlsLog.String(), "client didn't provide a certificate")
+	assert.NotContains(t, rc.tlsLog.String(), "bad certificate")
 }
 
 // TestTLSFromEnvErrors: a certificate variable that names an unreadable or
@@ -154,10 +186,20 @@ func TestTLSFromEnvErrors(t *testing.T) {
 		{"CA only", Options{}, map[string]string{pre + "CERTIFICATE": p.caFile}, ""},
 		{"client pair only", Options{}, map[string]string{pre + "CLIENT_CERTIFICATE": p.clientCert, pre + "CLIENT_KEY": p.clientKey}, ""},
 		{"missing CA file", Options{}, map[string]string{pre + "CERTIFICATE": missing}, "OTEL_EXPORTER_OTLP_CERTIFICATE"},
-		{"CA file without PEM", Options{}, map[string]string{pre + "LOGS_CERTIFICATE": notPEM}, "no PEM certificate"},
-		{"certificate without key", Options{}, map[string]string{pre + "CLIENT_CERTIFICATE": p.clientCert}, "without OTEL_EXPORTER_OTLP_CLIENT_KEY"},
-		{"key without certificate", Options{}, map[string]string{pre + "LOGS_CLIENT_KEY": p.clientKey}, "without OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"},
-		{"key of another certificate", Options{}, map[string]string{pre + "CLIENT_CERTIFICATE": p.clientCert, pre + "CLIENT_KEY": p.otherKey}, "CLIENT_KEY"},
+		{"CA file without PEM", Options{}, map[string]string{pre + "LOGS_CERTIFICATE": notPEM}, "OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE " + notPEM + ": no PEM certificate"},
+		{"certificate without key", Options{}, map[string]string{pre + "CLIENT_CERTIFICATE": p.clientCert}, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without OTEL_EXPORTER_OTLP_CLIENT_KEY"},
+		{"key without certificate", Options{}, map[string]string{pre + "LOGS_CLIENT_KEY": p.clientKey}, "OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY is set without OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE"},
+		{"key of another certificate", Options{}, map[string]string{pre + "CLIENT_CERTIFICATE": p.clientCert, pre + "CLIENT_KEY": p.otherKey}, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY"},
+		{"logs pair wins over a bad generic pair", Options{}, map[string]string{
+			pre + "LOGS_CLIENT_CERTIFICATE": p.clientCert, pre + "LOGS_CLIENT_KEY": p.clientKey,
+			pre + "CLIENT_CERTIFICATE": p.clientCert, pre + "CLIENT_KEY": p.otherKey,
+		}, ""},
+		{"half a logs pair is not completed from the generic pair", Options{}, map[string]string{
+			pre + "LOGS_CLIENT_CERTIFICATE": p.clientCert,
+			pre + "CLIENT_CERTIFICATE":      p.clientCert, pre + "CLIENT_KEY": p.clientKey,
+		}, "OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE is set without OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY"},
+		{"http endpoint: variables not read", Options{Endpoint: "http://c:4318"}, map[string]string{pre + "CERTIFICATE": missing, pre + "CLIENT_KEY": p.clientKey}, ""},
+		{"insecure: variables not read", Options{Endpoint: "c:4318", Insecure: true}, map[string]string{pre + "CERTIFICATE": missing}, ""},
 		{"TLSConfig option: variables not read", Options{TLSConfig: &tls.Config{}}, map[string]string{pre + "CERTIFICATE": missing}, ""},
 		{"HTTPClient option: variables not read", Options{HTTPClient: &http.Client{}}, map[string]string{pre + "CERTIFICATE": missing}, ""},
 	} {
@@ -188,7 +230,26 @@ func TestTLSFromEnvSettings(t *testing.T) {
 	assert.True(t, cfg.RootCAs.Equal(p.pool), "the CA file's certificates are the roots")
 	require.Len(t, cfg.Certificates, 1)
 
+	leaf, err := x509.ParseCertificate(cfg.Certificates[0].Certificate[0])
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, leaf.SerialNumber.Int64(), "the client certificate is offered")
+
 	c, err = resolve(Options{}, envOf(nil))
 	require.NoError(t, err)
-	assert.Nil(t, c.client.Transport.(*http.Transport).TLSClientConfig, "no variables: the default transport's TLS settings")
+	assertNoEnvTLS(t, c, "no variables: the default transport's TLS settings")
+
+	c, err = resolve(Options{Endpoint: "http://c:4318"}, envOf(map[string]string{pre + "CERTIFICATE": p.caFile}))
+	require.NoError(t, err)
+	assertNoEnvTLS(t, c, "an http endpoint does not read the variables")
+}
+
+// assertNoEnvTLS checks that c's transport has no roots or client
+// certificates of its own (a cloned http.DefaultTransport may carry a
+// TLSClientConfig with only protocol settings once it has been used).
+func assertNoEnvTLS(t *testing.T, c *config, msg string) {
+	t.Helper()
+	if cfg := c.client.Transport.(*http.Transport).TLSClientConfig; cfg != nil {
+		assert.Nil(t, cfg.RootCAs, msg)
+		assert.Empty(t, cfg.Certificates, msg)
+	}
 }
