@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/asyncbus/asyncbus"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -125,4 +127,33 @@ func TestEnvEndToEnd(t *testing.T) {
 	defer rc.mu.Unlock()
 	assert.Equal(t, "t1", rc.headers[0].Get("x-tenant"))
 	assert.Equal(t, "gzip", rc.headers[0].Get("Content-Encoding"))
+}
+
+// TestMemoFor: a refused batch is remembered for longer than the bus's
+// retries of it can take, whatever the handler's retry budget.
+func TestMemoFor(t *testing.T) {
+	tests := []struct {
+		name     string
+		attempts int
+		max      time.Duration
+		want     time.Duration
+	}{
+		{"defaults", 0, 0, rejectMemo},
+		{"small budget", 3, 10 * time.Millisecond, rejectMemo},
+		{"raised budget", 100, time.Second, 101 * time.Second},
+		{"huge budget", 1 << 40, time.Hour, 24 * time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, memoFor(tt.attempts, tt.max))
+		})
+	}
+	t.Run("from the handler's options", func(t *testing.T) {
+		s, err := NewSink(Options{Endpoint: "http://127.0.0.1:9"})
+		require.NoError(t, err)
+		h, err := s.NewHandler(&asyncbus.Options{WriteAttempts: 100})
+		require.NoError(t, err)
+		assert.Equal(t, 101*time.Second, s.memo)
+		require.NoError(t, h.Close())
+	})
 }

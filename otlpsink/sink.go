@@ -36,12 +36,32 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/bus"
 	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
 // rejectMemo is how long a permanently refused batch is remembered (see
-// Sink.lastRejected); the bus's own retries of a batch span well under it.
+// Sink.lastRejected) at least: longer than the bus's own retries of one
+// batch take with its default budget (4 attempts, back-off at most 1 s).
+// A handler with a raised budget remembers it for longer (memoFor).
 const rejectMemo = 5 * time.Second
+
+// memoFor is how long to remember a refused batch for a handler whose
+// options allow attempts write attempts per batch with back-offs of at
+// most retryMax (zero: the defaults): longer than those retries can take.
+func memoFor(attempts int, retryMax time.Duration) time.Duration {
+	if attempts <= 0 {
+		attempts = bus.DefaultWriteAttempts
+	}
+	if retryMax <= 0 {
+		retryMax = bus.DefaultRetryMax
+	}
+	span := time.Duration(attempts) * retryMax // every back-off is at most retryMax
+	if span/time.Duration(attempts) != retryMax || span > 24*time.Hour {
+		return 24 * time.Hour // overflow or absurd budgets: a day is long enough
+	}
+	return max(rejectMemo, span+time.Second)
+}
 
 // Stats are a Sink's delivery counters.
 type Stats struct {
@@ -108,13 +128,12 @@ type Sink struct {
 	foreign []byte
 	// lastRejected identifies the batch last refused permanently, so the
 	// bus's own retries of that batch are answered without re-sending it.
-	// By default the bus retries within seconds (4 attempts, back-off
-	// capped at 1 s; asyncbus.Options.WriteAttempts and WriteRetryMax can
-	// stretch that, and a batch still retried after the memo expired is
-	// simply sent again and refused again); the memo expires after
-	// rejectMemo and is cleared by any success, so a later batch at the
-	// same ring address could only be mistaken for it if the whole ring
-	// wrapped within rejectMemo with every batch refused.
+	// The memo lasts longer than the bus's retries of one batch can take
+	// (memo, from the handler's WriteAttempts and WriteRetryMax), so a
+	// refused batch is sent and counted once. It expires after that and is
+	// cleared by any success, so a later batch at the same ring address
+	// could only be mistaken for it if the whole ring wrapped within the
+	// memo with every batch refused.
 	lastRejected struct {
 		first *byte
 		size  int // len of the first record
@@ -122,6 +141,7 @@ type Sink struct {
 		at    time.Time
 		err   error
 	}
+	memo time.Duration // how long lastRejected lasts: memoFor the handler's options (set in NewHandler)
 
 	// Counters: atomic because Stats reads them from any goroutine while
 	// the drainer adds; each is independent, so no ordering is needed.
@@ -140,7 +160,7 @@ func NewSink(o Options) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{cfg: c, closing: make(chan struct{})}
+	s := &Sink{cfg: c, closing: make(chan struct{}), memo: rejectMemo}
 	s.base, s.cancel = context.WithCancel(context.Background())
 
 	res, m := openLen(nil, fRLResource)
@@ -192,6 +212,7 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	if opts != nil {
 		o = *opts
 	}
+	s.memo = memoFor(o.WriteAttempts, o.WriteRetryMax) // before the handler (and its replay) can write
 	h, err := plug.NewHandler(s, opts, newEncoder(o.AddSource, o.LoggerKey))
 	// Replay is over: retry without limit until Close. CAS, not Store: a
 	// Close that already began keeps its own deadline.
@@ -250,7 +271,7 @@ func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if lr := &s.lastRejected; lr.err != nil && len(recs[0]) > 0 && &recs[0][0] == lr.first &&
-		len(recs[0]) == lr.size && len(recs) >= lr.n && time.Since(lr.at) < rejectMemo {
+		len(recs[0]) == lr.size && len(recs) >= lr.n && time.Since(lr.at) < s.memo {
 		// The bus retrying the batch we refused permanently: same answer.
 		return 0, lr.err
 	}
