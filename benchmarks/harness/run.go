@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -154,16 +155,18 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 }
 
 // RepOrder is the order in which repeat rep (from 1) runs the contestants:
-// cs rotated left by rep-1, so that each repeat starts one contestant later
-// and no contestant always runs first, right after the previous goroutine
-// count, or always right after the same neighbour (whose file the kernel
-// may still be writing back or freeing).
+// the first repeat in the given order, each later one a permutation drawn
+// from a generator seeded with rep, so that a run is reproducible. Over the
+// repeats no contestant systematically runs first (right after the previous
+// goroutine count) or right after the same neighbour (whose file the
+// kernel may still be writing back or freeing).
 func RepOrder(cs []Contestant, rep int) []Contestant {
-	if len(cs) == 0 {
-		return nil
+	out := append([]Contestant(nil), cs...)
+	if rep > 1 {
+		r := rand.New(rand.NewPCG(uint64(rep), 0x9e3779b97f4a7c15))
+		r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	}
-	k := (rep - 1) % len(cs)
-	return append(append([]Contestant(nil), cs[k:]...), cs[:k]...)
+	return out
 }
 
 // progressWidth is the width the progress line is padded to, so that a
