@@ -275,11 +275,11 @@ func (h *Handler) enqueue(b *buffer, level slog.Level) error {
 	case bus.ErrDropped:
 		return ErrDropped
 	default:
-		return err
+		return publicErr(err)
 	}
 	if level >= syncLevel {
 		// The caller may be about to exit: sync regardless of ctx.
-		return h.core.bus.Sync(context.Background())
+		return publicErr(h.core.bus.Sync(context.Background()))
 	}
 	return nil
 }
@@ -339,14 +339,32 @@ func (h *Handler) Named(name string) *Handler {
 func (h *Handler) Name() string { return h.name }
 
 // Flush returns once every record handled before the call has been written
-// to the output, and synced where the output has a Sync method.
+// to the output, and synced where the output has a Sync method. If the
+// output fails, it returns the error: after the batch was given up (its
+// records counted in Stats.Failed), or, with Options.WriteAttempts above
+// the default, after the default four attempts while the records stay
+// queued and are retried (the error then matches ErrRetrying).
 func (h *Handler) Flush() error {
-	return h.core.bus.Flush(context.Background())
+	return publicErr(h.core.bus.Flush(context.Background()))
 }
+
+// publicErr is a bus error as the handler returns it: an output error
+// answered while its records are still retried also matches ErrRetrying.
+func publicErr(err error) error {
+	if err != nil && errors.Is(err, bus.ErrRetrying) {
+		return retryingError{err}
+	}
+	return err
+}
+
+// retryingError is an output error that also matches ErrRetrying.
+type retryingError struct{ error }
+
+func (e retryingError) Unwrap() []error { return []error{e.error, ErrRetrying} }
 
 // FlushContext is Flush bounded by ctx.
 func (h *Handler) FlushContext(ctx context.Context) error {
-	return h.core.bus.Flush(ctx)
+	return publicErr(h.core.bus.Flush(ctx))
 }
 
 // Close flushes and stops the drainer. It is idempotent and safe to call

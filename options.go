@@ -107,10 +107,11 @@ type Options struct {
 	// Raise it, with WriteRetryMax, to ride out longer outages of the
 	// output without losing records: meanwhile the ring fills and Overflow
 	// decides what callers see. Callers that wait for the output (Flush, an
-	// Error or SyncLevel record) still wait only for the first 4 attempts:
-	// then they get the output's error ("the records stay queued and are
-	// retried") and the records stay in the ring. Close waits for the
-	// whole budget of the batch being retried; CloseContext bounds it.
+	// Error or SyncLevel record) still wait only for the first 4 attempts
+	// (one that starts waiting later, for at most one more back-off): then
+	// they get the output's error, matching ErrRetrying, and the records
+	// stay in the ring. Close waits for the whole budget of the batch being
+	// retried; CloseContext bounds it.
 	WriteAttempts int
 	// WriteRetryMax caps the back-off between write attempts, and so the
 	// interval at which a failing output is probed again (a larger value

@@ -154,10 +154,10 @@ func TestWriteAttempts(t *testing.T) {
 			assert.Equal(t, 3-tt.failed, st.Written)
 			require.ErrorIs(t, err, errOutage, "Flush reports the outage")
 			if tt.failed > 0 {
-				assert.NotContains(t, err.Error(), "retried", "the batch was given up")
+				assert.NotErrorIs(t, err, ErrRetrying, "the batch was given up")
 				assert.Empty(t, w.String())
 			} else {
-				assert.Contains(t, err.Error(), "retried", "Flush returned after the default four attempts; the records stayed queued")
+				assert.ErrorIs(t, err, ErrRetrying, "Flush returned after the default four attempts; the records stayed queued")
 				assert.Equal(t, 3, strings.Count(w.String(), "during the outage"))
 			}
 			assert.Positive(t, reports.Load(), "each outage is reported")
@@ -201,8 +201,11 @@ func TestRaisedWriteAttemptsDoNotHoldCallers(t *testing.T) {
 	r := slog.NewRecord(time.Now(), slog.LevelError, "the error", 0)
 	err := h.Handle(context.Background(), r)
 	require.ErrorIs(t, err, errOutage, "the Error record's wait ends with the output's error")
+	require.ErrorIs(t, err, ErrRetrying, "marked as still retrying")
 	assert.Contains(t, err.Error(), "retried")
-	require.ErrorIs(t, h.Flush(), errOutage)
+	err = h.Flush()
+	require.ErrorIs(t, err, errOutage)
+	require.ErrorIs(t, err, ErrRetrying)
 	assert.Zero(t, h.Stats().Failed, "nothing is given up while the budget lasts")
 
 	w.down.Store(false)

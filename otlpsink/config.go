@@ -240,9 +240,10 @@ func tlsFromEnv(getenv func(string) string) (*tls.Config, error) {
 			break
 		}
 	}
-	// The client certificate and key are taken as a pair, as the SDK does:
-	// the logs-specific pair if either of its variables is set, else the
-	// generic pair; never one of each.
+	// The client certificate and key are taken as a pair: the
+	// logs-specific pair if either of its variables is set, else the
+	// generic pair; never one of each. (The SDK takes the first complete
+	// pair and skips half a pair silently; half a pair is an error here.)
 	var cert, key, certVar, keyVar string
 	for _, pre := range []string{logsPre, genericPre} {
 		c, k := strings.TrimSpace(getenv(pre+"CLIENT_CERTIFICATE")), strings.TrimSpace(getenv(pre+"CLIENT_KEY"))

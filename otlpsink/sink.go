@@ -212,7 +212,9 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	if opts != nil {
 		o = *opts
 	}
-	s.memo = memoFor(o.WriteAttempts, o.WriteRetryMax) // before the handler (and its replay) can write
+	s.mu.Lock() // WriteBatch reads memo under mu
+	s.memo = memoFor(o.WriteAttempts, o.WriteRetryMax)
+	s.mu.Unlock()
 	h, err := plug.NewHandler(s, opts, newEncoder(o.AddSource, o.LoggerKey))
 	// Replay is over: retry without limit until Close. CAS, not Store: a
 	// Close that already began keeps its own deadline.

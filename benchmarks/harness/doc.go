@@ -47,10 +47,10 @@
 // # Repeats
 //
 // Each (contestant, goroutines) pair runs [Config.Repeat] times, in
-// alternation (every contestant once per repeat, each repeat after the
-// first in a reproducibly shuffled order, see [RepOrder]) so that machine
-// drift, and whatever the previous run leaves behind, hit every contestant
-// alike; a [Summary] holds the median of each figure, except the line
+// alternation (every contestant once per repeat, the repeats' orders the
+// rows of a Williams design, see [RepOrder]) so that machine drift, and
+// whatever the previous run leaves behind, hit every contestant alike; a
+// [Summary] holds the median of each figure, except the line
 // accounting (lines, lost, reported drops, unaccounted), which is the
 // worst repeat's, so that a single loss is never hidden by the median.
 package harness

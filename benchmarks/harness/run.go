@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -155,16 +154,36 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 }
 
 // RepOrder is the order in which repeat rep (from 1) runs the contestants:
-// the first repeat in the given order, each later one a permutation drawn
-// from a generator seeded with rep, so that a run is reproducible. Over the
-// repeats no contestant systematically runs first (right after the previous
-// goroutine count) or right after the same neighbour (whose file the
-// kernel may still be writing back or freeing).
+// the rows of a Williams design on their indexes. Row 0 is 0, 1, n-1, 2,
+// n-2, …; row i adds i to each index (mod n); for an odd n the next n rows
+// are those rows reversed. Over n repeats (2n for an odd n) every
+// contestant runs once in every position and right after every other
+// contestant equally often, so neither running first (right after the
+// previous goroutine count) nor following a given neighbour (whose file the
+// kernel may still be writing back or freeing) favours anyone; fewer
+// repeats take a part of the design. Repeats beyond it start it again.
 func RepOrder(cs []Contestant, rep int) []Contestant {
-	out := append([]Contestant(nil), cs...)
-	if rep > 1 {
-		r := rand.New(rand.NewPCG(uint64(rep), 0x9e3779b97f4a7c15))
-		r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	n := len(cs)
+	if n == 0 {
+		return nil
+	}
+	period := n
+	if n%2 == 1 {
+		period = 2 * n
+	}
+	k := ((rep-1)%period + period) % period
+	out := make([]Contestant, n)
+	for j := range n {
+		// Row 0 at position j: 0, 1, n-1, 2, n-2, …
+		base := (j + 1) / 2
+		if j%2 == 0 && j > 0 {
+			base = n - j/2
+		}
+		pos := j
+		if k >= n {
+			pos = n - 1 - j // the reversed rows of an odd n
+		}
+		out[pos] = cs[(base+k)%n]
 	}
 	return out
 }

@@ -239,6 +239,15 @@ type SinkError struct {
 	Retrying   bool   // Flush, Sync, EnqueueWritten: answered while the records are still retried (Config.WriteAttempts)
 }
 
+// ErrRetrying is matched (errors.Is) by a *SinkError answered to Flush,
+// Sync or EnqueueWritten while the records it waited for are still being
+// retried (Config.WriteAttempts above the default).
+var ErrRetrying = errors.New("the records stay queued and are retried")
+
+// Is reports whether target is ErrRetrying and e was answered while
+// retrying.
+func (e *SinkError) Is(target error) bool { return e.Retrying && target == ErrRetrying }
+
 // Error implements error.
 func (e *SinkError) Error() string {
 	msg := e.Err.Error()
@@ -617,8 +626,8 @@ func (b *Bus) Enqueue(p []byte) error {
 // through when the ring is empty (whatever the rate), and otherwise
 // EnqueueWritten waits until the drainer has written it. It does not sync
 // the sink (Flush does). Besides Enqueue's errors it returns a *SinkError
-// when records failed since the previous Flush answer, and after Close the
-// result of the final drain.
+// when records failed since the previous Flush answer, a Retrying one as
+// Flush does, and after Close the result of the final drain.
 func (b *Bus) EnqueueWritten(p []byte) error {
 	end, wrote, err := b.enqueue(p, true)
 	if err != nil || wrote {
@@ -1073,7 +1082,10 @@ func (b *Bus) broadcastSpace() {
 // a Syncer. It returns ctx.Err() if ctx ends first, a *SinkError if the sync
 // failed or if records failed since the previous Flush was answered (so a
 // failure is always reported to the next Flush, even one called after the
-// failure), and nil after Close has drained.
+// failure), and nil after Close has drained. With Config.WriteAttempts
+// above the default, a Flush waiting for a batch that is still being
+// retried is answered once the default attempts are spent, with a
+// *SinkError marked Retrying (errors.Is ErrRetrying), the records queued.
 func (b *Bus) Flush(ctx context.Context) error {
 	return b.wait(ctx, b.tail.Load()&^closedBit, true, true) // every record committed before now lies below
 }

@@ -570,13 +570,41 @@ func (d *drainer) failed(err error, probe bool, attempts int) bool {
 }
 
 // answerWaiting answers every pending Flush, Sync and EnqueueWritten
-// request with err while their records are still being retried. The
-// "failures reported" mark does not move: if the records fail in the end,
-// the next Flush and Close still report it.
+// request while the batch that began at d.head is being retried. A request
+// whose records are all below d.head (written before this batch) gets its
+// usual answer, after a sync if it asked for one. The others get err,
+// marked as still retrying, with the failures since their mark; the
+// "failures reported" mark does not move for them: if their records fail
+// in the end, the next Flush and Close still report it.
+//
+// It runs inside a write round, where no write-through can reach the sink
+// (the drainer holds wmu in write; admit runs while bytes are owed, when
+// write-through is off), so the sink is synced without taking wmu.
 func (d *drainer) answerWaiting(err error) {
 	d.takeFlushes()
+	if len(d.reqs) == 0 {
+		return
+	}
+	failed := d.b.failed.Load()
+	var syncErr error
+	synced, mark := false, false
 	for _, r := range d.reqs {
-		r.ch <- &SinkError{Op: "write", Output: d.b.output, Err: err, Retrying: true}
+		if r.target > d.head {
+			r.ch <- &SinkError{Op: "write", Output: d.b.output, Err: err, Failed: failed - r.failedAt, Retrying: true}
+			continue
+		}
+		var se error
+		if r.sync {
+			if !synced {
+				syncErr, synced = d.syncSinkExcluded(), true
+			}
+			se = syncErr
+		}
+		r.ch <- d.result(se, failed-r.failedAt)
+		mark = mark || r.mark
+	}
+	if mark {
+		d.failedAnswered = failed // as in answerFlushes: a Flush answer moves the mark
 	}
 	clear(d.reqs)
 	d.reqs = d.reqs[:0]
@@ -938,13 +966,19 @@ type abortError struct{}
 func (*abortError) Error() string { return "close deadline expired before the records were written" }
 
 func (d *drainer) sync() error {
+	d.b.wmu.Lock() // no write-through during the sync: a sink need not allow both at once
+	defer d.b.wmu.Unlock()
+	return d.syncSinkExcluded()
+}
+
+// syncSinkExcluded syncs the sink for a caller that already keeps
+// write-throughs away from it (holding wmu, or while bytes are owed).
+func (d *drainer) syncSinkExcluded() error {
 	s, ok := d.b.w.(Syncer)
 	if !ok || chanClosed(d.b.abort) {
 		return nil
 	}
-	d.b.wmu.Lock() // no write-through during the sync: a sink need not allow both at once
 	err := s.Sync()
-	d.b.wmu.Unlock()
 	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
 		return nil // pipes, terminals, sockets: nothing to make durable
 	}

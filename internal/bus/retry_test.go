@@ -42,6 +42,7 @@ func TestRetryConfig(t *testing.T) {
 type switchSink struct {
 	down  atomic.Bool
 	calls atomic.Int64
+	syncs atomic.Int64
 	mu    sync.Mutex
 	recs  [][]byte
 }
@@ -69,6 +70,11 @@ func (s *switchSink) Write(p []byte) (int, error) {
 	return 0, err
 }
 
+func (s *switchSink) Sync() error {
+	s.syncs.Add(1)
+	return nil
+}
+
 func (s *switchSink) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -91,6 +97,7 @@ func TestRaisedBudgetDoesNotHoldWaiters(t *testing.T) {
 	require.ErrorAs(t, err, &se, "Flush returns while the batch is retried")
 	assert.ErrorIs(t, err, errDown)
 	assert.True(t, se.Retrying)
+	assert.ErrorIs(t, err, ErrRetrying)
 	assert.Zero(t, se.Failed)
 	assert.Contains(t, err.Error(), "retried")
 	assert.GreaterOrEqual(t, sink.calls.Load(), int64(DefaultWriteAttempts), "the default budget was spent first")
@@ -104,11 +111,38 @@ func TestRaisedBudgetDoesNotHoldWaiters(t *testing.T) {
 	assert.Zero(t, st.Written)
 
 	sink.down.Store(false)
-	require.NoError(t, b.Flush(context.Background()), "the output is back: the queued records are written")
-	assert.Equal(t, 2, sink.count())
+	// The retry after the next back-off writes them (a Flush racing with
+	// the last failing attempt could still get that attempt's answer).
+	waitFor(t, "the queued records written", func() bool { return sink.count() == 2 })
+	require.NoError(t, b.Flush(context.Background()))
 	closeBus(t, b)
 	st = b.Stats()
 	assert.Zero(t, st.Failed)
 	assert.EqualValues(t, 2, st.Written)
 	requireAccounting(t, st)
+}
+
+// TestWrittenRequestAnsweredDuringRetries: a Sync whose records were all
+// written before the batch now being retried gets its usual answer (nil,
+// after a sync), not the retrying error, even when the drainer takes it
+// only during those retries.
+func TestWrittenRequestAnsweredDuringRetries(t *testing.T) {
+	sink := &switchSink{}
+	b := newTestBus(t, sink, Config{Capacity: 4096, WriteAttempts: 1 << 20, RetryMax: time.Millisecond}, nil)
+	require.NoError(t, b.Enqueue(payload(0, 10)))
+	require.NoError(t, b.Flush(context.Background()))
+	written := b.tail.Load() // everything below is written
+	syncs := sink.syncs.Load()
+
+	sink.down.Store(true)
+	require.NoError(t, b.Enqueue(payload(1, 10)))
+	require.ErrorContains(t, b.Flush(context.Background()), "retried", "the second batch is being retried")
+	// A request for the first record only, taken while the second batch is retried.
+	require.NoError(t, b.wait(context.Background(), written, true, false))
+	assert.Greater(t, sink.syncs.Load(), syncs, "it was synced before the answer")
+
+	sink.down.Store(false)
+	waitFor(t, "the retried record written", func() bool { return sink.count() == 2 })
+	closeBus(t, b)
+	requireAccounting(t, b.Stats())
 }
