@@ -215,3 +215,18 @@ func TestReadmeWithoutMarkers(t *testing.T) {
 	_, err = replaceTable(tableEnd+"\n"+tableBegin+"\n", "| t |\n")
 	require.Error(t, err, "markers in the wrong order")
 }
+
+// TestReadmeTableLostOrDropped: a line missing without a drop marker is
+// lost (in bold); one counted by asyncbus's drop markers is dropped and
+// reported, not lost.
+func TestReadmeTableLostOrDropped(t *testing.T) {
+	res := &harness.Results{Goroutines: []int{4}, Summaries: []harness.Summary{
+		{Contestant: contestants.AsyncbusBlock, Goroutines: 4, N: 1000, RecordsPerSec: 1e6, P99NS: 4000},
+		{Contestant: contestants.AsyncbusDrop, Goroutines: 4, N: 1000, RecordsPerSec: 1.1e6, P99NS: 4000, Lost: 78, DroppedReported: 78},
+		{Contestant: contestants.Zerolog, Goroutines: 4, N: 1000, RecordsPerSec: 6e5, P99NS: 8000, Lost: 867, Unaccounted: 867},
+	}}
+	table := readmeTable(res)
+	assert.Contains(t, table, "| **asyncbus, Block** (default) | **1.00 M (0)** |")
+	assert.Contains(t, table, "| asyncbus, Drop | 1.10 M (7.8 % dropped, reported) |")
+	assert.Contains(t, table, "| zerolog `diode` | 600 k (**86.7 % lost**) |")
+}

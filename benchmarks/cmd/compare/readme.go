@@ -32,7 +32,8 @@ var readmeRows = []struct{ name, label string }{
 }
 
 // readmeTable renders res as the README's table: records/s and lines lost
-// per goroutine count, and the P99 call latency at the P99 column's
+// (missing without a drop marker) or dropped and reported (counted by the
+// handler's drop markers) per goroutine count, and the P99 call latency at the P99 column's
 // goroutine count (4 if measured, else the largest).
 func readmeTable(res *harness.Results) string {
 	p99g := 0
@@ -64,8 +65,13 @@ func readmeTable(res *harness.Results) string {
 			case !ok:
 			case s.Discards:
 				cell = harness.FormatCount(s.RecordsPerSec)
+			case s.Unaccounted > 0:
+				// Lines missing without a drop marker saying so: lost silently.
+				cell = fmt.Sprintf("%s (**%.1f %% lost**)", harness.FormatCount(s.RecordsPerSec), 100*float64(s.Unaccounted)/float64(s.N))
 			case s.Lost > 0:
-				cell = fmt.Sprintf("%s (**%.1f %% lost**)", harness.FormatCount(s.RecordsPerSec), 100*float64(s.Lost)/float64(s.N))
+				// Every missing line is counted by the handler's drop markers
+				// (asyncbus's Drop mode): dropped by policy, not lost silently.
+				cell = fmt.Sprintf("%s (%.1f %% dropped, reported)", harness.FormatCount(s.RecordsPerSec), 100*float64(s.Lost)/float64(s.N))
 			default:
 				cell = fmt.Sprintf("%s (0)", harness.FormatCount(s.RecordsPerSec))
 			}
