@@ -1,10 +1,13 @@
 package asyncbus_test
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"time"
 
 	"github.com/asyncbus/asyncbus"
 )
@@ -97,4 +100,45 @@ func ExampleOpen() {
 	// Output:
 	// {"level":"INFO","msg":"durable","n":1}
 	// recovered on open: 0
+}
+
+// flakyOutput fails every write while down is set, then writes to
+// os.Stdout: an output with an outage.
+type flakyOutput struct{ down atomic.Bool }
+
+func (o *flakyOutput) Write(p []byte) (int, error) {
+	if o.down.Load() {
+		return 0, errors.New("disk unavailable")
+	}
+	return os.Stdout.Write(p)
+}
+
+// Example_writeAttempts rides out an outage of the output: with the
+// default four attempts the batch would be given up and counted in
+// Stats.Failed; with a larger budget, Flush reports the outage after four
+// attempts (ErrRetrying: the records stay queued) and the records are
+// written once the output is back.
+func Example_writeAttempts() {
+	out := &flakyOutput{}
+	out.down.Store(true)
+	h := asyncbus.NewHandler(out, &asyncbus.Options{
+		ReplaceAttr:   dropTime,
+		WriteAttempts: 1000, // up to ~1 s of retries at WriteRetryMax
+		WriteRetryMax: time.Millisecond,
+		Overflow:      asyncbus.Drop,  // no write on the caller: the drainer writes and retries
+		OnError:       func(error) {}, // the outage is also reported here
+	})
+	slog.New(h).Info("during the outage")
+	err := h.Flush()
+	fmt.Println("still retrying:", errors.Is(err, asyncbus.ErrRetrying))
+	out.down.Store(false) // the output is back
+	if err := h.Close(); err != nil {
+		fmt.Println("close:", err)
+	}
+	st := h.Stats()
+	fmt.Println("written:", st.Written, "failed:", st.Failed)
+	// Output:
+	// still retrying: true
+	// {"level":"INFO","msg":"during the outage"}
+	// written: 1 failed: 0
 }
