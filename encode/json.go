@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte {
@@ -231,9 +232,20 @@ func appendJSONKey(b []byte, key string, comma bool) []byte {
 			*(*[len(c.enc)]byte)(w) = c.enc
 			return b[:i+n+4]
 		}
-		*(*[len(c.enc) - 1]byte)(w) = [len(c.enc) - 1]byte(c.enc[1:])
+		// Without the comma: enc[1:], as two overlapping 16-byte moves
+		// (one 19-byte copy would call memmove).
+		*(*[16]byte)(w) = [16]byte(c.enc[1:17])
+		*(*[16]byte)(w[3:]) = [16]byte(c.enc[4:20])
 		return b[:i+n+3]
 	}
+	// A tail call: the hit path above then keeps nothing for after a call
+	// (no spills, a small frame).
+	return appendJSONKeyMiss(b, key, comma, slot)
+}
+
+// appendJSONKeyMiss is appendJSONKey after a cache miss on slot: the key is
+// encoded directly and, if the slot is still empty, published in it.
+func appendJSONKeyMiss(b []byte, key string, comma bool, slot *atomic.Pointer[keyEntry]) []byte {
 	b = appendJSONKeySlow(b, key, comma)
 	if slot.Load() == nil && jsonClean(key) { // a racy pre-check only: publishKey uses a CAS
 		var enc [keyCacheMax + 4]byte
