@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"context"
 	"runtime"
 	"sync"
 	"testing"
@@ -42,71 +41,57 @@ import (
 // ns/op counts both halves of an iteration. Use a fixed -benchtime (e.g.
 // 1000000x) so the file size stays bounded.
 func BenchmarkEnqueuePaced(b *testing.B) {
-	for _, goroutines := range []int{1, runtime.GOMAXPROCS(0)} {
-		name := "single"
-		if goroutines > 1 {
-			name = "parallel"
-		}
-		b.Run(name, func(b *testing.B) {
-			f := benchSinks(b)["file"]()
-			bus, err := testNew(f, realFlowConfig())
-			if err != nil {
-				b.Fatal(err)
-			}
-			enc := encode.New(encode.Options{Format: encode.JSON})
-			const chunk = 1024
-			var mu sync.Mutex
-			var encodeOnly, both time.Duration
-			var encodeCPU, bothCPU int64
-			var recs int
-			cpuOK := true
-			b.ReportAllocs()
-			b.ResetTimer()
-			runShares(b.N, goroutines, func(share int) {
-				runtime.LockOSThread() // thread CPU time is this goroutine's only while locked
-				defer runtime.UnlockOSThread()
-				r := reference.Record()
-				buf := make([]byte, 0, 1024)
-				sink := 0
-				var e, eq time.Duration
-				var ec, eqc int64
-				ok := true
-				for done := 0; done < share; done += chunk {
-					n := min(chunk, share-done)
-					c0, ok0 := threadCPU()
-					t0 := time.Now()
-					for range n {
-						buf = enc.Append(buf[:0], r, nil)
-						sink += len(buf)
-					}
-					t1 := time.Now()
-					c1, ok1 := threadCPU()
-					for range n {
-						buf = enc.Append(buf[:0], r, nil)
-						if err := bus.Enqueue(buf); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-					t2 := time.Now()
-					c2, ok2 := threadCPU()
-					e += t1.Sub(t0)
-					eq += t2.Sub(t1)
-					ec += c1 - c0
-					eqc += c2 - c1
-					ok = ok && ok0 && ok1 && ok2
+	benchRealFlow(b, func(b *testing.B, bus *Bus, goroutines int) func(Stats) {
+		enc := encode.New(encode.Options{Format: encode.JSON})
+		const chunk = 1024
+		var mu sync.Mutex
+		var encodeOnly, both time.Duration
+		var encodeCPU, bothCPU int64
+		var recs int
+		cpuOK := true
+		b.ReportAllocs()
+		b.ResetTimer()
+		runShares(b.N, goroutines, func(share int) {
+			runtime.LockOSThread() // thread CPU time is this goroutine's only while locked
+			defer runtime.UnlockOSThread()
+			r := reference.Record()
+			buf := make([]byte, 0, 1024)
+			sink := 0
+			var e, eq time.Duration
+			var ec, eqc int64
+			ok := true
+			for done := 0; done < share; done += chunk {
+				n := min(chunk, share-done)
+				c0, ok0 := threadCPU()
+				t0 := time.Now()
+				for range n {
+					buf = enc.Append(buf[:0], r, nil)
+					sink += len(buf)
 				}
-				mu.Lock()
-				encodeOnly, both, recs = encodeOnly+e, both+eq, recs+share
-				encodeCPU, bothCPU, cpuOK = encodeCPU+ec, bothCPU+eqc, cpuOK && ok
-				pacedSink += sink
-				mu.Unlock()
-			})
-			b.StopTimer()
-			if err := bus.Close(context.Background()); err != nil {
-				b.Fatal(err)
+				t1 := time.Now()
+				c1, ok1 := threadCPU()
+				for range n {
+					buf = enc.Append(buf[:0], r, nil)
+					if err := bus.Enqueue(buf); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+				t2 := time.Now()
+				c2, ok2 := threadCPU()
+				e += t1.Sub(t0)
+				eq += t2.Sub(t1)
+				ec += c1 - c0
+				eqc += c2 - c1
+				ok = ok && ok0 && ok1 && ok2
 			}
-			s := bus.Stats()
+			mu.Lock()
+			encodeOnly, both, recs = encodeOnly+e, both+eq, recs+share
+			encodeCPU, bothCPU, cpuOK = encodeCPU+ec, bothCPU+eqc, cpuOK && ok
+			pacedSink += sink
+			mu.Unlock()
+		})
+		return func(s Stats) {
 			if recs > 0 {
 				b.ReportMetric(float64(both-encodeOnly)/float64(recs), "enqueue-ns")
 				if cpuOK {
@@ -119,8 +104,8 @@ func BenchmarkEnqueuePaced(b *testing.B) {
 			if s.Batches > 0 {
 				b.ReportMetric(float64(s.Written-s.WriteThrough)/float64(s.Batches), "records/batch")
 			}
-		})
-	}
+		}
+	})
 }
 
 // pacedSink keeps the encode-only loop's result alive.

@@ -20,6 +20,28 @@ import (
 // producers' cost. For the producers' own cost, take a CPU profile
 // (-cpuprofile) and divide Enqueue's cumulative time by the records.
 func BenchmarkEnqueueRealFlow(b *testing.B) {
+	benchRealFlow(b, func(b *testing.B, bus *Bus, goroutines int) func(Stats) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(record200)))
+		b.ResetTimer()
+		runShares(b.N, goroutines, func(share int) {
+			for range share {
+				if err := bus.Enqueue(record200); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		return nil
+	})
+}
+
+// benchRealFlow runs body as the sub-benchmarks "single" (one producer) and
+// "parallel" (one per GOMAXPROCS), each on a new bus configured as the root
+// handler configures it and writing a real file. After body the timer stops
+// and the bus is closed (drained); then the report body returned, if any,
+// gets the bus's final Stats.
+func benchRealFlow(b *testing.B, body func(b *testing.B, bus *Bus, goroutines int) (report func(Stats))) {
 	for _, goroutines := range []int{1, runtime.GOMAXPROCS(0)} {
 		name := "single"
 		if goroutines > 1 {
@@ -31,20 +53,13 @@ func BenchmarkEnqueueRealFlow(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			b.SetBytes(int64(len(record200)))
-			b.ResetTimer()
-			runShares(b.N, goroutines, func(share int) {
-				for range share {
-					if err := bus.Enqueue(record200); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			report := body(b, bus, goroutines)
 			b.StopTimer()
 			if err := bus.Close(context.Background()); err != nil {
 				b.Fatal(err)
+			}
+			if report != nil {
+				report(bus.Stats())
 			}
 		})
 	}
