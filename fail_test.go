@@ -34,6 +34,12 @@ func (w *brokenOutput) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
+func (w *brokenOutput) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
 // TestOnErrorMayUseTheHandler (issue 13 item 9): an OnError that logs
 // through the same handler (into a full Block ring, or at SyncLevel, which
 // waits for the write), calls Flush, or calls Close does not deadlock; the

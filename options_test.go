@@ -165,50 +165,28 @@ func TestWriteAttempts(t *testing.T) {
 	}
 }
 
-// switchWriter fails every write while down is set.
-type switchWriter struct {
-	down atomic.Bool
-	mu   sync.Mutex
-	buf  bytes.Buffer
-}
-
-func (w *switchWriter) Write(p []byte) (int, error) {
-	if w.down.Load() {
-		return 0, errOutage
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *switchWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
 // TestRaisedWriteAttemptsDoNotHoldCallers: a budget of a million attempts
 // keeps the records of an outage, but an Error record (written before
 // Handle returns) and Flush do not wait for the whole budget: once the
 // default four attempts are spent they return the output's error, and the
 // records are written when the output comes back.
 func TestRaisedWriteAttemptsDoNotHoldCallers(t *testing.T) {
-	w := &switchWriter{}
-	w.down.Store(true)
+	w := &brokenOutput{}
+	w.broken.Store(true)
 	h := NewHandler(w, &Options{WriteAttempts: 1 << 20, WriteRetryMax: time.Millisecond, OnError: func(error) {}})
 	l := slog.New(h)
 	l.Info("before the error")
 	r := slog.NewRecord(time.Now(), slog.LevelError, "the error", 0)
 	err := h.Handle(context.Background(), r)
-	require.ErrorIs(t, err, errOutage, "the Error record's wait ends with the output's error")
+	require.ErrorIs(t, err, errOutput, "the Error record's wait ends with the output's error")
 	require.ErrorIs(t, err, ErrRetrying, "marked as still retrying")
 	assert.Contains(t, err.Error(), "retried")
 	err = h.Flush()
-	require.ErrorIs(t, err, errOutage)
+	require.ErrorIs(t, err, errOutput)
 	require.ErrorIs(t, err, ErrRetrying)
 	assert.Zero(t, h.Stats().Failed, "nothing is given up while the budget lasts")
 
-	w.down.Store(false)
+	w.broken.Store(false)
 	require.NoError(t, h.Close())
 	st := h.Stats()
 	assert.Zero(t, st.Failed)
