@@ -14,25 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
-
-// syncBuffer is an io.Writer safe for the drainer and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func noTime(groups []string, a slog.Attr) slog.Attr {
 	if len(groups) == 0 && a.Key == slog.TimeKey {
@@ -44,7 +28,7 @@ func noTime(groups []string, a slog.Attr) slog.Attr {
 // logLines logs through an asyncbus handler with hook and returns the lines.
 func logLines(t *testing.T, hook ctxattrs.Hook, log func(*slog.Logger)) []string {
 	t.Helper()
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Context: hook, ReplaceAttr: noTime})
 	log(slog.New(h))
 	require.NoError(t, h.Close())

@@ -16,11 +16,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
 
 func TestAsyncbusEndToEnd(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	h := asyncbus.NewHandler(&buf, &asyncbus.Options{AddSource: true, Level: slog.Level(-2)})
 	l := NewLogger(h)
 	wantFile, base := here()
@@ -44,7 +45,7 @@ func TestAsyncbusEndToEnd(t *testing.T) {
 
 func TestAsyncbusLevelRulesApplyToLogrNames(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	rules := asyncbus.MustParseLevelRules("info,db=debug")
 	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Rules: rules})
 	l := NewLogger(h)
@@ -60,7 +61,7 @@ func TestAsyncbusLevelRulesApplyToLogrNames(t *testing.T) {
 	assert.Equal(t, "http.client", m["logger"])
 }
 
-var _ io.Writer = (*lockedBuffer)(nil)
+var _ io.Writer = (*syncbuf.Buffer)(nil)
 
 // forwardingSink wraps another sink the way controller-runtime's
 // delegating sink does once SetLogger has run: With* calls return the
@@ -72,7 +73,7 @@ func (f forwardingSink) WithName(n string) logr.LogSink    { return f.LogSink.Wi
 
 func TestFlushAndCloseThroughForwardingSink(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	h := asyncbus.NewHandler(&buf, nil)
 	wrapped := logr.New(forwardingSink{NewLogger(h).GetSink()})
 	wrapped.Info("one")
@@ -139,7 +140,7 @@ func logBoth(root *slog.Logger, bridge logr.Logger) {
 // and StackTraces write one format (zap's, from internal/stack): from the
 // same function, the stacks differ only in the first frame's line.
 func TestStackTraceSameAsRootHandler(t *testing.T) {
-	var viaRoot, viaBridge lockedBuffer
+	var viaRoot, viaBridge syncbuf.Buffer
 	rh := asyncbus.NewHandler(&viaRoot, &asyncbus.Options{StackTraceLevel: slog.LevelError})
 	bh := asyncbus.NewHandler(&viaBridge, nil)
 	logBoth(slog.New(rh), NewLogger(bh, StackTraces(slog.LevelError)))

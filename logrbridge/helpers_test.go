@@ -1,39 +1,21 @@
 package logrbridge
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
-
-// lockedBuffer is a goroutine-safe bytes.Buffer.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // jsonHandler is the stdlib JSON handler at level -20 with source, writing
 // into a fresh buffer.
-func jsonHandler(level slog.Level) (*slog.JSONHandler, *lockedBuffer) {
-	var buf lockedBuffer
+func jsonHandler(level slog.Level) (*slog.JSONHandler, *syncbuf.Buffer) {
+	var buf syncbuf.Buffer
 	return slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: level, AddSource: true}), &buf
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
 
 func TestVLevels(t *testing.T) {
@@ -102,7 +104,7 @@ func TestErrorAlwaysAtErrorLevel(t *testing.T) {
 }
 
 func TestErrorHonoursHandlerLevel(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	h := slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelError + 2})
 	l := NewLogger(h)
 	l.Error(errors.New("boom"), "suppressed")
@@ -435,7 +437,7 @@ func TestStackTraces(t *testing.T) {
 		assert.Equal(t, "github.com/asyncbus/asyncbus/logrbridge.TestStackTraces", first[0])
 		assert.True(t, strings.HasSuffix(first[1], fmt.Sprintf("sink_test.go:%d", base+1+i)), first[1])
 	}
-	buf2 := &lockedBuffer{}
+	buf2 := &syncbuf.Buffer{}
 	NewLogger(slog.NewJSONHandler(buf2, nil), StackTraces(slog.LevelError), StacktraceKey("st")).Error(nil, "x")
 	assert.Contains(t, one(t, buf2.String()), "st")
 }
@@ -499,7 +501,7 @@ func TestGroupsThroughSlog(t *testing.T) {
 func TestSlogtest(t *testing.T) {
 	for _, v := range []int{0, 2} {
 		t.Run(fmt.Sprintf("V(%d)", v), func(t *testing.T) {
-			var buf lockedBuffer
+			var buf syncbuf.Buffer
 			h := slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.Level(-10)})
 			l := NewLogger(h).V(v)
 			err := slogtest.TestHandler(logr.ToSlogHandler(l), func() []map[string]any {

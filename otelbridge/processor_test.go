@@ -1,7 +1,6 @@
 package otelbridge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,8 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
 
 var (
@@ -27,24 +28,13 @@ var (
 	sid      = trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}
 )
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+// syncBuffer is a syncbuf.Buffer whose JSON lines the tests decode.
+type syncBuffer struct{ syncbuf.Buffer }
 
 func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(s.String()), "\n") {
 		if l == "" {
 			continue
 		}

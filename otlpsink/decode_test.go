@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
 
 // A tiny OTLP decoder for tests: it reads exactly the fields this package
@@ -211,8 +213,8 @@ type receiver struct {
 	headers  []http.Header
 	calls    int
 	answer   func(i int, w http.ResponseWriter) (accepted bool)
-	received chan struct{} // one token per accepted request
-	tlsLog   syncBuffer    // newTLSReceiver: the server's log of failed handshakes
+	received chan struct{}  // one token per accepted request
+	tlsLog   syncbuf.Buffer // newTLSReceiver: the server's log of failed handshakes
 }
 
 func newReceiver(t testing.TB) *receiver {

@@ -1,7 +1,6 @@
 package otlpsink
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,7 +16,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -83,25 +81,6 @@ func newPKI(t *testing.T) *pki {
 	p.clientKey = write("client-key.pem", "PRIVATE KEY", keyDER(clientKey))
 	p.otherKey = write("other-key.pem", "PRIVATE KEY", keyDER(newKey()))
 	return p
-}
-
-// syncBuffer is a bytes.Buffer safe for a server goroutine to write while
-// the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // newTLSReceiver is newReceiver behind TLS with p's server certificate,

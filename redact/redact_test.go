@@ -16,6 +16,8 @@ import (
 	"github.com/asyncbus/asyncbus/redact"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
 
 const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
@@ -144,7 +146,7 @@ func logBoth(t *testing.T, cfg redact.Config, log func(*slog.Logger)) (ref, got 
 	rRef, rGot := redact.New(cfg), redact.New(cfg)
 	var refBuf bytes.Buffer
 	log(slog.New(slog.NewJSONHandler(&refBuf, &slog.HandlerOptions{ReplaceAttr: rRef.Then(noTime)})))
-	var gotBuf syncBuffer
+	var gotBuf syncbuf.Buffer
 	h := asyncbus.NewHandler(&gotBuf, &asyncbus.Options{ReplaceAttr: rGot.Then(noTime)})
 	log(slog.New(h))
 	require.NoError(t, h.Close())
@@ -156,23 +158,6 @@ func noTime(groups []string, a slog.Attr) slog.Attr {
 		return slog.Attr{}
 	}
 	return a
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var refConfig = redact.Config{
@@ -276,7 +261,7 @@ func TestRandomAgainstSlogJSON(t *testing.T) {
 // TestConcurrentCount: the counter is exact under concurrent use.
 func TestConcurrentCount(t *testing.T) {
 	r := redact.New(redact.Config{Keys: []string{"pw"}})
-	h := asyncbus.NewHandler(&syncBuffer{}, &asyncbus.Options{ReplaceAttr: r.ReplaceAttr})
+	h := asyncbus.NewHandler(&syncbuf.Buffer{}, &asyncbus.Options{ReplaceAttr: r.ReplaceAttr})
 	l := slog.New(h)
 	var wg sync.WaitGroup
 	for range 4 {

@@ -1,7 +1,6 @@
 package sampling_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 	"github.com/asyncbus/asyncbus/sampling"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -360,22 +360,12 @@ func TestConfigValidation(t *testing.T) {
 	assert.Equal(t, time.Second, s.Config().Tick)
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+// syncBuffer is a syncbuf.Buffer whose JSON lines the tests decode.
+type syncBuffer struct{ syncbuf.Buffer }
 
 func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSuffix(b.buf.String(), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
 		out = append(out, m)

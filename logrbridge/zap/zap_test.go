@@ -1,7 +1,6 @@
 package zap
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,7 +9,6 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -20,26 +18,9 @@ import (
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/encode"
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 	"github.com/asyncbus/asyncbus/logrbridge"
 )
-
-// lockedBuffer is a goroutine-safe bytes.Buffer.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func jsonLines(t *testing.T, out string) []map[string]any {
 	t.Helper()
@@ -82,7 +63,7 @@ var _ = (*fakeObject).unused
 
 func TestProductionOutput(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	l, h := NewWithHandler(WriteTo(&buf))
 	assert.True(t, l.Enabled())
 	assert.False(t, l.V(1).Enabled())
@@ -107,7 +88,7 @@ func TestProductionOutput(t *testing.T) {
 
 func TestDevelopmentOutput(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	l := New(UseDevMode(true), WriteTo(&buf))
 	assert.True(t, l.V(1).Enabled())
 	assert.False(t, l.V(2).Enabled())
@@ -124,7 +105,7 @@ func TestDevelopmentOutput(t *testing.T) {
 
 func TestFromFlags(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	opts := Options{}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	opts.BindFlags(fs)
@@ -147,7 +128,7 @@ func TestFromFlags(t *testing.T) {
 }
 
 func TestConsoleTimeEncoding(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	opts := Options{}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	opts.BindFlags(fs)
@@ -162,7 +143,7 @@ func TestTimeEncoderOfLayout(t *testing.T) {
 	assert.Equal(t, RFC3339TimeEncoder, TimeEncoderOfLayout("2006-01-02T15:04:05Z07:00"))
 	assert.Equal(t, ISO8601TimeEncoder, TimeEncoderOfLayout("2006-01-02T15:04:05.000Z0700"))
 	assert.Equal(t, RFC3339NanoTimeEncoder, TimeEncoderOfLayout("2006-01-02T15:04:05.999999999Z07:00"))
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	l := New(WriteTo(&buf), JSONEncoder(func(c *EncoderConfig) { c.EncodeTime = TimeEncoderOfLayout("2006/01/02 15h") }))
 	l.Info("m")
 	require.NoError(t, logrbridge.Close(l))
@@ -170,7 +151,7 @@ func TestTimeEncoderOfLayout(t *testing.T) {
 }
 
 func TestCallerAndCallerSkip(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	l := New(WriteTo(&buf), RawZapOpts(AddCaller()))
 	l.Info("here")
 	skipping := New(WriteTo(&buf), RawZapOpts(AddCaller(), AddCallerSkip(1)))
@@ -188,7 +169,7 @@ func TestCallerAndCallerSkip(t *testing.T) {
 
 func TestHandlerAndLoggerOptions(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	l, h := NewWithHandler(WriteTo(&buf), func(o *Options) {
 		o.HandlerOptions = &asyncbus.Options{Capacity: 1 << 16, Format: asyncbus.Logfmt}
 		o.LoggerOptions = []logrbridge.Option{logrbridge.ErrorKey("err")}
@@ -218,7 +199,7 @@ func TestDefaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.in
-			stderr := &lockedBuffer{}
+			stderr := &syncbuf.Buffer{}
 			o.addDefaults(stderr)
 			assert.Equal(t, tc.enc, o.Encoder)
 			assert.Equal(t, tc.level, o.Level.Level())
@@ -282,7 +263,7 @@ func (e verboseError) Format(s fmt.State, verb rune) {
 func (e verboseError) String() string { return "stringer " + e.msg }
 
 func TestErrorVerbose(t *testing.T) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	l := New(WriteTo(&buf), StacktraceLevel(PanicLevel))
 	l.Error(verboseError{"boom"}, "failed", "cause", verboseError{"inner"})
 	require.NoError(t, logrbridge.Close(l))

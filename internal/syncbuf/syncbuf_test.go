@@ -1,0 +1,28 @@
+package syncbuf
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestConcurrentWrites: writes from several goroutines all land, whole,
+// while String is read (run with -race).
+func TestConcurrentWrites(t *testing.T) {
+	var b Buffer
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				_, _ = b.Write([]byte("line\n"))
+				_ = b.String()
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, strings.Repeat("line\n", 400), b.String())
+}
