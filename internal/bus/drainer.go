@@ -572,39 +572,20 @@ func (d *drainer) failed(err error, probe bool, attempts int) bool {
 // answerWaiting answers every pending Flush, Sync and EnqueueWritten
 // request while the batch that began at d.head is being retried. A request
 // whose records are all below d.head (written before this batch) gets its
-// usual answer, after a sync if it asked for one. The others get err,
-// marked as still retrying, with the failures since their mark; the
-// "failures reported" mark does not move for them: if their records fail
-// in the end, the next Flush and Close still report it.
+// usual answer (answerWritten). The others get err, marked as still
+// retrying, with the failures since their mark; the "failures reported"
+// mark does not move for them: if their records fail in the end, the next
+// Flush and Close still report it.
 //
 // It runs inside a write round, where no write-through can reach the sink
 // (the drainer holds wmu in write; admit runs while bytes are owed, when
 // write-through is off), so the sink is synced without taking wmu.
 func (d *drainer) answerWaiting(err error) {
 	d.takeFlushes()
-	if len(d.reqs) == 0 {
-		return
-	}
+	d.answerWritten(d.head, true)
 	failed := d.b.failed.Load()
-	var syncErr error
-	synced, mark := false, false
 	for _, r := range d.reqs {
-		if r.target > d.head {
-			r.ch <- &SinkError{Op: "write", Output: d.b.output, Err: err, Failed: failed - r.failedAt, Retrying: true}
-			continue
-		}
-		var se error
-		if r.sync {
-			if !synced {
-				syncErr, synced = d.syncSinkExcluded(), true
-			}
-			se = syncErr
-		}
-		r.ch <- d.result(se, failed-r.failedAt)
-		mark = mark || r.mark
-	}
-	if mark {
-		d.failedAnswered = failed // as in answerFlushes: a Flush answer moves the mark
+		r.ch <- &SinkError{Op: "write", Output: d.b.output, Err: err, Failed: failed - r.failedAt, Retrying: true}
 	}
 	clear(d.reqs)
 	d.reqs = d.reqs[:0]
@@ -903,13 +884,19 @@ func (d *drainer) takeFlushes() {
 }
 
 // answerFlushes syncs once and answers every Flush whose target is written.
-func (d *drainer) answerFlushes() {
+func (d *drainer) answerFlushes() { d.answerWritten(d.pos, false) }
+
+// answerWritten answers every request whose target is at or below upTo
+// (written), after one sync if any of them asks for it; excluded says the
+// caller already keeps write-throughs from the sink (see answerWaiting), so
+// the sync must not take wmu.
+func (d *drainer) answerWritten(upTo uint64, excluded bool) {
 	if len(d.reqs) == 0 {
 		return
 	}
 	ready := false
 	for _, r := range d.reqs {
-		if r.target <= d.pos {
+		if r.target <= upTo {
 			ready = true
 			break
 		}
@@ -919,17 +906,21 @@ func (d *drainer) answerFlushes() {
 	}
 	needSync, mark := false, false
 	for _, r := range d.reqs {
-		needSync = needSync || (r.sync && r.target <= d.pos)
-		mark = mark || (r.mark && r.target <= d.pos)
+		needSync = needSync || (r.sync && r.target <= upTo)
+		mark = mark || (r.mark && r.target <= upTo)
 	}
 	var syncErr error
-	if needSync { // EnqueueWritten asks for the write only
+	switch {
+	case !needSync: // EnqueueWritten asks for the write only
+	case excluded:
+		syncErr = d.syncSinkExcluded()
+	default:
 		syncErr = d.sync()
 	}
 	failed := d.b.failed.Load()
 	keep := d.reqs[:0]
 	for _, r := range d.reqs {
-		if r.target > d.pos {
+		if r.target > upTo {
 			keep = append(keep, r)
 			continue
 		}
