@@ -5,16 +5,16 @@ import (
 	"runtime"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/asyncbus/asyncbus/internal/threadcpu"
 )
 
 // threadCPU returns the CPU time the calling OS thread has used, in ns.
 func threadCPU(b *testing.B) int64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		b.Fatal(err)
+	ns, ok := threadcpu.Now()
+	if !ok {
+		b.Fatal("no thread CPU time on this system")
 	}
-	return ts.Nano()
+	return ns
 }
 
 // BenchmarkReference encodes the reference record (benchmarks/harness's

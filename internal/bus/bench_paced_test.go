@@ -8,6 +8,7 @@ import (
 
 	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/reference"
+	"github.com/asyncbus/asyncbus/internal/threadcpu"
 )
 
 // BenchmarkEnqueuePaced measures what Enqueue costs a producer in the real
@@ -62,14 +63,14 @@ func BenchmarkEnqueuePaced(b *testing.B) {
 			ok := true
 			for done := 0; done < share; done += chunk {
 				n := min(chunk, share-done)
-				c0, ok0 := threadCPU()
+				c0, ok0 := threadcpu.Now()
 				t0 := time.Now()
 				for range n {
 					buf = enc.Append(buf[:0], r, nil)
 					sink += len(buf)
 				}
 				t1 := time.Now()
-				c1, ok1 := threadCPU()
+				c1, ok1 := threadcpu.Now()
 				for range n {
 					buf = enc.Append(buf[:0], r, nil)
 					if err := bus.Enqueue(buf); err != nil {
@@ -78,7 +79,7 @@ func BenchmarkEnqueuePaced(b *testing.B) {
 					}
 				}
 				t2 := time.Now()
-				c2, ok2 := threadCPU()
+				c2, ok2 := threadcpu.Now()
 				e += t1.Sub(t0)
 				eq += t2.Sub(t1)
 				ec += c1 - c0
