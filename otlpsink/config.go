@@ -111,10 +111,8 @@ type config struct {
 
 func resolve(o Options, getenv func(string) string) (*config, error) {
 	env := func(name string) string {
-		if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_" + name)); v != "" {
-			return v
-		}
-		return strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_" + name))
+		v, _ := envLookup(getenv, name)
+		return v
 	}
 	c := &config{
 		timeout:    o.Timeout,
@@ -228,24 +226,32 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 	return c, nil
 }
 
+// envPrefixes are the prefixes of an exporter variable, in precedence
+// order: the logs-specific one, then the generic one.
+var envPrefixes = [...]string{"OTEL_EXPORTER_OTLP_LOGS_", "OTEL_EXPORTER_OTLP_"}
+
+// envLookup returns the first non-empty of the variables envPrefixes+name,
+// trimmed, and the variable it came from ("" and "" if none is set).
+func envLookup(getenv func(string) string, name string) (value, from string) {
+	for _, pre := range envPrefixes {
+		if v := strings.TrimSpace(getenv(pre + name)); v != "" {
+			return v, pre + name
+		}
+	}
+	return "", ""
+}
+
 // tlsFromEnv builds the TLS configuration the certificate variables ask
 // for (see Options.TLSConfig), or returns nil when none is set. Each error
 // names the variable whose file is at fault.
 func tlsFromEnv(getenv func(string) string) (*tls.Config, error) {
-	const logsPre, genericPre = "OTEL_EXPORTER_OTLP_LOGS_", "OTEL_EXPORTER_OTLP_"
-	var ca, caVar string
-	for _, pre := range []string{logsPre, genericPre} {
-		if v := strings.TrimSpace(getenv(pre + "CERTIFICATE")); v != "" {
-			ca, caVar = v, pre+"CERTIFICATE"
-			break
-		}
-	}
+	ca, caVar := envLookup(getenv, "CERTIFICATE")
 	// The client certificate and key are taken as a pair: the
 	// logs-specific pair if either of its variables is set, else the
 	// generic pair; never one of each. (The SDK takes the first complete
 	// pair and skips half a pair silently; half a pair is an error here.)
 	var cert, key, certVar, keyVar string
-	for _, pre := range []string{logsPre, genericPre} {
+	for _, pre := range envPrefixes {
 		c, k := strings.TrimSpace(getenv(pre+"CLIENT_CERTIFICATE")), strings.TrimSpace(getenv(pre+"CLIENT_KEY"))
 		if c != "" || k != "" {
 			cert, key, certVar, keyVar = c, k, pre+"CLIENT_CERTIFICATE", pre+"CLIENT_KEY"
