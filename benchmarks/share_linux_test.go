@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,8 +12,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/benchmarks/contestants"
 	"github.com/asyncbus/asyncbus/benchmarks/harness"
+	"github.com/asyncbus/asyncbus/encode"
 )
 
 // threadCPU returns the calling OS thread's CPU time in ns (the caller holds
@@ -58,30 +61,7 @@ func BenchmarkCallShare(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			l, floor := slog.New(h), slog.New(harness.NoopHandler{})
-			ctx := context.Background()
-			runtime.LockOSThread() // thread CPU time is this goroutine's only while locked
-			defer runtime.UnlockOSThread()
-			const chunk = 1024
-			var floorCPU, cpu int64
-			var floorWall, wall time.Duration
-			b.ReportAllocs()
-			b.ResetTimer()
-			for start := 0; start < b.N; start += chunk {
-				n := min(chunk, b.N-start)
-				c0, t0 := threadCPU(b), time.Now()
-				for i := range n {
-					harness.LogReference(ctx, floor, start+i)
-				}
-				c1, t1 := threadCPU(b), time.Now()
-				for i := range n {
-					harness.LogReference(ctx, l, start+i)
-				}
-				c2, t2 := threadCPU(b), time.Now()
-				floorCPU, cpu = floorCPU+c1-c0, cpu+c2-c1
-				floorWall, wall = floorWall+t1.Sub(t0), wall+t2.Sub(t1)
-			}
-			b.StopTimer()
+			shareLoop(b, h)
 			if done != nil {
 				if err := done(); err != nil {
 					b.Fatal(err)
@@ -92,10 +72,90 @@ func BenchmarkCallShare(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			n := float64(b.N)
-			b.ReportMetric(float64(cpu-floorCPU)/n, "share-cpu-ns")
-			b.ReportMetric(float64(wall-floorWall)/n, "share-ns")
-			b.ReportMetric(float64(floorWall)/n, "floor-ns")
+		})
+	}
+}
+
+// shareLoop logs b.N reference records through h and through a no-op
+// handler, alternating chunks of 1024 on one locked goroutine, and reports
+// BenchmarkCallShare's metrics (share-cpu-ns, share-ns, floor-ns). The timer
+// is stopped when it returns.
+func shareLoop(b *testing.B, h slog.Handler) {
+	l, floor := slog.New(h), slog.New(harness.NoopHandler{})
+	ctx := context.Background()
+	runtime.LockOSThread() // thread CPU time is this goroutine's only while locked
+	defer runtime.UnlockOSThread()
+	const chunk = 1024
+	var floorCPU, cpu int64
+	var floorWall, wall time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for start := 0; start < b.N; start += chunk {
+		n := min(chunk, b.N-start)
+		c0, t0 := threadCPU(b), time.Now()
+		for i := range n {
+			harness.LogReference(ctx, floor, start+i)
+		}
+		c1, t1 := threadCPU(b), time.Now()
+		for i := range n {
+			harness.LogReference(ctx, l, start+i)
+		}
+		c2, t2 := threadCPU(b), time.Now()
+		floorCPU, cpu = floorCPU+c1-c0, cpu+c2-c1
+		floorWall, wall = floorWall+t1.Sub(t0), wall+t2.Sub(t1)
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64(cpu-floorCPU)/n, "share-cpu-ns")
+	b.ReportMetric(float64(wall-floorWall)/n, "share-ns")
+	b.ReportMetric(float64(floorWall)/n, "floor-ns")
+}
+
+// encodeOnlyHandler encodes each record with asyncbus's JSON encoder into
+// one reused buffer and does nothing else: no bus, no drainer, no output.
+type encodeOnlyHandler struct {
+	e   *encode.Encoder
+	buf []byte
+}
+
+func (h *encodeOnlyHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *encodeOnlyHandler) Handle(_ context.Context, r slog.Record) error {
+	h.buf = h.e.AppendRecord(h.buf[:0], &r, nil)
+	return nil
+}
+func (h *encodeOnlyHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *encodeOnlyHandler) WithGroup(string) slog.Handler      { return h }
+
+// BenchmarkShareParts splits asyncbus's share of a call (BenchmarkCallShare,
+// same metrics and loop) by what runs: "encode-only" is the JSON encoder
+// alone behind slog (no bus, nothing on another goroutine); "discard" is
+// the whole handler with io.Discard as its output (the drainer runs but
+// writes nowhere); "file" is the whole handler writing a real file, as in
+// BenchmarkCallShare. The steps between them are the bus's own cost to the
+// caller, and what the drainer's writing does to the caller from beside it.
+func BenchmarkShareParts(b *testing.B) {
+	for _, part := range []string{"encode-only", "discard", "file"} {
+		b.Run(part, func(b *testing.B) {
+			var h slog.Handler
+			switch part {
+			case "encode-only":
+				h = &encodeOnlyHandler{e: encode.New(encode.Options{Format: encode.JSON}), buf: make([]byte, 0, 1024)}
+			case "discard":
+				h = asyncbus.NewHandler(io.Discard, nil)
+			case "file":
+				f, err := os.Create(filepath.Join(b.TempDir(), "bench.log"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				h = asyncbus.NewHandler(f, nil)
+			}
+			shareLoop(b, h)
+			if c, ok := h.(io.Closer); ok {
+				if err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }
