@@ -2,6 +2,7 @@ package asyncbus_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ const exitProgram = `package main
 import (
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/filesink"
@@ -57,15 +59,33 @@ func main() {
 		}
 		slog.Error("fatal problem", "i", 3)
 		os.Exit(1)
+	case "return-concurrent", "exit-concurrent":
+		// A shutdown as controller-runtime's manager does it: several
+		// goroutines log a few lines at once, main logs a last line and
+		// returns (or exits) at once.
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 5 {
+					slog.Info("stopping", "g", g, "i", i)
+				}
+			})
+		}
+		wg.Wait()
+		slog.Info("done")
+		if mode == "exit-concurrent" {
+			os.Exit(0)
+		}
 	}
 }
 `
 
 // TestNothingLostAtExit runs the program 20 times per exit path and
-// output: every line is there each time, with no Close in main.
+// output: every line is there each time, with no Close in main, also when
+// several goroutines log at once just before main returns or exits.
 func TestNothingLostAtExit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs a program 120 times")
+		t.Skip("builds and runs a program 240 times")
 	}
 	goCmd, root := goTool(t), repoRoot(t)
 	dir := t.TempDir()
@@ -85,7 +105,7 @@ func TestNothingLostAtExit(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 
 	const runs = 20
-	for _, mode := range []string{"return", "exit"} {
+	for _, mode := range []string{"return", "exit", "return-concurrent", "exit-concurrent"} {
 		for _, output := range []string{"stdout", "file", "filesink"} {
 			t.Run(mode+"/"+output, func(t *testing.T) {
 				for run := range runs {
@@ -107,6 +127,10 @@ func TestNothingLostAtExit(t *testing.T) {
 						require.NoError(t, err)
 					}
 					lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+					if strings.HasSuffix(mode, "-concurrent") {
+						checkConcurrentExit(t, lines, run, runs)
+						continue
+					}
 					require.Len(t, lines, 4, "run %d of %d: every line is kept:\n%s", run+1, runs, got)
 					for i, line := range lines {
 						require.Contains(t, line, `"i":`+strconv.Itoa(i), "run %d, line %d in order", run+1, i)
@@ -117,5 +141,22 @@ func TestNothingLostAtExit(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// checkConcurrentExit checks the output of a "-concurrent" run: 8
+// goroutines' 5 lines each, every one exactly once and each goroutine's in
+// order, then the final line.
+func checkConcurrentExit(t *testing.T, lines []string, run, runs int) {
+	t.Helper()
+	require.Len(t, lines, 41, "run %d of %d: every line is kept:\n%s", run+1, runs, strings.Join(lines, "\n"))
+	require.Contains(t, lines[40], `"msg":"done"`, "run %d: the last line is last", run+1)
+	next := make([]int, 8) // the next i expected from each goroutine
+	for _, line := range lines[:40] {
+		var g, i int
+		_, err := fmt.Sscanf(line[strings.Index(line, `"g":`):], `"g":%d,"i":%d}`, &g, &i)
+		require.NoError(t, err, "run %d: %s", run+1, line)
+		require.Equal(t, next[g], i, "run %d: goroutine %d's lines in order", run+1, g)
+		next[g]++
 	}
 }

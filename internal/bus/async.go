@@ -169,11 +169,20 @@ type Config struct {
 	// is limited (a burst of WriteThroughBurst, then WriteThroughRate per
 	// second), so that a producer in a tight loop falls back to batching.
 	// Ignored with RingFile (the file keeps accepted records across exits).
+	//
+	// With WriteThrough, a record that finds a short queue ahead of it (at
+	// most QuietWaitDepth bytes: other goroutines logging at the same time)
+	// waits until the drainer has written it, within its own rate limit (a
+	// burst of QuietWaitBurst, then QuietWaitRate per second): a quiet
+	// logger with several goroutines loses nothing at exit either.
 	WriteThrough bool
 	// wtInterval and wtBurst override the write-through rate limit (tests):
-	// wtInterval < 0 means unlimited.
+	// wtInterval < 0 means unlimited. qwInterval and qwBurst do the same for
+	// the quiet wait's.
 	wtInterval time.Duration
 	wtBurst    int
+	qwInterval time.Duration
+	qwBurst    int
 	// WriteAttempts is how many times the drainer tries to write a batch to
 	// a failing sink, backing off between attempts, before the batch's
 	// remaining records count as failed; <= 0 means DefaultWriteAttempts.
@@ -202,6 +211,21 @@ const (
 const (
 	WriteThroughRate  = 10000
 	WriteThroughBurst = 256
+)
+
+// Quiet-wait limits (see Config.WriteThrough). A record that finds at most
+// QuietWaitDepth bytes queued ahead of it waits for the drainer to write
+// it, within a rate limit of a burst of QuietWaitBurst, then QuietWaitRate
+// per second. A wait costs its caller a drainer round trip (a wake-up and a
+// write, ~10-50 µs), far more than a write-through, so the rate is a tenth
+// of the write-through rate: at most a few percent of one goroutine's time
+// when a busy logger keeps finding a short queue; beyond it, records are
+// batched without waiting. The depth is that of a few dozen typical
+// records: goroutines logging at the same moment, not a backlog.
+const (
+	QuietWaitRate  = 1000
+	QuietWaitBurst = 256
+	QuietWaitDepth = 8 << 10
 )
 
 // Stats is a snapshot of the bus counters. See the package documentation for
@@ -336,7 +360,9 @@ type Bus struct {
 	writeThrough bool      // Config.WriteThrough, without a ring file
 	wtInterval   int64     // ns between write-throughs at the sustained rate; <= 0: unlimited
 	wtTolerance  int64     // ns of burst the rate limit allows
-	epoch        time.Time // monotonic origin of wtTAT
+	epoch        time.Time // monotonic origin of wtTAT and qwTAT
+	qwInterval   int64     // quiet-wait rate limit, as wtInterval
+	qwTolerance  int64     // quiet-wait burst, as wtTolerance
 	yieldShift   uint      // see maxYieldShift
 
 	_ pad
@@ -387,6 +413,14 @@ type Bus struct {
 	// the ring, behind them. Stored before the drainer publishes head past
 	// the torn batch, so a producer that finds the ring empty there sees it.
 	owing atomic.Bool
+	_     pad
+	// qwTAT is the quiet-wait rate limit's GCRA theoretical arrival time (ns
+	// since epoch), updated by CAS from any producer that found a short
+	// queue (see quietAllow). Its own line: at high rates it is read (not
+	// written: the limit is spent) by the few records per drainer round
+	// that find a short queue, and it must not make tail's or head's line
+	// bounce when it is written.
+	qwTAT atomic.Int64
 	_     pad
 	// Slow-path shared counters: written only on drops, oversize records,
 	// blocking and wake-ups, never on the fast path.
@@ -522,6 +556,14 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		burst = cfg.wtBurst
 	}
 	b.wtInterval, b.wtTolerance = int64(interval), int64(interval)*int64(burst-1)
+	interval, burst = time.Second/QuietWaitRate, QuietWaitBurst
+	if cfg.qwInterval != 0 {
+		interval = cfg.qwInterval
+	}
+	if cfg.qwBurst != 0 {
+		burst = cfg.qwBurst
+	}
+	b.qwInterval, b.qwTolerance = int64(interval), int64(interval)*int64(burst-1)
 	b.wtOne = make([][]byte, 1)
 	b.epoch = time.Now()
 	b.sink = detectSink(w)
@@ -615,10 +657,86 @@ func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 // ErrDropped (ring full in Drop mode, or Block timeout expired) or ErrClosed.
 // In Block mode without timeout it waits for space. With
 // Config.WriteThrough, a record that finds the ring empty may be written to
-// the sink before Enqueue returns (see writeThrough).
+// the sink before Enqueue returns (see writeThrough1), and one that finds a
+// short queue ahead of it may wait until the drainer has written it (the
+// quiet wait, see Config.WriteThrough); the wait returns what
+// EnqueueWritten's does.
 func (b *Bus) Enqueue(p []byte) error {
-	_, _, err := b.enqueue(p, false)
+	end, wrote, ahead, err := b.enqueue(p, false)
+	if err != nil || wrote || !b.writeThrough || ahead > QuietWaitDepth || !b.quietAllow() {
+		return err
+	}
+	return b.quietWait(end)
+}
+
+// quietWait waits until the record ending at end is written, for at most
+// MaxLatency: the record would be written within about that long anyway,
+// and the bound keeps a caller that cannot be answered from waiting
+// forever: one whose call comes from inside the sink's Write (a writer that
+// logs through the handler it serves), while that Write holds the drainer
+// or a write-through up. At the bound the record simply stays queued, as
+// without the wait, and nil is returned.
+//
+// It allocates nothing (the hot path's promise, and quiet waits happen
+// within the first records of a burst): its answer channel and timer come
+// from pools. A channel goes back only after it delivered its one answer;
+// one whose wait ended otherwise is left to the drainer's late answer.
+func (b *Bus) quietWait(end uint64) error {
+	select {
+	case <-b.done:
+		return b.closeErr
+	default:
+	}
+	ch := quietChans.Get().(chan error)
+	tm := quietTimers.Get().(*time.Timer)
+	tm.Reset(b.maxLatency) // Go >= 1.23 timers: no stale tick after Stop, Reset needs no drain
+	req := flushReq{target: end, ch: ch}
+	b.request(req)
+	var err error
+	select {
+	case err = <-ch:
+		quietChans.Put(ch) // answered once, now empty: reusable
+	case <-b.done:
+		b.forget(req)
+		err = b.closeErr
+	case <-tm.C:
+		// Still queued, written as usual; the drainer answers into ch's
+		// buffer later, so ch is not reused.
+	}
+	tm.Stop()
+	quietTimers.Put(tm)
 	return err
+}
+
+// Pools for quietWait: answer channels (buffered 1, empty) and stopped
+// timers.
+var (
+	quietChans  = sync.Pool{New: func() any { return make(chan error, 1) }}
+	quietTimers = sync.Pool{New: func() any {
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		return t
+	}}
+)
+
+// quietAllow applies the quiet wait's rate limit (GCRA, as wtAllow, but
+// shared by every producer, so by CAS). Once the limit is spent it costs a
+// clock read and one load.
+func (b *Bus) quietAllow() bool {
+	if b.qwInterval <= 0 {
+		return true
+	}
+	now := int64(time.Since(b.epoch)) // monotonic
+	for {
+		tat := b.qwTAT.Load() // atomic: other producers update it by CAS
+		if tat-now > b.qwTolerance {
+			return false
+		}
+		// CAS: two producers allowed from one tat would spend one token.
+		if b.qwTAT.CompareAndSwap(tat, max(tat, now)+b.qwInterval) {
+			return true
+		}
+	}
 }
 
 // EnqueueWritten is Enqueue for records that must reach the sink before the
@@ -629,7 +747,7 @@ func (b *Bus) Enqueue(p []byte) error {
 // when records failed since the previous Flush answer, a Retrying one as
 // Flush does, and after Close the result of the final drain.
 func (b *Bus) EnqueueWritten(p []byte) error {
-	end, wrote, err := b.enqueue(p, true)
+	end, wrote, _, err := b.enqueue(p, true)
 	if err != nil || wrote {
 		return err
 	}
@@ -638,8 +756,10 @@ func (b *Bus) EnqueueWritten(p []byte) error {
 
 // enqueue reserves, copies and commits p, or writes it through (force:
 // whenever the ring is empty, regardless of the rate limit). It returns the
-// end of the record's reservation and whether it was written through.
-func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) {
+// end of the record's reservation, whether it was written through, and how
+// many bytes of unconsumed entries were ahead of it at its reservation
+// (MaxUint64 for an oversize record, which never waits quietly).
+func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, ahead uint64, err error) {
 	if len(p) > b.maxRecord {
 		return b.enqueueOversize(p)
 	}
@@ -655,7 +775,7 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 		wh := b.wtHead.Load() // atomic acquire, before tail too: wh <= t
 		t := b.tail.Load()    // atomic: may observe closedBit set by Close
 		if t&closedBit != 0 {
-			return 0, false, b.dropClosed()
+			return 0, false, 0, b.dropClosed()
 		}
 		off := t & b.mask
 		total := need
@@ -664,7 +784,7 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 		}
 		if t+total-h > b.capacity {
 			if err := b.full(&w, t, h, -1); err != nil {
-				return 0, false, err
+				return 0, false, 0, err
 			}
 			continue
 		}
@@ -676,10 +796,10 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 			// The ring was empty when we reserved (see writeThrough1).
 			switch b.writeThrough1(p, t, need, force) {
 			case wtWritten:
-				return t + need, true, nil
+				return t + need, true, 0, nil
 			case wtCommitted:
 				b.wakeAfterCommit(t, t+need, need)
-				return t + need, false, nil
+				return t + need, false, 0, nil
 			}
 		}
 		if total != need {
@@ -689,8 +809,8 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, err error) 
 			off = 0
 		}
 		b.commit(off, p)
-		b.wakeAfterCommit(t, t+total, t+total-h) // t+total-h: the depth, an upper bound (head may have moved on)
-		return t + total, false, nil
+		b.wakeAfterCommit(t, t+total, t+total-h)     // t+total-h: the depth, an upper bound (head may have moved on)
+		return t + total, false, t - max(h, wh), nil // h, wh <= t (loaded before tail)
 	}
 }
 
@@ -874,21 +994,21 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 // enqueueOversize puts p in the heap side table and commits an 8-byte
 // reference entry in the ring, so oversize records keep their ring order.
 // Oversize records are never written through.
-func (b *Bus) enqueueOversize(p []byte) (uint64, bool, error) {
+func (b *Bus) enqueueOversize(p []byte) (uint64, bool, uint64, error) {
 	sz := int64(len(p))
 	var w waitState
 	for {
 		h := b.head.Load() // before tail, as in Enqueue, so that h <= t
 		t := b.tail.Load()
 		if t&closedBit != 0 {
-			return 0, false, b.dropClosed()
+			return 0, false, math.MaxUint64, b.dropClosed()
 		}
 		// Outstanding oversize bytes are bounded by capacity; one record is
 		// always admitted when none is outstanding, so any size makes progress.
 		ob := b.oversizeBytes.Load()
 		if t+hdrSize-h > b.capacity || (ob > 0 && ob+sz > int64(b.capacity)) {
 			if err := b.full(&w, t, h, ob); err != nil {
-				return 0, false, err
+				return 0, false, math.MaxUint64, err
 			}
 			continue
 		}
@@ -908,7 +1028,7 @@ func (b *Bus) enqueueOversize(p []byte) (uint64, bool, error) {
 		// only ring-file recovery reads: the drainer ignores them.
 		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize|min(uint64(len(p)), lenMask))
 		b.wakeAfterCommit(t, t+hdrSize, t+hdrSize-h)
-		return t + hdrSize, false, nil
+		return t + hdrSize, false, math.MaxUint64, nil
 	}
 }
 
@@ -1108,25 +1228,34 @@ func (b *Bus) wait(ctx context.Context, target uint64, sync, mark bool) error {
 	default:
 	}
 	req := flushReq{target: target, sync: sync, mark: mark, ch: make(chan error, 1)}
+	b.request(req)
+	select {
+	case err := <-req.ch:
+		return err
+	case <-b.done:
+		b.forget(req)
+		return b.closeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// request hands req to the drainer and wakes it.
+func (b *Bus) request(req flushReq) {
 	b.mu.Lock()
 	b.flushReqs = append(b.flushReqs, req)
 	b.mu.Unlock()
 	b.flushPending.Store(true) // seq-cst after the append: the drainer takes the list when it sees the flag
 	b.kick()
-	select {
-	case err := <-req.ch:
-		return err
-	case <-b.done:
-		// The drainer has drained everything up to the final tail, which is
-		// at least target. It may have exited before taking this request:
-		// remove it so that it is not kept forever.
-		b.mu.Lock()
-		b.flushReqs = slices.DeleteFunc(b.flushReqs, func(r flushReq) bool { return r.ch == req.ch })
-		b.mu.Unlock()
-		return b.closeErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+}
+
+// forget removes req after the drainer has exited: the drainer has drained
+// everything up to the final tail, which is at least req's target, but it
+// may have exited before taking req, which would then be kept forever.
+func (b *Bus) forget(req flushReq) {
+	b.mu.Lock()
+	b.flushReqs = slices.DeleteFunc(b.flushReqs, func(r flushReq) bool { return r.ch == req.ch })
+	b.mu.Unlock()
 }
 
 // Close stops accepting records (later Enqueue calls return ErrClosed and are

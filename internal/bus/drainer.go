@@ -82,6 +82,8 @@ type drainer struct {
 	// through a record and could not be cut back (see tear).
 	owed []byte
 	reqs []pendingFlush
+	// spareReqs is the other array of Bus.flushReqs (takeFlushes swaps them).
+	spareReqs []flushReq
 	// failedAnswered is b.failed when the last Flush was answered: a Flush
 	// reports the records that failed since then, so a failure is reported
 	// to the next Flush even when it happened before that Flush was called.
@@ -876,11 +878,13 @@ func (d *drainer) takeFlushes() {
 	b.flushPending.Store(false) // before taking the list: a later append sets it again
 	b.mu.Lock()
 	reqs := b.flushReqs
-	b.flushReqs = nil
+	b.flushReqs = d.spareReqs[:0] // the list's two arrays alternate: appends allocate nothing
 	b.mu.Unlock()
 	for _, r := range reqs {
 		d.reqs = append(d.reqs, pendingFlush{flushReq: r, failedAt: d.failedAnswered})
 	}
+	clear(reqs) // drop the channels
+	d.spareReqs = reqs[:0]
 }
 
 // answerFlushes syncs once and answers every Flush whose target is written.
