@@ -240,3 +240,64 @@ func styleName(s Style) string {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestEmptyMapWritten: an empty map, as an attribute, a body, nested in a
+// map or inside a slice, keeps its key: {} in JSON, map[] in Text, Logfmt
+// and Console (as slog writes an empty Go map), like an empty slice keeps
+// its key as [].
+func TestEmptyMapWritten(t *testing.T) {
+	emit := func(t *testing.T, h *asyncbus.Handler, body attribute.Value, attrs ...attribute.KeyValue) {
+		t.Helper()
+		l, lp := emitter(t, NewProcessor(h))
+		l.Emit(context.Background(), record(log.SeverityInfo, body, attrs...))
+		require.NoError(t, lp.Shutdown(context.Background()))
+	}
+	cases := []struct {
+		name     string
+		body     attribute.Value
+		attrs    []attribute.KeyValue
+		wantJSON map[string]any
+		wantText []string
+	}{
+		{"attribute", attribute.StringValue("m"),
+			[]attribute.KeyValue{attribute.Map("labels"), attribute.Slice("list"), attribute.String("after", "x")},
+			map[string]any{"labels": map[string]any{}, "list": []any{}, "after": "x"},
+			[]string{"labels=map[]", "list=[]", "after=x"}},
+		{"body", attribute.MapValue(), nil,
+			map[string]any{KeyBody: map[string]any{}},
+			[]string{KeyBody + "=map[]"}},
+		{"nested in a map", attribute.StringValue("m"),
+			[]attribute.KeyValue{attribute.Map("outer", attribute.Map("inner"), attribute.Int("n", 1))},
+			map[string]any{"outer": map[string]any{"inner": map[string]any{}, "n": 1.0}},
+			[]string{"outer.inner=map[]", "outer.n=1"}},
+		{"inside a slice", attribute.StringValue("m"),
+			[]attribute.KeyValue{attribute.Slice("list", attribute.MapValue())},
+			map[string]any{"list": []any{map[string]any{}}},
+			[]string{"list=[map[]]"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Run("json", func(t *testing.T) {
+				var buf syncBuffer
+				emit(t, newBus(t, &buf, nil), tc.body, tc.attrs...)
+				m := buf.lines(t)[0]
+				for k, v := range tc.wantJSON {
+					assert.Equal(t, v, m[k], k)
+				}
+			})
+			for _, f := range []struct {
+				name   string
+				format asyncbus.Format
+			}{{"text", asyncbus.Text}, {"logfmt", asyncbus.Logfmt}, {"console", asyncbus.Console}} {
+				t.Run(f.name, func(t *testing.T) {
+					var buf syncBuffer
+					emit(t, newBus(t, &buf, &asyncbus.Options{Format: f.format, Color: asyncbus.ColorNever}), tc.body, tc.attrs...)
+					line := buf.String()
+					for _, s := range tc.wantText {
+						assert.Contains(t, line, " "+s, line)
+					}
+				})
+			}
+		})
+	}
+}

@@ -11,12 +11,15 @@
 //
 //   - level = severity − 9 (an undefined severity becomes INFO); a
 //     non-empty severity text is kept as "severity_text";
-//   - a string body is the message; any other non-empty body becomes the
-//     "body" attribute;
-//   - attributes become slog attributes: maps become groups, slices become
-//     arrays, NaN and ±Inf floats become strings, empty keys become "_",
-//     and values nested deeper than the depth limit ([WithMaxDepth]) are
-//     written as their OpenTelemetry string form;
+//   - a string body is the message; any other non-empty body (every kind
+//     but the empty value, an empty map included) becomes the "body"
+//     attribute;
+//   - attributes become slog attributes: maps become groups (an empty map,
+//     which slog would drop with its key, is written as {}: map[] in Text,
+//     Logfmt and Console), slices become arrays, NaN and ±Inf floats become
+//     strings, empty keys become "_", and values nested deeper than the
+//     depth limit ([WithMaxDepth]) are written as their OpenTelemetry string
+//     form;
 //   - the event name is "event_name"; "trace_id", "span_id" and
 //     "trace_flags" are lowercase hex and written only when valid;
 //   - the observed timestamp is "observed_timestamp" (and is the record time
