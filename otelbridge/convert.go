@@ -123,6 +123,7 @@ func (c *converter) convert(r *sdklog.Record) slog.Record {
 // attributes straight from the stack buffer (HandleAttrs), which avoids the
 // allocation a slog.Record makes for more than five attributes.
 func (c *converter) handle(ctx context.Context, h slog.Handler, r *sdklog.Record) error {
+	ctx = markOwnTrace(ctx, r)
 	if ah, ok := h.(*asyncbus.Handler); ok {
 		var buf [inlineAttrs]slog.Attr
 		t, lvl, msg, attrs := c.fill(r, buf[:0])

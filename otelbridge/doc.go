@@ -21,7 +21,10 @@
 //     depth limit ([WithMaxDepth]) are written as their OpenTelemetry string
 //     form;
 //   - the event name is "event_name"; "trace_id", "span_id" and
-//     "trace_flags" are lowercase hex and written only when valid;
+//     "trace_flags" are lowercase hex and written only when valid; they are
+//     the record's own, and a [TraceContext] hook of [StyleOTel] on the same
+//     handler leaves them to the record instead of writing the context's a
+//     second time;
 //   - the observed timestamp is "observed_timestamp" (and is the record time
 //     when the record has no timestamp); a non-zero count of attributes the
 //     SDK dropped is "dropped_attributes";
