@@ -410,3 +410,46 @@ func TestEmptyMapWritten(t *testing.T) {
 		})
 	}
 }
+
+// hangWriter blocks every Write until release is closed: an output that
+// hangs (a full pipe, a stuck network file system).
+type hangWriter struct{ release chan struct{} }
+
+func (w hangWriter) Write(p []byte) (int, error) { <-w.release; return len(p), nil }
+
+// TestExportStopsAtDeadlineWithBlockTimeout: Export cannot interrupt a
+// Handle that waits for room (see its doc); with the handler's BlockTimeout
+// each wait is bounded, so with a hung output Export stops at its deadline,
+// the records that found no room are counted in Stats.Dropped and reported
+// as ErrDropped, and the error says how many records were not handed over.
+func TestExportStopsAtDeadlineWithBlockTimeout(t *testing.T) {
+	w := hangWriter{release: make(chan struct{})}
+	h := asyncbus.NewHandler(w, &asyncbus.Options{Capacity: 4096, BlockTimeout: 20 * time.Millisecond})
+	t.Cleanup(func() {
+		close(w.release)
+		_ = h.Close()
+	})
+	e := NewExporter(h)
+	// 200 records of ~300 bytes cannot fit a 4 KiB ring: without the
+	// deadline the export would wait 20 ms for most of them (seconds).
+	recs := make([]log.Record, 0, 200)
+	for range 200 {
+		recs = append(recs, record(log.SeverityInfo, attribute.StringValue(strings.Repeat("x", 100))))
+	}
+	sdkRecs := capture(t, recs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.Export(ctx, sdkRecs) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second): // a liveness bound, far above the 100 ms deadline
+		require.FailNow(t, "Export still running 10 s after its 100 ms deadline")
+	}
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, asyncbus.ErrDropped)
+	assert.Regexp(t, `otelbridge: \d+ of 200 records not exported`, err.Error())
+	assert.Regexp(t, `otelbridge: \d+ of 200 records failed`, err.Error())
+	assert.Positive(t, h.Stats().Dropped)
+}
