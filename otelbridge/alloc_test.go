@@ -7,6 +7,7 @@ package otelbridge
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -49,26 +50,36 @@ func TestOnEmitAllocations(t *testing.T) {
 // TestOnEmitIntoAsyncbusAllocations: into an asyncbus handler the
 // attributes go through HandleAttrs from a stack buffer, so OnEmit itself
 // allocates nothing without a span (the SDK's own record is the one
-// allocation of an emit) and only the hex ID string with one.
+// allocation of an emit) and only the hex ID string with one. When the
+// context passed to OnEmit holds a valid span too (a Processor emitting
+// inside a span), one more allocation marks the context so that a
+// TraceContext hook leaves the keys to the record.
 func TestOnEmitIntoAsyncbusAllocations(t *testing.T) {
 	rec := record(log.SeverityInfo, attribute.StringValue("m"),
 		attribute.String("a", "x"), attribute.Int("b", 1), attribute.Bool("c", true), attribute.Float64("d", 1.5), attribute.String("e", "y"))
-	h := asyncbus.NewHandler(io.Discard, nil)
-	defer h.Close()
-	p := NewProcessor(h)
-	for _, tc := range []struct {
-		name string
-		ctx  context.Context
-		want float64
-	}{{"no span", context.Background(), 0}, {"span", spanCtx(1), 1}} {
-		t.Run(tc.name, func(t *testing.T) {
-			cp := &captureProc{}
-			l, _ := emitter(t, cp)
-			l.Emit(tc.ctx, rec)
-			require.Len(t, cp.recs, 1)
-			r := &cp.recs[0]
-			assert.Equal(t, tc.want, testing.AllocsPerRun(200, func() { _ = p.OnEmit(context.Background(), r) }))
-		})
+	for _, opts := range []*asyncbus.Options{nil, {Context: TraceContext(StyleOTel)}} {
+		h := asyncbus.NewHandler(io.Discard, opts)
+		defer h.Close()
+		p := NewProcessor(h)
+		for _, tc := range []struct {
+			name      string
+			recordCtx context.Context // where the record was emitted
+			emitCtx   context.Context // what OnEmit is given
+			want      float64
+		}{
+			{"no span", context.Background(), context.Background(), 0},
+			{"record ids", spanCtx(1), context.Background(), 1},
+			{"record ids and span in context", spanCtx(1), spanCtx(1), 2},
+		} {
+			t.Run(fmt.Sprintf("%s/hook=%t", tc.name, opts != nil), func(t *testing.T) {
+				cp := &captureProc{}
+				l, _ := emitter(t, cp)
+				l.Emit(tc.recordCtx, rec)
+				require.Len(t, cp.recs, 1)
+				r := &cp.recs[0]
+				assert.Equal(t, tc.want, testing.AllocsPerRun(200, func() { _ = p.OnEmit(tc.emitCtx, r) }))
+			})
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package otelbridge
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,3 +241,215 @@ func styleName(s Style) string {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// ownTrace returns a captured record whose own identifiers are set to
+// traceID, spanID and flags (zero values leave them unset).
+func ownTrace(t *testing.T, traceID trace.TraceID, spanID trace.SpanID, flags trace.TraceFlags) []sdklog.Record {
+	t.Helper()
+	recs := capture(t, record(log.SeverityInfo, attribute.StringValue("m")))
+	require.Len(t, recs, 1)
+	recs[0].SetTraceID(traceID)
+	recs[0].SetSpanID(spanID)
+	recs[0].SetTraceFlags(flags)
+	return recs
+}
+
+// passThrough hides the *asyncbus.Handler behind another slog.Handler, so
+// records take the generic Handle path instead of HandleAttrs.
+type passThrough struct{ slog.Handler }
+
+// TestRecordTraceIDsWinOverTraceContext: with TraceContext(StyleOTel) on the
+// handler (the README's configuration), a record handed over by the
+// Processor or the Exporter writes trace_id, span_id and trace_flags once;
+// the record's own identifiers win over the context's; the context's are
+// written when the record has none; other styles use other keys and keep
+// writing.
+func TestRecordTraceIDsWinOverTraceContext(t *testing.T) {
+	otherTID := trace.TraceID{0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x01}
+	otherSID := trace.SpanID{0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}
+	otherCtx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: otherTID, SpanID: otherSID}))
+	recordIDs := map[string]any{KeyTraceID: tid.String(), KeySpanID: sid.String(), KeyTraceFlags: "01"}
+	tests := []struct {
+		name    string
+		style   Style
+		wrap    bool // hand records to a wrapper of the asyncbus handler
+		ctx     context.Context
+		records func(t *testing.T) []sdklog.Record
+		want    map[string]any // each key exactly once with this value
+		absent  []string
+	}{
+		{"same ids in record and context", StyleOTel, false, spanCtx(1),
+			func(t *testing.T) []sdklog.Record { return ownTrace(t, tid, sid, 1) }, recordIDs, nil},
+		{"same ids through a wrapping handler", StyleOTel, true, spanCtx(1),
+			func(t *testing.T) []sdklog.Record { return ownTrace(t, tid, sid, 1) }, recordIDs, nil},
+		{"record ids differ from the context's", StyleOTel, false, otherCtx,
+			func(t *testing.T) []sdklog.Record { return ownTrace(t, tid, sid, 1) }, recordIDs, nil},
+		{"record ids differ, wrapping handler", StyleOTel, true, otherCtx,
+			func(t *testing.T) []sdklog.Record { return ownTrace(t, tid, sid, 1) }, recordIDs, nil},
+		{"record with a trace id only keeps the context's span out", StyleOTel, false, otherCtx,
+			func(t *testing.T) []sdklog.Record { return ownTrace(t, tid, trace.SpanID{}, 0) },
+			map[string]any{KeyTraceID: tid.String()}, []string{KeySpanID, KeyTraceFlags}},
+		{"record without ids gets the context's", StyleOTel, false, otherCtx,
+			func(t *testing.T) []sdklog.Record { return ownTrace(t, trace.TraceID{}, trace.SpanID{}, 0) },
+			map[string]any{KeyTraceID: otherTID.String(), KeySpanID: otherSID.String(), KeyTraceFlags: "00"}, nil},
+		{"record ids without a span in the context", StyleOTel, false, context.Background(),
+			func(t *testing.T) []sdklog.Record { return ownTrace(t, tid, sid, 1) }, recordIDs, nil},
+		{"ECS keys are written beside the record's", StyleECS, false, otherCtx,
+			func(t *testing.T) []sdklog.Record { return ownTrace(t, tid, sid, 1) },
+			map[string]any{KeyTraceID: tid.String(), KeySpanID: sid.String(), KeyTraceFlags: "01",
+				KeyECSTraceID: otherTID.String(), KeyECSSpanID: otherSID.String()}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, via := range []string{"processor", "exporter"} {
+				t.Run(via, func(t *testing.T) {
+					var buf syncBuffer
+					h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(tc.style)})
+					var target slog.Handler = h
+					if tc.wrap {
+						target = passThrough{h}
+					}
+					recs := tc.records(t)
+					if via == "processor" {
+						require.NoError(t, NewProcessor(target).OnEmit(tc.ctx, &recs[0]))
+					} else {
+						require.NoError(t, NewExporter(target).Export(tc.ctx, recs))
+					}
+					require.NoError(t, h.Flush())
+					line := strings.TrimSpace(buf.String())
+					m := buf.lines(t)[0]
+					for k, v := range tc.want {
+						assert.Equal(t, 1, strings.Count(line, `"`+k+`":`), "%s in %s", k, line)
+						assert.Equal(t, v, m[k], k)
+					}
+					for _, k := range tc.absent {
+						assert.NotContains(t, m, k)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestReadmeTraceContextWithProcessor is the README's configuration end to
+// end: TraceContext(StyleOTel) on the handler, the Processor behind an SDK
+// LoggerProvider, a record emitted inside a span.
+func TestReadmeTraceContextWithProcessor(t *testing.T) {
+	var buf syncBuffer
+	h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(StyleOTel)})
+	l, lp := emitter(t, NewProcessor(h))
+	l.Emit(spanCtx(1), record(log.SeverityInfo, attribute.StringValue("in span")))
+	require.NoError(t, lp.Shutdown(context.Background()))
+	line := strings.TrimSpace(buf.String())
+	for _, k := range []string{KeyTraceID, KeySpanID, KeyTraceFlags} {
+		assert.Equal(t, 1, strings.Count(line, `"`+k+`":`), "%s in %s", k, line)
+	}
+	m := buf.lines(t)[0]
+	assert.Equal(t, tid.String(), m[KeyTraceID])
+	assert.Equal(t, sid.String(), m[KeySpanID])
+	assert.Equal(t, "01", m[KeyTraceFlags])
+}
+
+// TestEmptyMapWritten: an empty map, as an attribute, a body, nested in a
+// map or inside a slice, keeps its key: {} in JSON, map[] in Text, Logfmt
+// and Console (as slog writes an empty Go map), like an empty slice keeps
+// its key as [].
+func TestEmptyMapWritten(t *testing.T) {
+	emit := func(t *testing.T, h *asyncbus.Handler, body attribute.Value, attrs ...attribute.KeyValue) {
+		t.Helper()
+		l, lp := emitter(t, NewProcessor(h))
+		l.Emit(context.Background(), record(log.SeverityInfo, body, attrs...))
+		require.NoError(t, lp.Shutdown(context.Background()))
+	}
+	cases := []struct {
+		name     string
+		body     attribute.Value
+		attrs    []attribute.KeyValue
+		wantJSON map[string]any
+		wantText []string
+	}{
+		{"attribute", attribute.StringValue("m"),
+			[]attribute.KeyValue{attribute.Map("labels"), attribute.Slice("list"), attribute.String("after", "x")},
+			map[string]any{"labels": map[string]any{}, "list": []any{}, "after": "x"},
+			[]string{"labels=map[]", "list=[]", "after=x"}},
+		{"body", attribute.MapValue(), nil,
+			map[string]any{KeyBody: map[string]any{}},
+			[]string{KeyBody + "=map[]"}},
+		{"nested in a map", attribute.StringValue("m"),
+			[]attribute.KeyValue{attribute.Map("outer", attribute.Map("inner"), attribute.Int("n", 1))},
+			map[string]any{"outer": map[string]any{"inner": map[string]any{}, "n": 1.0}},
+			[]string{"outer.inner=map[]", "outer.n=1"}},
+		{"inside a slice", attribute.StringValue("m"),
+			[]attribute.KeyValue{attribute.Slice("list", attribute.MapValue())},
+			map[string]any{"list": []any{map[string]any{}}},
+			[]string{"list=[map[]]"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Run("json", func(t *testing.T) {
+				var buf syncBuffer
+				emit(t, newBus(t, &buf, nil), tc.body, tc.attrs...)
+				m := buf.lines(t)[0]
+				for k, v := range tc.wantJSON {
+					assert.Equal(t, v, m[k], k)
+				}
+			})
+			for _, f := range []struct {
+				name   string
+				format asyncbus.Format
+			}{{"text", asyncbus.Text}, {"logfmt", asyncbus.Logfmt}, {"console", asyncbus.Console}} {
+				t.Run(f.name, func(t *testing.T) {
+					var buf syncBuffer
+					emit(t, newBus(t, &buf, &asyncbus.Options{Format: f.format, Color: asyncbus.ColorNever}), tc.body, tc.attrs...)
+					line := buf.String()
+					for _, s := range tc.wantText {
+						assert.Contains(t, line, " "+s, line)
+					}
+				})
+			}
+		})
+	}
+}
+
+// hangWriter blocks every Write until release is closed: an output that
+// hangs (a full pipe, a stuck network file system).
+type hangWriter struct{ release chan struct{} }
+
+func (w hangWriter) Write(p []byte) (int, error) { <-w.release; return len(p), nil }
+
+// TestExportStopsAtDeadlineWithBlockTimeout: Export cannot interrupt a
+// Handle that waits for room (see its doc); with the handler's BlockTimeout
+// each wait is bounded, so with a hung output Export stops at its deadline,
+// the records that found no room are counted in Stats.Dropped and reported
+// as ErrDropped, and the error says how many records were not handed over.
+func TestExportStopsAtDeadlineWithBlockTimeout(t *testing.T) {
+	w := hangWriter{release: make(chan struct{})}
+	h := asyncbus.NewHandler(w, &asyncbus.Options{Capacity: 4096, BlockTimeout: 20 * time.Millisecond})
+	t.Cleanup(func() {
+		close(w.release)
+		_ = h.Close()
+	})
+	e := NewExporter(h)
+	// 200 records of ~300 bytes cannot fit a 4 KiB ring: without the
+	// deadline the export would wait 20 ms for most of them (seconds).
+	recs := make([]log.Record, 0, 200)
+	for range 200 {
+		recs = append(recs, record(log.SeverityInfo, attribute.StringValue(strings.Repeat("x", 100))))
+	}
+	sdkRecs := capture(t, recs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.Export(ctx, sdkRecs) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second): // a liveness bound, far above the 100 ms deadline
+		require.FailNow(t, "Export still running 10 s after its 100 ms deadline")
+	}
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, asyncbus.ErrDropped)
+	assert.Regexp(t, `otelbridge: \d+ of 200 records not exported`, err.Error())
+	assert.Regexp(t, `otelbridge: \d+ of 200 records failed`, err.Error())
+	assert.Positive(t, h.Stats().Dropped)
+}

@@ -35,6 +35,10 @@ const (
 // DefaultMaxDepth is the default nesting limit for map and slice values.
 const DefaultMaxDepth = 16
 
+// emptyMap is the value of an empty OpenTelemetry map: shared by every
+// record, never written to (handlers only read values).
+var emptyMap = map[string]any{}
+
 // emptyKey replaces an empty attribute key, which slog would otherwise inline
 // (groups) or write as an unnamed field.
 const emptyKey = "_"
@@ -119,6 +123,7 @@ func (c *converter) convert(r *sdklog.Record) slog.Record {
 // attributes straight from the stack buffer (HandleAttrs), which avoids the
 // allocation a slog.Record makes for more than five attributes.
 func (c *converter) handle(ctx context.Context, h slog.Handler, r *sdklog.Record) error {
+	ctx = markOwnTrace(ctx, r)
 	if ah, ok := h.(*asyncbus.Handler); ok {
 		var buf [inlineAttrs]slog.Attr
 		t, lvl, msg, attrs := c.fill(r, buf[:0])
@@ -242,6 +247,12 @@ func (c *converter) value(v attribute.Value, d int) slog.Value {
 			return slog.AnyValue(c.native(v, d))
 		}
 		kvs := v.AsMap()
+		if len(kvs) == 0 {
+			// slog drops an empty group with its key; a map value keeps the
+			// key the application set, written as {} (map[] in Text, Logfmt
+			// and Console, as slog's TextHandler writes an empty map).
+			return slog.AnyValue(emptyMap)
+		}
 		as := make([]slog.Attr, len(kvs))
 		for i, kv := range kvs {
 			as[i] = slog.Attr{Key: key(string(kv.Key)), Value: c.value(kv.Value, d+1)}

@@ -11,14 +11,20 @@
 //
 //   - level = severity − 9 (an undefined severity becomes INFO); a
 //     non-empty severity text is kept as "severity_text";
-//   - a string body is the message; any other non-empty body becomes the
-//     "body" attribute;
-//   - attributes become slog attributes: maps become groups, slices become
-//     arrays, NaN and ±Inf floats become strings, empty keys become "_",
-//     and values nested deeper than the depth limit ([WithMaxDepth]) are
-//     written as their OpenTelemetry string form;
+//   - a string body is the message; any other non-empty body (every kind
+//     but the empty value, an empty map included) becomes the "body"
+//     attribute;
+//   - attributes become slog attributes: maps become groups (an empty map,
+//     which slog would drop with its key, is written as {}: map[] in Text,
+//     Logfmt and Console), slices become arrays, NaN and ±Inf floats become
+//     strings, empty keys become "_", and values nested deeper than the
+//     depth limit ([WithMaxDepth]) are written as their OpenTelemetry string
+//     form;
 //   - the event name is "event_name"; "trace_id", "span_id" and
-//     "trace_flags" are lowercase hex and written only when valid;
+//     "trace_flags" are lowercase hex and written only when valid; they are
+//     the record's own, and a [TraceContext] hook of [StyleOTel] on the same
+//     handler leaves them to the record instead of writing the context's a
+//     second time;
 //   - the observed timestamp is "observed_timestamp" (and is the record time
 //     when the record has no timestamp); a non-zero count of attributes the
 //     SDK dropped is "dropped_attributes";

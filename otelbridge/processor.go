@@ -136,9 +136,23 @@ func NewExporter(h slog.Handler, opts ...Option) *Exporter {
 }
 
 // Export hands every enabled record to the handler, in order. After Shutdown
-// it returns [sdklog.ErrExporterShutdown]. When ctx ends it stops and returns
-// ctx's error joined with any handler failures; handler failures are reported
-// as one error counting them and wrapping the first.
+// it returns [sdklog.ErrExporterShutdown]. Handler failures are reported as
+// one error counting them and wrapping the first.
+//
+// Export looks at ctx before each record: once ctx has ended it hands over
+// no more records and returns an error that wraps ctx's, says how many
+// records were not exported, and is joined with any handler failures. It
+// cannot interrupt a Handle call that is waiting, and an *asyncbus.Handler
+// waits however long its output takes: in Block mode without BlockTimeout
+// (its default) for room while its ring is full and for the write of a
+// record at slog.LevelError or above, and in every mode for the write and
+// sync of a record at or above Options.SyncLevel (asyncbus.LevelFatal,
+// OpenTelemetry's FATAL, by default). With a hung output such an Export
+// returns only when the output moves again, past its deadline. To bound
+// Export by its deadline, give that handler a BlockTimeout (a record still
+// waiting for room when it expires is dropped, counted in Stats.Dropped and
+// reported as asyncbus.ErrDropped) or the Drop policy, and leave FATAL
+// records out of the export or raise SyncLevel above them.
 func (e *Exporter) Export(ctx context.Context, records []sdklog.Record) error {
 	if e.down.Load() {
 		return sdklog.ErrExporterShutdown
@@ -149,7 +163,8 @@ func (e *Exporter) Export(ctx context.Context, records []sdklog.Record) error {
 	)
 	for i := range records {
 		if err := ctx.Err(); err != nil {
-			return errors.Join(err, failure(first, failed, len(records)))
+			left := fmt.Errorf("otelbridge: %d of %d records not exported: %w", len(records)-i, len(records), err)
+			return errors.Join(left, failure(first, failed, len(records)))
 		}
 		r := &records[i]
 		if !e.h.Enabled(ctx, level(r.Severity())) {

@@ -558,7 +558,9 @@ func TestExporter(t *testing.T) {
 		e := NewExporter(slog.NewJSONHandler(&buf, nil))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		require.ErrorIs(t, e.Export(ctx, recs), context.Canceled)
+		err := e.Export(ctx, recs)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Contains(t, err.Error(), "5 of 5 records not exported")
 		assert.Empty(t, buf.lines(t))
 	})
 	t.Run("behind the SDK batch processor", func(t *testing.T) {

@@ -6,9 +6,37 @@ import (
 	"encoding/hex"
 	"strconv"
 
-	"github.com/asyncbus/asyncbus"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/asyncbus/asyncbus"
 )
+
+// ownTraceKey is the context key under which [Processor] and [Exporter]
+// tell [TraceContext] that the record they hand over writes trace_id,
+// span_id and trace_flags of its own.
+type ownTraceKey struct{}
+
+// markOwnTrace returns ctx marked for [TraceContext] when r has trace
+// identifiers of its own (the converter writes them) and ctx holds a valid
+// span (whose identifiers the StyleOTel hook would write under the same
+// keys). Otherwise ctx is returned as is, so the mark costs its one
+// allocation only when a duplicate was possible.
+func markOwnTrace(ctx context.Context, r *sdklog.Record) context.Context {
+	if ctx == nil || (!r.TraceID().IsValid() && !r.SpanID().IsValid()) {
+		return ctx
+	}
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	return context.WithValue(ctx, ownTraceKey{}, true)
+}
+
+// recordHasOwnTrace reports whether ctx carries markOwnTrace's mark.
+func recordHasOwnTrace(ctx context.Context) bool {
+	own, _ := ctx.Value(ownTraceKey{}).(bool)
+	return own
+}
 
 // Style selects the field names and formats [TraceContext] writes.
 type Style int
@@ -58,6 +86,14 @@ func WithProjectID(id string) TraceOption { return func(c *traceConfig) { c.proj
 // the span context is not valid. With a valid span the hook allocates
 // nothing: identifiers are encoded into stack arrays and written with
 // FieldWriter.AddBytes. An unknown style behaves as [StyleOTel].
+//
+// [StyleOTel] uses the keys under which [Processor] and [Exporter] write an
+// OpenTelemetry record's own trace identifiers. When such a record has
+// identifiers of its own (a trace ID or a span ID), the hook writes nothing
+// for it, so that no key appears twice: the record's identifiers say where
+// it was emitted and win over the context's, whether they differ or not.
+// Only then does the hook cost one allocation (the Processor or Exporter
+// marks the context). The other styles use other keys and always write.
 func TraceContext(style Style, opts ...TraceOption) func(context.Context, *asyncbus.FieldWriter) {
 	var cfg traceConfig
 	for _, o := range opts {
@@ -112,7 +148,10 @@ func TraceContext(style Style, opts ...TraceOption) func(context.Context, *async
 	default:
 		return func(ctx context.Context, w *asyncbus.FieldWriter) {
 			sc := trace.SpanContextFromContext(ctx)
-			if !sc.IsValid() {
+			if !sc.IsValid() || recordHasOwnTrace(ctx) {
+				// A record from Processor or Exporter with identifiers of its
+				// own writes them under these keys; one JSON object must not
+				// hold a key twice, and the record's say where it was emitted.
 				return
 			}
 			var buf [50]byte
