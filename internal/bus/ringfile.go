@@ -50,15 +50,23 @@ package bus
 // {zeroed: batch end}; only then publish head to producers (Bus.head). The
 // sink's write system call has returned before the state that says "written"
 // is stored, so a crash can never mark unwritten records as written. A crash
-// during the write leaves the batch "in flight"; recovery then measures how
-// far the sink got (its size now minus its size before, for a file sink) and
+// during the write leaves the batch "in flight"; recovery then checks how far
+// the sink got (for a file sink: its bytes after its size before the batch,
+// compared with the batch's records, which are still in the ring) and
 // replays the rest.
 //
 // # Recovery (before the bus accepts anything)
 //
 //  1. The in-flight batch, if any: with a known sink position, the records
-//     whose bytes are in the sink are skipped (exactly once); with none (a
-//     pipe, a terminal, an unknown io.Writer) the whole batch is replayed, so
+//     whose bytes are in the sink where the batch put them are skipped
+//     (exactly once); a record counts as there only if the file's bytes are
+//     its bytes, never by the file's size alone (see flightDone). If other
+//     bytes stand where a record belongs (something appended to the file
+//     after the crash, or during the write), the batch is replayed from that
+//     record, after those bytes, with a warning: a record the crash had
+//     already written beyond them then appears twice, but none is lost
+//     silently. With no position (a pipe, a terminal, an unknown io.Writer)
+//     or an output that cannot be read back, the whole batch is replayed, so
 //     its records can appear twice, and a warning says so. If the output is
 //     the same regular *os.File and ends inside a record of the batch (the
 //     kill interrupted the write), the torn beginning is cut off first when
@@ -356,50 +364,142 @@ func (im *ringImage) next(pos, limit uint64) (e ringEntry, damaged int, ok bool)
 	return ringEntry{}, damaged, false
 }
 
+// flightEnd says how the output ends relative to the interrupted batch, as
+// flightDone found it.
+type flightEnd uint8
+
+const (
+	// flightExact: the output holds the batch's first j entries, checked
+	// byte by byte, and then ends (or holds the whole batch, followed by
+	// whatever was appended later). Exactly the rest is replayed.
+	flightExact flightEnd = iota
+	// flightTorn: the output holds the first j entries and then ends inside
+	// entry j (or inside the drop marker, j == 0), with bytes that are its
+	// beginning: a write torn by the crash (see tornTail).
+	flightTorn
+	// flightForeign: after the first j entries the output holds bytes that
+	// are not entry j's: something else wrote to the file. The batch is
+	// replayed from entry j, with a warning.
+	flightForeign
+	// flightUnknown: the position is unknown (no position, the output shrank,
+	// an oversize reference of unknown length): the whole batch is replayed.
+	flightUnknown
+	// flightUnread: bytes that should be the batch's could not be read back:
+	// the whole batch is replayed.
+	flightUnread
+)
+
+// flightReadChunk bounds one read of flightDone (and its buffer).
+const flightReadChunk = 1 << 20
+
+// sinkReader reads a file output back for recovery: it fills b with the
+// bytes at off of the output now at now and reports whether it could (all
+// of b). A descriptor-based reader reads the file the descriptor is open on.
+type sinkReader func(now SinkPosition, off int64, b []byte) bool
+
 // flightDone returns how many leading entries of the interrupted batch ents
 // (the valid entries in [st.head, st.end)) are wholly in the sink, given
-// where the sink ends now. ok is false when that cannot be told exactly: with
-// j == 0 the whole batch is to be replayed (position unknown, or the sink
-// shrank or grew by more than the batch); with j > 0 the sink ends inside
-// record j+1 (a torn write to a sink that does not repair its tail), which is
-// replayed after the fragment.
-func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error) (j int, ok bool) {
+// where the sink ends now, and how the sink goes on after them (see
+// flightEnd).
+//
+// An entry counts as written only if its bytes are in the output where the
+// batch put them: the batch's records are still in the ring, so they are
+// compared with the output from its size before the batch (after the drop
+// marker, whose bytes are not in the ring and are measured by length only).
+// Bytes someone else appended after the crash (a wrapper's banner, another
+// handler's first line) are then never taken for records, whatever their
+// length. Oversize records were on the heap: their bytes cannot be compared,
+// so one counts as written by its length if a checked record follows it or
+// the output ends right after it, and not written if bytes that are not the
+// next record follow it. Reads stay within the batch's inline records (at
+// most the ring's capacity), in reads of at most flightReadChunk bytes (or
+// one record, if longer).
+func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error, read sinkReader) (j int, end flightEnd) {
 	if st.size == unknownSinkSize || nowErr != nil || now.Size < 0 {
-		return 0, false
+		return 0, flightUnknown
 	}
 	base := st.size
 	if now.Dev != st.dev || now.Ino != st.ino {
 		base = 0 // the sink switched files (rotation) at the start of the batch
 	}
-	rem := now.Size - base - int64(st.pre)
-	if rem < 0 {
-		// Nothing written (not even the whole marker), or the sink shrank.
-		return 0, now.Size == base
+	pos := base + int64(st.pre) // where entry i's bytes begin in the output
+	switch {
+	case now.Size == base:
+		return 0, flightExact // nothing written, not even the marker
+	case now.Size < base:
+		return 0, flightUnknown // the sink shrank
+	case now.Size < pos:
+		return 0, flightTorn // inside the marker
 	}
-	j, whole, cum := -1, 0, int64(0)
-	if rem == 0 {
-		j = 0
-	}
-	for i, e := range ents {
-		if e.kind == entOversize && e.size == lenMask {
-			return 0, false // unknown length: cannot measure past it
-		}
-		cum += int64(e.size) // padding: 0
-		if cum == rem {
-			j = i + 1 // the largest match: empty records after it wrote nothing
-		}
-		if cum > rem {
-			if j < 0 {
-				return whole, false // torn inside entry i
+	// unchecked is the first oversize entry after the last checked record:
+	// written or not depends on what follows it.
+	unchecked := -1
+	var buf []byte
+	for i := 0; i < len(ents); {
+		e := ents[i]
+		if e.kind == entOversize {
+			if e.size == lenMask {
+				return 0, flightUnknown // unknown length: cannot measure past it
 			}
-			break
+			if rest := now.Size - pos; rest < int64(e.size) {
+				if rest == 0 {
+					return i, flightExact // ends where it begins
+				}
+				return i, flightTorn // ends inside its bytes
+			}
+			if unchecked < 0 {
+				unchecked = i
+			}
+			pos += int64(e.size)
+			i++
+			continue
 		}
-		whole = i + 1
+		// The inline entries up to the next oversize one, at most
+		// flightReadChunk bytes of them (at least one): read what the output
+		// holds where they belong, at most their length.
+		k, runLen := i, int64(0)
+		for ; k < len(ents) && ents[k].kind != entOversize; k++ {
+			if k > i && runLen+int64(ents[k].size) > flightReadChunk {
+				break
+			}
+			runLen += int64(ents[k].size) // padding: 0
+		}
+		n := min(runLen, now.Size-pos)
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		got := buf[:n]
+		if n > 0 && (read == nil || !read(now, pos, got)) {
+			return 0, flightUnread
+		}
+		for ; i < k; i++ {
+			d := ents[i].data // padding: nil
+			if len(got) >= len(d) && bytes.Equal(got[:len(d)], d) {
+				if len(d) > 0 {
+					unchecked = -1 // its bytes follow the oversize ones before it
+				}
+				got, pos = got[len(d):], pos+int64(len(d))
+				continue
+			}
+			// got is shorter than d only where the output ends (n < runLen).
+			if len(got) < len(d) && bytes.HasPrefix(d, got) {
+				if len(got) == 0 {
+					return i, flightExact // ends where it begins
+				}
+				return i, flightTorn
+			}
+			if unchecked >= 0 {
+				return unchecked, flightForeign // the oversize bytes were not ours either
+			}
+			return i, flightForeign
+		}
 	}
-	if j < 0 {
-		return 0, false // more bytes than the batch: not ours to judge
+	if unchecked >= 0 && pos < now.Size {
+		// More bytes after oversize records that no checked record follows:
+		// whether those bytes were ours cannot be told.
+		return unchecked, flightForeign
 	}
-	return j, true
+	return len(ents), flightExact
 }
 
 // tornTail locates a record torn by the crash in a file output: when the
@@ -467,6 +567,7 @@ type ringFile struct {
 	gen      uint64
 	pos      func() (SinkPosition, error) // nil: unknown
 	cut      sinkCutter                   // nil: the output cannot be cut back
+	read     sinkReader                   // nil: the output cannot be read back
 }
 
 // ring returns the ring region of the mapping.
@@ -553,9 +654,14 @@ type recoveryResult struct {
 	unrecovered uint64 // oversize references found (their bytes were on the heap)
 	suspects    int    // damaged entries: invalid headers at entry boundaries (see next)
 	replayedAll bool   // an in-flight batch was replayed whole: it may appear twice
+	unread      bool   // ... because the output could not be read back
 	flight      int    // records in that batch
 	torn        bool   // the sink ended inside a record of the in-flight batch
 	cutMarker   bool   // the sink ended inside the batch's drop marker, which was cut
+	foreign     bool   // the sink held other bytes where a record of the batch belonged
+	foreignFrom int    // records of that batch found in the sink (not replayed)
+	foreignOf   int    // records in that batch
+	foreignNext []byte // the beginning of the first record replayed then
 }
 
 // recover replays the committed records the file holds to w (see the
@@ -582,8 +688,8 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 		if r.pos != nil {
 			now, nowErr = r.pos()
 		}
-		j, ok := flightDone(ents, r.st, now, nowErr)
-		if !ok && nowErr == nil && r.cut != nil {
+		j, end := flightDone(ents, r.st, now, nowErr, r.read)
+		if end == flightTorn && r.cut != nil {
 			// The output ends in the beginning of a record (or of the
 			// marker) that the crash tore: cut it back, if it is exactly
 			// that, so the record is written again whole and only once.
@@ -594,13 +700,12 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 					match = func(b []byte) bool { return bytes.Equal(b, want) }
 				}
 				if r.cut(at, now, match) {
-					j, ok = max(idx, 0), true
+					j, end = max(idx, 0), flightExact
 					res.cutMarker = idx < 0
 				}
 			}
 		}
-		res.torn = !ok && j > 0
-		if ok && j < len(ents) && ents[j].kind == entRecord {
+		if (end == flightExact || end == flightForeign) && j < len(ents) && ents[j].kind == entRecord {
 			// A sink that set a torn tail aside at its own open learns which
 			// record is written again first (filesink: no alarm if the
 			// fragment is its beginning).
@@ -608,13 +713,30 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 				s.SettleTornTail(ents[j].data)
 			}
 		}
-		if !ok && j == 0 {
+		switch end {
+		case flightTorn:
+			res.torn = true
+		case flightForeign:
+			res.foreign = true
+			for i, e := range ents {
+				if e.kind != entRecord {
+					continue
+				}
+				if i < j {
+					res.foreignFrom++
+				} else if res.foreignNext == nil {
+					res.foreignNext = bytes.Clone(e.data[:min(len(e.data), 60)])
+				}
+				res.foreignOf++
+			}
+		case flightUnknown, flightUnread:
 			for _, e := range ents {
 				if e.kind == entRecord {
 					res.flight++
 				}
 			}
 			res.replayedAll = res.flight > 0
+			res.unread = end == flightUnread
 		}
 		if j > 0 {
 			head = ents[j-1].end
@@ -758,12 +880,12 @@ func (r *ringFile) copyAside() (string, error) {
 // openRing opens, locks and maps the ring file, replays what it holds to w,
 // and returns it reset and sized for capacity. warn receives
 // *RingFileError warnings; res says what was replayed.
-func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPosition, error), cut sinkCutter, maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
+func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPosition, error), cut sinkCutter, read sinkReader, maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
 	r, err := openRingFile(path, capacity, warn)
 	if err != nil {
 		return nil, recoveryResult{}, err
 	}
-	r.pos, r.cut = pos, cut
+	r.pos, r.cut, r.read = pos, cut, read
 	res, err := r.recover(w, maxBatch)
 	if err != nil {
 		r.close()
@@ -781,13 +903,27 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPositio
 		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("%d oversize records accepted before the crash were lost (oversize records are not kept in the ring file)", res.unrecovered)})
 	}
 	if res.torn {
-		warn(&RingFileError{Path: path, Reason: "the output ends in part of a record torn by the crash and could not be cut back (not a regular file, changed since, or not readable); that record is written again, whole, after the fragment"})
+		warn(&RingFileError{Path: path, Reason: "the output ends in part of a record (or of the drop marker in front of it) torn by the crash and could not be cut back (not a regular file, changed since, or not readable); that record is written again, whole, after the fragment"})
+	}
+	if res.foreign {
+		first := ""
+		if res.foreignNext != nil {
+			first = fmt.Sprintf(" (%q)", res.foreignNext)
+		}
+		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the output holds other bytes where the batch being written at the crash belonged (something else wrote to it): "+
+			"%d of its %d records were there and were not written again; the other %d were replayed from the first one not found%s: "+
+			"rather written twice than lost, so any of them already in the output after those bytes now appears twice",
+			res.foreignFrom, res.foreignOf, res.foreignOf-res.foreignFrom, first)})
 	}
 	if res.cutMarker {
 		warn(&RingFileError{Path: path, Reason: "the crash tore the drop marker in front of the batch being written; the fragment was cut from the output, so that gap is not marked there (the records were replayed)"})
 	}
 	if res.replayedAll {
-		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (the output's position is unknown): up to %d records may appear twice", res.flight)})
+		why := "the output's position is unknown"
+		if res.unread {
+			why = "the output could not be read back to check which of its records it holds"
+		}
+		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (%s): up to %d records may appear twice", why, res.flight)})
 	}
 	r.reset()
 	if r.capacity != capacity {
@@ -815,6 +951,23 @@ func sinkPositionOf(w io.Writer) func() (SinkPosition, error) {
 	return nil
 }
 
+// sinkReaderOf returns the reader recovery uses to check which records of an
+// interrupted batch are in the output: for an *os.File on a regular file,
+// fileReader; for a writer with a Path() string method (filesink.File),
+// pathReader; otherwise nil (the output cannot be read back).
+func sinkReaderOf(w io.Writer) sinkReader {
+	switch s := w.(type) {
+	case *os.File:
+		return fileReader(s)
+	case interface{ Path() string }:
+		if strings.TrimSpace(s.Path()) == "" {
+			return nil
+		}
+		return pathReader(s.Path())
+	}
+	return nil
+}
+
 // sinkCutterOf returns the cutter New uses: for an *os.File on a regular
 // file, fileCutter; otherwise nil (a filesink.File repairs its own tail when
 // it is opened; other writers cannot be cut).
@@ -833,6 +986,9 @@ func (b *Bus) openRing(cfg Config) error {
 	if pos == nil {
 		pos, cut = sinkPositionOf(b.w), sinkCutterOf(b.w)
 	}
+	// The bytes are read from the output itself, also where a test reports
+	// its position (for a copy standing for the file that crashed).
+	read := sinkReaderOf(b.w)
 	warn := func(err error) {
 		if b.onError == nil {
 			return
@@ -840,7 +996,7 @@ func (b *Bus) openRing(cfg Config) error {
 		defer func() { _ = recover() }() // a panicking callback must not fail New
 		b.onError(err)
 	}
-	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, cut, b.maxBatch, warn)
+	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, cut, read, b.maxBatch, warn)
 	if err != nil {
 		return err
 	}

@@ -109,3 +109,48 @@ func mustRead(t *testing.T, name string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// A banner appended to a filesink.File's file between the crash and the
+// restart, as long as the next record of the batch in flight: recovery
+// reads the file back by its path, finds the banner is not that record and
+// replays it (and the rest) after the banner, with a warning.
+func TestRingFileFilesinkForeignBannerIsNotARecord(t *testing.T) {
+	const capacity = 4096
+	recs := make([][]byte, 4)
+	for i := range recs {
+		recs[i] = fmt.Appendf(nil, `{"msg":"wörk","seq":%d,"pad":"%s"}`+"\n", i, strings.Repeat("p", 20+i))
+	}
+	const earlier = "earlier\n"
+	dir := t.TempDir()
+	ringPath, logPath := filepath.Join(dir, "ring"), filepath.Join(dir, "app.log")
+	require.NoError(t, os.WriteFile(logPath, []byte(earlier), 0o644))
+	before, err := pathPosition(logPath)
+	require.NoError(t, err)
+	im := newImage(capacity)
+	pos := uint64(0)
+	for _, r := range recs {
+		pos = im.record(pos, r)
+	}
+	im.st = ringState{end: pos, size: before.Size, dev: before.Dev, ino: before.Ino}
+	require.NoError(t, os.WriteFile(ringPath, im.bytes(), 0o600))
+	banner := strings.Repeat("=", len(recs[1])-1) + "\n"
+	crash := earlier + string(recs[0]) + banner // record 0 was written, then the banner
+	require.NoError(t, os.WriteFile(logPath, []byte(crash), 0o644))
+
+	var sinkErrs errLog
+	f, err := filesink.Open(logPath, filesink.Options{OnError: sinkErrs.on})
+	require.NoError(t, err)
+	require.Nil(t, f.Repaired(), "the file ends with a whole line")
+	b, ringErrs := openDurable(t, ringPath, f, Config{Capacity: capacity})
+	assert.Equal(t, uint64(3), b.Stats().Recovered)
+	closeBus(t, b)
+	require.NoError(t, f.Close())
+
+	got, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	assert.Equal(t, crash+string(recs[1])+string(recs[2])+string(recs[3]), string(got))
+	errs := ringErrs.ringErrors()
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Reason, "1 of its 4 records were there")
+	assert.Empty(t, sinkErrs.errs)
+}

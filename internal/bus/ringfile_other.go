@@ -18,3 +18,7 @@ func filePosition(*os.File) func() (SinkPosition, error) { return nil }
 func pathPosition(string) (SinkPosition, error) { return SinkPosition{}, ErrRingUnsupported }
 
 func fileCutter(*os.File) sinkCutter { return nil }
+
+func fileReader(*os.File) sinkReader { return nil }
+
+func pathReader(string) sinkReader { return nil }

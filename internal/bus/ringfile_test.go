@@ -493,39 +493,119 @@ func TestRingFileCapacityChange(t *testing.T) {
 	assert.Equal(t, int64(ringHeaderSize+4096), fi.Size())
 }
 
+// TestFlightDone: how much of an interrupted batch the output holds is
+// decided by its bytes, not by its size alone.
 func TestFlightDone(t *testing.T) {
+	recA, recB, recC := []byte("aaaaaaaaa\n"), []byte("bbbbbbbbbbbbbbbbbbb\n"), []byte("cccc\n")
 	ents := []ringEntry{
-		{kind: entRecord, size: 10}, {kind: entRecord, size: 0}, {kind: entPadding},
-		{kind: entRecord, size: 20}, {kind: entOversize, size: 100}, {kind: entRecord, size: 5},
+		{kind: entRecord, data: recA, size: 10}, {kind: entRecord, data: []byte{}, size: 0}, {kind: entPadding},
+		{kind: entRecord, data: recB, size: 20}, {kind: entOversize, size: 100}, {kind: entRecord, data: recC, size: 5},
 	}
+	oversize := bytes.Repeat([]byte("o"), 100) // its bytes were on the heap, not in the ring
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	st := ringState{size: 1000, dev: 1, ino: 2}
+	earlier := bytes.Repeat([]byte("e"), 1000) // the output before the batch
 	cases := []struct {
-		name  string
-		st    ringState
-		now   SinkPosition
-		err   error
-		j     int
-		exact bool
+		name    string
+		ents    []ringEntry // nil: ents
+		st      ringState
+		rotated bool   // the output is another file (ino 3), starting at 0
+		after   []byte // what the output holds after earlier
+		noRead  bool   // the output cannot be read back
+		err     error  // the output's position cannot be had
+		j       int
+		end     flightEnd
 	}{
-		{"nothing written", st, SinkPosition{1, 2, 1000}, nil, 0, true},
-		{"first record", st, SinkPosition{1, 2, 1010}, nil, 3, true}, // the empty record and padding go with it
-		{"through the oversize", st, SinkPosition{1, 2, 1130}, nil, 5, true},
-		{"all", st, SinkPosition{1, 2, 1135}, nil, 6, true},
-		{"mid record", st, SinkPosition{1, 2, 1015}, nil, 3, false},
-		{"inside the first record", st, SinkPosition{1, 2, 1004}, nil, 0, false},
-		{"more than the batch", st, SinkPosition{1, 2, 2000}, nil, 0, false},
-		{"shrunk", st, SinkPosition{1, 2, 10}, nil, 0, false},
-		{"rotated at the batch", st, SinkPosition{1, 3, 30}, nil, 4, true},
-		{"marker in front", ringState{size: 1000, dev: 1, ino: 2, pre: 7}, SinkPosition{1, 2, 1017}, nil, 3, true},
-		{"unknown before", ringState{size: unknownSinkSize}, SinkPosition{1, 2, 1017}, nil, 0, false},
-		{"unknown now", st, SinkPosition{}, errors.New("gone"), 0, false},
+		{name: "nothing written", st: st, j: 0, end: flightExact},
+		{name: "first record", st: st, after: recA, j: 3, end: flightExact}, // the empty record and padding go with it
+		{name: "through the oversize", st: st, after: cat(recA, recB, oversize), j: 5, end: flightExact},
+		{name: "all", st: st, after: cat(recA, recB, oversize, recC), j: 6, end: flightExact},
+		{name: "all, then bytes appended later", st: st, after: cat(recA, recB, oversize, recC, []byte("later\n")), j: 6, end: flightExact},
+		{name: "mid record", st: st, after: cat(recA, recB[:5]), j: 3, end: flightTorn},
+		{name: "inside the first record", st: st, after: recA[:4], j: 0, end: flightTorn},
+		{name: "inside the oversize bytes", st: st, after: cat(recA, recB, oversize[:50]), j: 4, end: flightTorn},
+		{name: "foreign bytes as long as the first record", st: st, after: []byte("=========\n"), j: 0, end: flightForeign},
+		{name: "foreign bytes shorter than the first record", st: st, after: []byte("go\n"), j: 0, end: flightForeign},
+		{name: "foreign bytes as long as the first two records", st: st, after: bytes.Repeat([]byte("-"), 30), j: 0, end: flightForeign},
+		{name: "foreign bytes after the first record", st: st, after: cat(recA, []byte("starting\n")), j: 3, end: flightForeign},
+		{name: "a fragment, then foreign bytes", st: st, after: cat(recA, recB[:5], []byte("x\n")), j: 3, end: flightForeign},
+		{name: "foreign bytes after an oversize: it is not counted", st: st, after: cat(recA, recB, oversize, []byte("ccc!\n")), j: 4, end: flightForeign},
+		{name: "more bytes after an oversize that ends the batch", ents: ents[:5], st: st, after: cat(recA, recB, oversize, []byte("x\n")), j: 4, end: flightForeign},
+		{name: "rotated, nothing written", st: st, rotated: true, j: 0, end: flightExact},
+		{name: "shrunk", st: ringState{size: 2000, dev: 1, ino: 2}, after: recA, j: 0, end: flightUnknown},
+		{name: "rotated at the batch", st: st, rotated: true, after: cat(recA, recB), j: 4, end: flightExact},
+		{name: "rotated, another file's bytes", st: st, rotated: true, after: []byte("new file\n"), j: 0, end: flightForeign},
+		{name: "marker in front", st: ringState{size: 1000, dev: 1, ino: 2, pre: 7}, after: cat([]byte("marker\n"), recA), j: 3, end: flightExact},
+		{name: "inside the marker", st: ringState{size: 1000, dev: 1, ino: 2, pre: 7}, after: []byte("mar"), j: 0, end: flightTorn},
+		{name: "marker, then foreign bytes", st: ringState{size: 1000, dev: 1, ino: 2, pre: 7}, after: []byte("marker\nstarting\n"), j: 0, end: flightForeign},
+		{name: "oversize of unknown length", ents: []ringEntry{ents[0], {kind: entOversize, size: lenMask}}, st: st, after: recA, j: 0, end: flightUnknown},
+		{name: "unknown before", st: ringState{size: unknownSinkSize}, after: recA, j: 0, end: flightUnknown},
+		{name: "unknown now", st: st, err: errors.New("gone"), j: 0, end: flightUnknown},
+		{name: "cannot be read back", st: st, after: recA, noRead: true, j: 0, end: flightUnread},
+		{name: "nothing written needs no reading", st: st, noRead: true, j: 0, end: flightExact},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			j, ok := flightDone(ents, c.st, c.now, c.err)
+			file, now := cat(earlier, c.after), SinkPosition{Dev: 1, Ino: 2}
+			if c.rotated {
+				file, now.Ino = c.after, 3
+			}
+			now.Size = int64(len(file))
+			if c.err != nil {
+				now = SinkPosition{}
+			}
+			var reads int64
+			read := func(at SinkPosition, off int64, b []byte) bool {
+				require.Equal(t, now, at)
+				reads += int64(len(b))
+				if off < 0 || off+int64(len(b)) > int64(len(file)) {
+					return false
+				}
+				copy(b, file[off:])
+				return true
+			}
+			if c.noRead {
+				read = nil
+			}
+			e := ents
+			if c.ents != nil {
+				e = c.ents
+			}
+			j, end := flightDone(e, c.st, now, c.err, read)
 			assert.Equal(t, c.j, j)
-			assert.Equal(t, c.exact, ok)
+			assert.Equal(t, c.end, end)
+			assert.LessOrEqual(t, reads, int64(10+20+5), "reads stay within the batch's inline records")
 		})
+	}
+}
+
+// A large batch is read back in chunks of at most flightReadChunk bytes (or
+// one record), never in one read of the whole batch.
+func TestFlightDoneReadsInBoundedChunks(t *testing.T) {
+	var ents []ringEntry
+	var file []byte
+	for i := range 5 {
+		rec := append(bytes.Repeat([]byte{byte('a' + i)}, 600<<10-1), '\n')
+		ents = append(ents, ringEntry{kind: entRecord, data: rec, size: uint64(len(rec))})
+		if i < 3 {
+			file = append(file, rec...) // three records reached the output
+		}
+	}
+	file = append(file, "starting\n"...) // then a banner
+	st := ringState{size: 0, dev: 1, ino: 2}
+	now := SinkPosition{Dev: 1, Ino: 2, Size: int64(len(file))}
+	var reads []int
+	read := func(_ SinkPosition, off int64, b []byte) bool {
+		reads = append(reads, len(b))
+		copy(b, file[off:])
+		return off+int64(len(b)) <= int64(len(file))
+	}
+	j, end := flightDone(ents, st, now, nil, read)
+	assert.Equal(t, 3, j)
+	assert.Equal(t, flightForeign, end)
+	require.Len(t, reads, 4, "one read per record here: two do not fit in a chunk")
+	for _, n := range reads {
+		assert.LessOrEqual(t, n, flightReadChunk)
 	}
 }
 
@@ -709,6 +789,7 @@ func TestRingFileCutsTornRecordOfPlainFile(t *testing.T) {
 		foreign   string // appended by someone else after the crash
 		wantCut   bool
 		wantWarns int
+		warning   string // in the warning, if any
 	}
 	cases := []tc{
 		{name: "O_APPEND write-only, torn in the third record", flags: os.O_WRONLY | os.O_APPEND, whole: 2, frag: 9, wantCut: true},
@@ -716,8 +797,9 @@ func TestRingFileCutsTornRecordOfPlainFile(t *testing.T) {
 		{name: "not O_APPEND, offset at the end", flags: os.O_WRONLY, seekEnd: true, whole: 4, frag: 20, wantCut: true},
 		{name: "torn in the drop marker", flags: os.O_WRONLY | os.O_APPEND, pre: marker, whole: 0, frag: 30, wantCut: true, wantWarns: 1},
 		{name: "marker whole, torn in a record", flags: os.O_WRONLY | os.O_APPEND, pre: marker, whole: 1, frag: 5, wantCut: true},
-		{name: "foreign bytes after the fragment", flags: os.O_WRONLY | os.O_APPEND, whole: 2, frag: 9, foreign: "other", wantWarns: 1},
-		{name: "not O_APPEND, offset elsewhere", flags: os.O_WRONLY, whole: 2, frag: 9, wantWarns: 1},
+		{name: "foreign bytes after the fragment", flags: os.O_WRONLY | os.O_APPEND, whole: 2, frag: 9, foreign: "other", wantWarns: 1,
+			warning: "2 of its 5 records were there"},
+		{name: "not O_APPEND, offset elsewhere", flags: os.O_WRONLY, whole: 2, frag: 9, wantWarns: 1, warning: "could not be cut back"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -789,10 +871,136 @@ func TestRingFileCutsTornRecordOfPlainFile(t *testing.T) {
 				// O_APPEND the writer's own offset decides where bytes go.)
 				assert.GreaterOrEqual(t, len(got), len(earlier)+len(crash), "the file was not cut")
 				if c.flags&os.O_APPEND != 0 {
-					assert.True(t, bytes.HasPrefix(got, append([]byte(earlier), crash...)), "the file was not cut: %q", got)
+					// The records the file holds whole are not written again;
+					// the replay starts with the record torn (or not found).
+					want := append([]byte(earlier), crash...)
+					for _, r := range recs[c.whole:] {
+						want = append(want, r...)
+					}
+					want = append(want, "after\n"...)
+					assert.Equal(t, string(want), string(got), "the file was not cut, and the replay follows it")
 				}
+				assert.Equal(t, uint64(len(recs)-c.whole), b.Stats().Recovered)
 			}
-			assert.Len(t, log.ringErrors(), c.wantWarns, "%v", log.ringErrors())
+			errs := log.ringErrors()
+			assert.Len(t, errs, c.wantWarns, "%v", errs)
+			if c.warning != "" && len(errs) > 0 {
+				assert.Contains(t, errs[0].Reason, c.warning)
+			}
 		})
 	}
+}
+
+// Something else appends to the log file between the crash and the restart
+// (a wrapper's `echo starting >> app.log`, another handler's first line)
+// while a batch was in flight: recovery checks the output's bytes, so the
+// banner is never taken for the batch's records, whatever its length. The
+// records found in the file are not written again, every other one is
+// replayed after the banner, and a warning says so.
+func TestRingFileForeignBytesBeforeRestartAreNotRecords(t *testing.T) {
+	const capacity = 4096
+	recs := make([][]byte, 6)
+	for i := range recs {
+		recs[i] = fmt.Appendf(nil, `{"msg":"accepted","seq":%d,"pad":"%s"}`+"\n", i, strings.Repeat("p", 10+i))
+	}
+	const earlier = "earlier\n"
+	banner := func(n int) string { return strings.Repeat("=", n-1) + "\n" }
+	type tc struct {
+		name    string
+		whole   int    // records of the batch written before the crash
+		foreign string // appended after the crash, before the restart
+	}
+	var cases []tc
+	for _, whole := range []int{0, 2} {
+		next := len(recs[whole]) // the first record not written
+		for _, b := range []struct {
+			name string
+			n    int
+		}{
+			{"shorter than a record", len("starting\n")},
+			{"exactly one record", next},
+			{"exactly two records", next + len(recs[whole+1])},
+			{"a record and a bit", next + 5},
+		} {
+			cases = append(cases, tc{name: fmt.Sprintf("%d written, banner %s", whole, b.name), whole: whole, foreign: banner(b.n)})
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ringPath, outPath := filepath.Join(dir, "ring"), filepath.Join(dir, "out")
+			require.NoError(t, os.WriteFile(outPath, []byte(earlier), 0o644))
+			before, err := pathPosition(outPath)
+			require.NoError(t, err)
+			// The whole ring was the batch in flight.
+			im := newImage(capacity)
+			pos := uint64(0)
+			for _, r := range recs {
+				pos = im.record(pos, r)
+			}
+			im.st = ringState{end: pos, size: before.Size, dev: before.Dev, ino: before.Ino}
+			require.NoError(t, os.WriteFile(ringPath, im.bytes(), 0o600))
+
+			out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND, 0)
+			require.NoError(t, err)
+			defer out.Close()
+			crash := bytes.Join(recs[:c.whole], nil) // what the killed write left
+			_, err = out.Write(append(crash, c.foreign...))
+			require.NoError(t, err)
+
+			b, log := openDurable(t, ringPath, out, Config{Capacity: capacity})
+			st := b.Stats()
+			closeBus(t, b)
+			got, err := os.ReadFile(outPath)
+			require.NoError(t, err)
+			want := earlier + string(crash) + c.foreign + string(bytes.Join(recs[c.whole:], nil))
+			assert.Equal(t, want, string(got), "every accepted record exactly once, the rest after the banner")
+			assert.Equal(t, uint64(len(recs)-c.whole), st.Recovered)
+			assert.Zero(t, st.Unrecovered)
+			errs := log.ringErrors()
+			require.Len(t, errs, 1, "%v", errs)
+			assert.Contains(t, errs[0].Reason, "other bytes where the batch being written at the crash belonged")
+			assert.Contains(t, errs[0].Reason, fmt.Sprintf("%d of its %d records were there", c.whole, len(recs)))
+			assert.Contains(t, errs[0].Reason, fmt.Sprintf("%q", recs[c.whole]))
+			assert.Contains(t, errs[0].Reason, "appears twice")
+		})
+	}
+}
+
+// An output whose bytes cannot be read back (here: a reader that fails) is
+// not trusted by its size: the interrupted batch is replayed whole and the
+// warning says why.
+func TestRingFileUnreadableOutputReplaysWholeBatch(t *testing.T) {
+	const capacity = 4096
+	dir := t.TempDir()
+	ringPath, outPath := filepath.Join(dir, "ring"), filepath.Join(dir, "out")
+	require.NoError(t, os.WriteFile(outPath, []byte("earlier\n"), 0o644))
+	before, err := pathPosition(outPath)
+	require.NoError(t, err)
+	im := newImage(capacity)
+	pos := uint64(0)
+	for i := range 4 {
+		pos = im.record(pos, line(i))
+	}
+	im.st = ringState{end: pos, size: before.Size, dev: before.Dev, ino: before.Ino}
+	require.NoError(t, os.WriteFile(ringPath, im.bytes(), 0o600))
+	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	defer out.Close()
+	_, err = out.Write(line(0)) // the first record reached the file
+	require.NoError(t, err)
+
+	log := &errLog{}
+	unreadable := func(SinkPosition, int64, []byte) bool { return false }
+	r, res, err := openRing(ringPath, capacity, out, filePosition(out), fileCutter(out), unreadable, 16, log.on)
+	require.NoError(t, err)
+	r.close()
+	assert.Equal(t, uint64(4), res.recovered, "the whole batch, the record in the file too")
+	got, err := os.ReadFile(outPath)
+	require.NoError(t, err)
+	assert.Equal(t, "earlier\n"+string(line(0))+string(line(0))+string(line(1))+string(line(2))+string(line(3)), string(got))
+	errs := log.ringErrors()
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Reason, "replayed whole (the output could not be read back")
+	assert.Contains(t, errs[0].Reason, "up to 4 records may appear twice")
 }

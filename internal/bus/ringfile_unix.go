@@ -241,7 +241,7 @@ func cutFile(fd int, name string, at int64, now SinkPosition, fragment func([]by
 // descriptor opened by /proc/self/fd (Linux) or by name that is checked to
 // be the same inode.
 func readTail(fd int, name string, st *unix.Stat_t, b []byte, off int64) bool {
-	if n, err := unix.Pread(fd, b, off); err == nil && n == len(b) {
+	if preadFull(fd, b, off) {
 		return true
 	}
 	for _, path := range []string{"/proc/self/fd/" + strconv.Itoa(fd), name} {
@@ -254,14 +254,69 @@ func readTail(fd int, name string, st *unix.Stat_t, b []byte, off int64) bool {
 		}
 		var rst unix.Stat_t
 		ok := unix.Fstat(rfd, &rst) == nil && rst.Dev == st.Dev && rst.Ino == st.Ino
-		if ok {
-			n, err := unix.Pread(rfd, b, off)
-			ok = err == nil && n == len(b)
-		}
+		ok = ok && preadFull(rfd, b, off)
 		_ = unix.Close(rfd)
 		if ok {
 			return true
 		}
 	}
 	return false
+}
+
+// fileReader returns the reader for an *os.File on a regular file, or nil.
+// It reads the file the descriptor is open on (its identity is the
+// output's, however the position was measured): with pread, or through a
+// read-only descriptor of the same inode when it is write-only (readTail).
+func fileReader(f *os.File) sinkReader {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func(_ SinkPosition, off int64, b []byte) bool {
+		ok := false
+		err := rc.Control(func(fd uintptr) {
+			var st unix.Stat_t
+			ok = unix.Fstat(int(fd), &st) == nil && readTail(int(fd), f.Name(), &st, b, off)
+		})
+		return err == nil && ok
+	}
+}
+
+// pathReader returns the reader for the regular file at path (a
+// filesink.File's): it reads only if the file there is still the output
+// recovery measured (device and inode of now).
+func pathReader(path string) sinkReader {
+	return func(now SinkPosition, off int64, b []byte) bool {
+		// O_NONBLOCK: opening a FIFO put at path since must not block.
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return false
+		}
+		defer func() { _ = unix.Close(fd) }()
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || uint64(st.Dev) != now.Dev || st.Ino != now.Ino { // Dev is not uint64 on every platform
+			return false
+		}
+		return preadFull(fd, b, off)
+	}
+}
+
+// preadFull reads len(b) bytes at off of fd, in as many reads as it takes;
+// false if the file ends first or a read fails.
+func preadFull(fd int, b []byte, off int64) bool {
+	for len(b) > 0 {
+		n, err := unix.Pread(fd, b, off)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return false
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return true
 }
