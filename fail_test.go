@@ -165,3 +165,63 @@ func TestNilWriterFailsEveryRecord(t *testing.T) {
 	assert.Contains(t, reported[0], "asyncbus: nil writer: every record fails")
 	assert.Equal(t, "asyncbus: write (nil writer): asyncbus: nil writer", reported[1])
 }
+
+// panicOnceOutput panics in its first Write, then keeps what it is given.
+type panicOnceOutput struct {
+	calls atomic.Int32
+	brokenOutput
+}
+
+func (w *panicOnceOutput) Write(p []byte) (int, error) {
+	if w.calls.Add(1) == 1 {
+		panic("output boom")
+	}
+	return w.brokenOutput.Write(p)
+}
+
+// An output whose Write panics once, on the caller's goroutine (a
+// write-through, the default when quiet) or on the drainer's (BlockTimeout
+// turns write-through off): the caller does not see the panic, the handler
+// keeps working, the record is written by the retry exactly once and the
+// panic is reported to OnError. Before, the write-through case left every
+// later Handle, Flush and Close hung (the caller had to recover the panic,
+// as net/http does), and the drainer's killed the process.
+func TestPanickingOutput(t *testing.T) {
+	for _, opts := range []struct {
+		name string
+		o    Options
+	}{
+		{"write-through", Options{}},
+		{"drainer", Options{BlockTimeout: time.Hour}},
+	} {
+		t.Run(opts.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			w := &panicOnceOutput{}
+			var mu sync.Mutex
+			var reported []string
+			o := opts.o
+			o.OnError = func(err error) {
+				mu.Lock()
+				reported = append(reported, err.Error())
+				mu.Unlock()
+			}
+			h := NewHandler(w, &o)
+			l := slog.New(h)
+			require.NotPanics(t, func() { l.Info("first") })
+			l.Info("second")
+			require.NoError(t, h.Flush())
+			require.NoError(t, h.Close())
+			lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n")
+			require.Len(t, lines, 2, "%s", w.String())
+			assert.Contains(t, lines[0], `"msg":"first"`)
+			assert.Contains(t, lines[1], `"msg":"second"`)
+			st := h.Stats()
+			assert.EqualValues(t, 2, st.Written)
+			assert.Zero(t, st.Failed)
+			mu.Lock()
+			defer mu.Unlock()
+			require.NotEmpty(t, reported)
+			assert.Contains(t, reported[0], "the output's write panicked: output boom")
+		})
+	}
+}

@@ -397,6 +397,8 @@ type Bus struct {
 	// serialized by that condition (see writeThrough), so they need no lock.
 	wmu     sync.Mutex
 	wtTAT   int64         // rate limit: GCRA theoretical arrival time, ns since epoch
+	wtRep   int64         // when a write-through error was last reported, ns since epoch (0: never)
+	wtSupp  uint64        // write-through errors not reported since then
 	wtOne   [][]byte      // len 1: the record handed to a BatchWriter
 	wtCount atomic.Uint64 // Stats.WriteThrough (atomic: Stats reads it)
 	// wtRest is 1 + the ring position where a write-through that the sink
@@ -884,6 +886,24 @@ func (b *Bus) wtAllow() bool {
 	return true
 }
 
+// reportWriteThrough tells OnError that a write-through failed (the
+// drainer then retries the record, and reports its own failures), at most
+// once a second, with the count of those suppressed in between. Called
+// under wmu, which serializes the wtRep and wtSupp fields.
+func (b *Bus) reportWriteThrough(err error) {
+	if b.onError == nil {
+		return
+	}
+	now := int64(time.Since(b.epoch)) + 1 // + 1: never 0, which means "never"
+	if b.wtRep != 0 && now-b.wtRep < int64(time.Second) {
+		b.wtSupp++
+		return
+	}
+	b.wtRep = now
+	b.rep.send(&SinkError{Op: "write", Output: b.output, Err: err, Suppressed: b.wtSupp})
+	b.wtSupp = 0
+}
+
 type wtResult int
 
 const (
@@ -935,19 +955,22 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 	if b.sink == sinkBatch {
 		b.wtOne[0] = p
 		var k int
-		k, err = b.w.(BatchWriter).WriteBatch(b.wtOne)
+		k, err = sinkWriteBatch(b.w.(BatchWriter), b.wtOne)
 		b.wtOne[0] = nil
 		if k >= 1 {
 			n = len(p)
 		} // else: the sink cut back to the last whole record, nothing of p
 	} else {
-		n, err = b.w.Write(p)
+		n, err = sinkWrite(b.w, p)
 		n = max(0, min(n, len(p)))
 	}
 	// Atomic adds: these counters are otherwise the drainer's, which may
 	// add to them at the same time (a marker round), and Stats reads them.
 	b.writeCalls.Add(1)
 	if n < len(p) || (err != nil && n == 0) {
+		if err != nil {
+			b.reportWriteThrough(err)
+		}
 		// The drainer writes the rest with its retries and error reports.
 		// Committed under wmu, so no marker can land inside a torn line.
 		// The rest is shorter than the reservation: padding fills the gap

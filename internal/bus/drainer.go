@@ -521,7 +521,7 @@ func (d *drainer) admit() bool {
 		return false
 	}
 	for attempts := 0; len(d.owed) > 0; {
-		n, err := b.w.Write(d.owed)
+		n, err := sinkWrite(b.w, d.owed)
 		b.writeCalls.Add(1)
 		n = max(0, min(n, len(d.owed)))
 		d.owed = d.owed[n:]
@@ -686,7 +686,7 @@ func (d *drainer) step(idx, off int) (int, int, error) {
 	b := d.b
 	switch b.sink {
 	case sinkBatch:
-		n, err := b.w.(BatchWriter).WriteBatch(d.views[idx:])
+		n, err := sinkWriteBatch(b.w.(BatchWriter), d.views[idx:])
 		b.writeCalls.Add(1)
 		n = max(0, min(n, len(d.views)-idx))
 		return idx + n, 0, err
@@ -700,7 +700,7 @@ func (d *drainer) step(idx, off int) (int, int, error) {
 	if start >= len(d.staging) {
 		return len(d.views), 0, nil // only empty records remain
 	}
-	n, err := b.w.Write(d.staging[start:])
+	n, err := sinkWrite(b.w, d.staging[start:])
 	b.writeCalls.Add(1)
 	n = max(0, min(n, len(d.staging)-start))
 	idx, off = advance(d.ends, idx, start+n)
@@ -979,7 +979,7 @@ func (d *drainer) syncSinkExcluded() error {
 	if !ok || chanClosed(d.b.abort) {
 		return nil
 	}
-	err := s.Sync()
+	err := sinkSync(s)
 	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
 		return nil // pipes, terminals, sockets: nothing to make durable
 	}

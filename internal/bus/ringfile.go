@@ -792,7 +792,7 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 	}
 	if res.recovered > 0 {
 		if s, ok := w.(Syncer); ok {
-			if err := s.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
+			if err := sinkSync(s); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
 				return res, fmt.Errorf("asyncbus: sync after replaying the ring file: %w", err)
 			}
 		}
@@ -805,7 +805,7 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
 	if bw, ok := w.(BatchWriter); ok {
 		for len(recs) > 0 {
-			n, err := bw.WriteBatch(recs)
+			n, err := sinkWriteBatch(bw, recs)
 			n = max(0, min(n, len(recs)))
 			recs = recs[n:]
 			if err != nil {
@@ -825,7 +825,7 @@ func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	n, err := w.Write(b)
+	n, err := sinkWrite(w, b)
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
 	}
