@@ -24,10 +24,14 @@
 //	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 //	defer logrbridge.Flush(ctrl.Log)
 //
+// With [CloseWhenUnreachable], the handler is closed (flushed and stopped)
+// once every logger made from it is unreachable: loggers made and dropped,
+// one per test say, leave no goroutine behind. The drop-in's New sets it.
+//
 // # Mapping
 //
 //   - V(n).Info becomes a slog record at level -n; Enabled(n) asks the
-//     handler about level -n.
+//     handler about level -n ([Zapr]: n at most 127, as zapr).
 //   - Error is always a record at [slog.LevelError], whatever V; a non-nil error
 //     is written first, under the error key (default "error").
 //   - Names are joined with "." (configurable) and written under "logger"
@@ -39,7 +43,9 @@
 //     another Marshaler is not applied again), then slog.LogValuer is
 //     resolved, then fmt.Stringer and error are turned into strings. A
 //     panic in any of these methods is caught and rendered as
-//     "<panic: VALUE>" (klog's and funcr's rendering).
+//     "<panic: VALUE>" (klog's and funcr's rendering). [Zapr] follows
+//     zapr and zap instead: "<nil>" for a nil pointer, KEY+"Error" with
+//     "PANIC=VALUE" for other panics.
 //   - A MarshalLog result that is a struct with exactly the two string fields
 //     Name and Namespace (klog.ObjectRef, types.NamespacedName) becomes the
 //     group {"name":…,"namespace":…}; namespace is left out when empty, like

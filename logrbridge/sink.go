@@ -42,7 +42,9 @@ type config struct {
 	onError    func(error)
 	errorLast  bool
 	keepErrors bool
-	convert    func(v any) (slog.Value, bool)
+	zapr       bool
+	convert    func(key string, v any) (slog.Attr, bool)
+	closeDrop  bool
 }
 
 // ErrorKey sets the key under which Logger.Error writes its error (default "error").
@@ -99,12 +101,67 @@ func KeepErrors(on bool) Option { return func(c *config) { c.keepErrors = on } }
 
 // ValueConverter gives fn the first look at every logr value that is not a
 // plain string, number, bool, time or duration: when it reports true its
-// value is used as is (the drop-in package uses it to render Kubernetes
-// objects the way controller-runtime's production encoder does). It
-// replaces [ShrinkObjects].
+// value is used as is. It replaces [ShrinkObjects] and, like
+// [FieldConverter], the converter set before it.
 func ValueConverter(fn func(v any) (slog.Value, bool)) Option {
+	return func(c *config) {
+		c.convert = func(key string, v any) (slog.Attr, bool) {
+			val, ok := fn(v)
+			return slog.Attr{Key: key, Value: val}, ok
+		}
+	}
+}
+
+// FieldConverter is [ValueConverter] that also gets the key and returns the
+// whole attribute written in place of the pair. A group attribute with an
+// empty key writes its attributes in place of the pair (slog handlers and
+// the zap encodings inline such groups): one value may become several
+// fields (the drop-in package writes controller-runtime's "pod":{} and
+// "podError" for a nil Kubernetes object this way). It replaces
+// [ShrinkObjects] and the converter set before it.
+func FieldConverter(fn func(key string, v any) (slog.Attr, bool)) Option {
 	return func(c *config) { c.convert = fn }
 }
+
+// Zapr makes the logger treat levels and values as go-logr/zapr and
+// go.uber.org/zap do where that differs from the defaults (see the package
+// documentation), for handlers that write zap's output (the drop-in
+// package sets it):
+//   - V levels above 127 are V(127) (zap levels are int8), in Enabled and
+//     in the record's level;
+//   - a MarshalLog that panics gives the key KEY+"Error" with the value
+//     "PANIC=<panic>" in place of the pair;
+//   - an error (also one that is a fmt.Stringer, zap.Any's order) and a
+//     fmt.Stringer are written as their text, and when the method panics
+//     on a nil pointer (a nil pointer to a value receiver, a method that
+//     does not guard against nil) as "<nil>"; any other panic gives
+//     KEY+"Error" with "PANIC=<panic>" in place of the pair. With
+//     [KeepErrors], errors are handed over as errors and the handler
+//     renders them (the zap encodings follow the same rules).
+//
+// Default false.
+func Zapr(on bool) Option { return func(c *config) { c.zapr = on } }
+
+// maxZapV is the highest V level zapr hands to zap: zapcore.Level is an
+// int8, so zapr's toZapLevel caps V at 127.
+const maxZapV = 127
+
+// CloseWhenUnreachable closes the handler (its Close() error method, which
+// for asyncbus handlers writes what is queued and stops the drainer) once
+// the logger returned by NewLogger and every logger derived from it (With*,
+// V, logr.ToSlogHandler and slog loggers on top of it, controller-runtime's
+// ctrl.Log after SetLogger) are unreachable, so that a logger made and
+// dropped, one per test say, leaves no goroutine or ring behind. Records
+// logged before are not lost: closing flushes them. It runs on a goroutine
+// of its own, some time after a garbage collection finds the loggers gone
+// (never at program exit: flush or close before exiting as usual). A
+// slog.Handler returned by [Handler] does not keep the handler open, nor
+// does the handler itself: use NewLogger without this option when the
+// handler outlives its loggers. Anything the handler references (an
+// OnError callback, the output) must not reference the loggers, or they
+// are never unreachable. Without a Close method nothing is done. Default
+// false.
+func CloseWhenUnreachable(on bool) Option { return func(c *config) { c.closeDrop = on } }
 
 // OnHandleError receives the errors the handler returns from Handle (logr's
 // API has no way to return them). By default they are ignored: asyncbus
@@ -127,7 +184,31 @@ func NewLogger(h slog.Handler, opts ...Option) logr.Logger {
 	if cfg.namer == nil && !cfg.nameKeySet {
 		cfg.namer = nativeNamer(h)
 	}
-	return logr.New(&sink{cfg: cfg, root: h, h: h})
+	s := &sink{cfg: cfg, root: h, h: h}
+	if c, ok := h.(closer); ok && cfg.closeDrop {
+		s.life = &lifeline{h: c}
+		// The cleanup's argument is the handler, which does not reference
+		// the lifeline: only sinks do, so it runs once the last is gone.
+		runtime.AddCleanup(s.life, closeDropped, c)
+	}
+	return logr.New(s)
+}
+
+type closer interface{ Close() error }
+
+// lifeline is shared by the sink NewLogger made with CloseWhenUnreachable
+// and every sink derived from it (each With* copies the pointer), and
+// referenced by nothing else: neither the handler nor its goroutines point
+// to it, so it becomes unreachable exactly when the last of those sinks
+// does. It holds the handler only to be a pointer-bearing allocation (the
+// runtime may batch tiny pointer-free objects, delaying their cleanups).
+type lifeline struct{ h closer }
+
+// closeDropped closes the handler of loggers that are all gone, on a
+// goroutine of its own: Close waits for the output, and a cleanup that
+// blocks would hold up the runtime's other cleanups.
+func closeDropped(h closer) {
+	go func() { _ = h.Close() }() // asyncbus reports output failures through OnError itself
 }
 
 // op is one WithValues/WithAttrs (attrs) or WithGroup (group) step, kept so
@@ -145,8 +226,9 @@ type sink struct {
 	h         slog.Handler // root + name + ops, what records go to
 	name      string
 	ops       []op
-	infoDepth int // logr.RuntimeInfo.CallDepth
-	depth     int // sum of WithCallDepth calls; may be negative
+	infoDepth int       // logr.RuntimeInfo.CallDepth
+	depth     int       // sum of WithCallDepth calls; may be negative
+	life      *lifeline // CloseWhenUnreachable: nil otherwise
 }
 
 var (
@@ -167,12 +249,21 @@ func (s *sink) Init(info logr.RuntimeInfo) {
 
 // Enabled implements logr.LogSink: V(level) is slog level -level.
 func (s *sink) Enabled(level int) bool {
-	return s.h.Enabled(context.Background(), slog.Level(-level))
+	return s.h.Enabled(context.Background(), s.cfg.vLevel(level))
 }
 
 // Info implements logr.LogSink.
 func (s *sink) Info(level int, msg string, keysAndValues ...any) {
-	s.log(slog.Level(-level), nil, msg, keysAndValues)
+	s.log(s.cfg.vLevel(level), nil, msg, keysAndValues)
+}
+
+// vLevel is the slog level of V(level): -level, with V at most 127 in
+// Zapr mode.
+func (c *config) vLevel(level int) slog.Level {
+	if c.zapr && level > maxZapV {
+		level = maxZapV
+	}
+	return slog.Level(-level)
 }
 
 // Error implements logr.LogSink. The record is at slog.LevelError whatever V.
@@ -220,12 +311,19 @@ func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 	if herr := s.h.Handle(context.Background(), r); herr != nil && s.cfg.onError != nil {
 		s.cfg.onError(herr)
 	}
+	// The sink, and so its lifeline, stays reachable until Handle has
+	// returned: a logger dropped right after the call (New(...).Info(...))
+	// must not be closed while its record is being handed over.
+	runtime.KeepAlive(s)
 }
 
 // errorAttr is the attribute of Logger.Error's error.
 func (c *config) errorAttr(err error) slog.Attr {
-	if c.keepErrors {
+	switch {
+	case c.keepErrors:
 		return slog.Any(c.errorKey, err)
+	case c.zapr:
+		return zapTextAttr(c.errorKey, err)
 	}
 	return slog.String(c.errorKey, safeError(err))
 }
@@ -297,7 +395,9 @@ func (s *sink) Handle(ctx context.Context, r slog.Record) error {
 		r = r.Clone() // we add an attribute; the caller's record may share its backing array
 		r.AddAttrs(slog.String(s.cfg.stackKey, stackFrom(r.PC)))
 	}
-	return s.h.Handle(ctx, r)
+	err := s.h.Handle(ctx, r)
+	runtime.KeepAlive(s) // as in log
+	return err
 }
 
 // WithAttrs implements logr.SlogSink.
@@ -341,7 +441,9 @@ func Flush(l logr.Logger) error {
 		return nil
 	}
 	if f, ok := s.root.(interface{ Flush() error }); ok {
-		return f.Flush()
+		err := f.Flush()
+		runtime.KeepAlive(s) // a CloseWhenUnreachable logger stays open until Flush returns
+		return err
 	}
 	return nil
 }
@@ -355,7 +457,7 @@ func Close(l logr.Logger) error {
 	if s == nil {
 		return nil
 	}
-	if c, ok := s.root.(interface{ Close() error }); ok {
+	if c, ok := s.root.(closer); ok {
 		return c.Close()
 	}
 	return nil

@@ -47,7 +47,7 @@ func (c *config) pair(kv []any, i int) slog.Attr {
 	if i+1 >= len(kv) {
 		return slog.String(key, MissingValue)
 	}
-	return slog.Attr{Key: key, Value: c.value(kv[i+1])}
+	return c.attr(key, kv[i+1])
 }
 
 func keyString(k any) string {
@@ -55,19 +55,20 @@ func keyString(k any) string {
 	return fmt.Sprint(k)
 }
 
-// value converts one logr value into a slog.Value. Plain types take the fast
-// path and allocate nothing.
-func (c *config) value(v any) slog.Value {
+// attr converts one logr pair into an attribute. Plain types take the fast
+// path and allocate nothing. The key changes only in [Zapr] mode, where a
+// panicking method gives key+"Error" as zapr and zap write it.
+func (c *config) attr(key string, v any) slog.Attr {
 	if val, ok := plainValue(v); ok {
-		return val
+		return slog.Attr{Key: key, Value: val}
 	}
 	if c.convert != nil {
-		if val, ok := safeConvert(c.convert, v); ok {
-			return val
+		if a, ok := safeConvert(c.convert, key, v); ok {
+			return a
 		}
 	} else if c.shrink {
 		if o, ok := v.(objectMeta); ok {
-			return shrink(o)
+			return slog.Attr{Key: key, Value: shrink(o)}
 		}
 	}
 	marshaled := false
@@ -75,34 +76,49 @@ func (c *config) value(v any) slog.Value {
 		var p any
 		v, p = safeMarshalLog(m)
 		if p != nil {
-			return slog.StringValue(panicString(p))
+			if c.zapr {
+				return slog.String(key+"Error", fmt.Sprintf("PANIC=%s", p)) // zapr's invokeMarshaler
+			}
+			return slog.String(key, panicString(p))
 		}
 		if val, ok := plainValue(v); ok {
-			return val
+			return slog.Attr{Key: key, Value: val}
 		}
 		marshaled = true
 	}
 	if c.keepErrors {
 		if err, ok := v.(error); ok {
 			if _, lv := v.(slog.LogValuer); !lv {
-				return slog.AnyValue(err)
+				return slog.Any(key, err)
 			}
 		}
 	}
-	switch x := v.(type) {
-	case slog.LogValuer:
-		return safeLogValue(x)
-	case fmt.Stringer:
-		return slog.StringValue(safeString(x))
-	case error:
-		return slog.StringValue(safeError(x))
+	if c.zapr {
+		// zap.Any's order: an error is an error even when it is a Stringer.
+		switch x := v.(type) {
+		case slog.LogValuer:
+			return slog.Attr{Key: key, Value: safeLogValue(x)}
+		case error:
+			return zapTextAttr(key, x)
+		case fmt.Stringer:
+			return zapTextAttr(key, x)
+		}
+	} else {
+		switch x := v.(type) {
+		case slog.LogValuer:
+			return slog.Attr{Key: key, Value: safeLogValue(x)}
+		case fmt.Stringer:
+			return slog.String(key, safeString(x))
+		case error:
+			return slog.String(key, safeError(x))
+		}
 	}
 	if marshaled {
 		if ref, ok := kubeRef(v); ok {
-			return ref
+			return slog.Attr{Key: key, Value: ref}
 		}
 	}
-	return slog.AnyValue(v)
+	return slog.Any(key, v)
 }
 
 // plainValue handles the types slog has a Kind for, without boxing again.
@@ -160,14 +176,14 @@ func safeMarshalLog(m logr.Marshaler) (v any, p any) {
 	return m.MarshalLog(), nil
 }
 
-// safeConvert calls a ValueConverter; a panic becomes the panic string.
-func safeConvert(fn func(any) (slog.Value, bool), v any) (val slog.Value, ok bool) {
+// safeConvert calls a FieldConverter; a panic becomes the panic string.
+func safeConvert(fn func(string, any) (slog.Attr, bool), key string, v any) (a slog.Attr, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			val, ok = slog.StringValue(panicString(r)), true
+			a, ok = slog.String(key, panicString(r)), true
 		}
 	}()
-	return fn(v)
+	return fn(key, v)
 }
 
 func safeString(s fmt.Stringer) (str string) {
@@ -186,6 +202,27 @@ func safeError(e error) (str string) {
 		}
 	}()
 	return e.Error()
+}
+
+// zapTextAttr is key and the text of v, an error (Error) or else a
+// fmt.Stringer (String), as zap's encodeError and encodeStringer write it:
+// a panic on a nil pointer (a method that does not guard against nil, or a
+// value receiver) gives "<nil>", any other panic key+"Error" with
+// "PANIC=<value>".
+func zapTextAttr(key string, v any) (a slog.Attr) {
+	defer func() {
+		if r := recover(); r != nil {
+			if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+				a = slog.String(key, "<nil>")
+				return
+			}
+			a = slog.String(key+"Error", fmt.Sprintf("PANIC=%v", r))
+		}
+	}()
+	if err, ok := v.(error); ok {
+		return slog.String(key, err.Error())
+	}
+	return slog.String(key, v.(fmt.Stringer).String())
 }
 
 // safeLogValue resolves a LogValuer; a panic in its LogValue becomes the

@@ -242,12 +242,18 @@ func TestEncodingFormats(t *testing.T) {
 	assert.Equal(t, "15:04", layout)
 }
 
-func TestKubeObjectRefIgnoresOthers(t *testing.T) {
-	for _, v := range []any{"s", 1, struct{ Name string }{"n"}, (*fakeObject)(nil), errors.New("e")} {
-		_, ok := kubeObjectRef(v)
+func TestKubeObjectFieldIgnoresOthers(t *testing.T) {
+	for _, v := range []any{"s", 1, struct{ Name string }{"n"}, (*objectMetaOnly)(nil), &objectMetaOnly{}, errors.New("e")} {
+		_, ok := kubeObjectField("k", v)
 		assert.False(t, ok, "%T", v)
 	}
 }
+
+// objectMetaOnly has object metadata but is no runtime.Object.
+type objectMetaOnly struct{}
+
+func (*objectMetaOnly) GetName() string      { return "n" }
+func (*objectMetaOnly) GetNamespace() string { return "ns" }
 
 // verboseError formats itself with more detail under %+v, like pkg/errors.
 type verboseError struct{ msg string }
@@ -268,4 +274,103 @@ func TestErrorVerbose(t *testing.T) {
 	l.Error(verboseError{"boom"}, "failed", "cause", verboseError{"inner"})
 	require.NoError(t, logrbridge.Close(l))
 	assert.Contains(t, buf.String(), `"msg":"failed","cause":"inner","causeVerbose":"inner\ndetail","error":"boom","errorVerbose":"boom\ndetail"}`)
+}
+
+// valueStringer has a value receiver: a nil *valueStringer panics in the
+// method wrapper the compiler makes for the pointer type.
+type valueStringer struct{ n int }
+
+func (v valueStringer) String() string { return fmt.Sprint("n=", v.n) }
+
+type panicStringer struct{}
+
+func (panicStringer) String() string { panic("boom") }
+
+type panicMarshaler struct{}
+
+func (panicMarshaler) MarshalLog() any { panic("mboom") }
+
+// ptrError dereferences its receiver without a nil check.
+type ptrError struct{ msg string }
+
+func (e *ptrError) Error() string { return e.msg }
+
+// TestValuesFollowZap checks the values whose methods panic or are called
+// on nil pointers against what controller-runtime's zap writes for them
+// (integration's TestDropInValuesMatchControllerRuntime compares with zap
+// itself), in both encodings and both through the log call and
+// WithValues.
+func TestValuesFollowZap(t *testing.T) {
+	kv := []any{
+		"s", (*valueStringer)(nil),
+		"p", panicStringer{},
+		"m", panicMarshaler{},
+		"e", (*ptrError)(nil),
+		"obj", (*fakeObject)(nil),
+	}
+	for _, tc := range []struct {
+		name string
+		opts []Opts
+		want string
+	}{
+		{"production", nil, `"msg":"m","s":"<nil>","pError":"PANIC=boom","mError":"PANIC=mboom","e":"<nil>","obj":{},"objError":"got nil for runtime.Object","err":"<nil>"}`},
+		{"production console", []Opts{ConsoleEncoder()}, "\tm\t" + `{"s": "<nil>", "pError": "PANIC=boom", "mError": "PANIC=mboom", "e": "<nil>", "obj": {}, "objError": "got nil for runtime.Object", "err": "<nil>"}`},
+		{"development", []Opts{UseDevMode(true)}, "\tm\t" + `{"s": "<nil>", "pError": "PANIC=boom", "mError": "PANIC=mboom", "e": "<nil>", "obj": "<nil>", "err": "<nil>"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, via := range []string{"Info", "WithValues"} {
+				var buf syncbuf.Buffer
+				l := New(append(tc.opts, WriteTo(&buf))...)
+				require.NotPanics(t, func() {
+					if via == "Info" {
+						l.Info("m", append(kv, "err", (*ptrError)(nil))...)
+					} else {
+						l.WithValues(kv...).Info("m", "err", (*ptrError)(nil))
+					}
+				})
+				require.NoError(t, logrbridge.Close(l))
+				assert.True(t, strings.HasSuffix(strings.TrimSuffix(buf.String(), "\n"), tc.want), "%s:\n%s", via, buf.String())
+			}
+		})
+	}
+}
+
+func TestErrorWithNilPointerError(t *testing.T) {
+	var buf syncbuf.Buffer
+	l := New(WriteTo(&buf), StacktraceLevel(PanicLevel))
+	l.Error((*ptrError)(nil), "failed")
+	require.NoError(t, logrbridge.Close(l))
+	assert.Equal(t, "<nil>", jsonLines(t, buf.String())[0]["error"], "zap's encodeError")
+}
+
+// TestVLevelsAbove127 checks zapr's cap: V(n) for n > 127 is V(127), so
+// the lowest level zap can express (-127, --zap-log-level=127) enables
+// them, and they are named Level(-127).
+func TestVLevelsAbove127(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  []Opts
+		level slog.Level
+		v     int
+		want  string // the start of the line after the time; "" when disabled
+	}{
+		{"V(200) at -127", nil, -127, 200, `{"level":"Level(-127)"`},
+		{"V(127) at -127", nil, -127, 127, `{"level":"Level(-127)"`},
+		{"V(200) at -126", nil, -126, 200, ""},
+		{"V(126) at -126", nil, -126, 126, `{"level":"Level(-126)"`},
+		{"console V(1000) at -127", []Opts{ConsoleEncoder()}, -127, 1000, "LEVEL(-127)\tm"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf syncbuf.Buffer
+			l := New(append(tc.opts, WriteTo(&buf), Level(tc.level))...)
+			assert.Equal(t, tc.want != "", l.V(tc.v).Enabled())
+			l.V(tc.v).Info("m")
+			require.NoError(t, logrbridge.Close(l))
+			if tc.want == "" {
+				assert.Empty(t, buf.String())
+				return
+			}
+			assert.Contains(t, buf.String(), tc.want)
+		})
+	}
 }
