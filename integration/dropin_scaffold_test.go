@@ -41,6 +41,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,7 +76,7 @@ func (p phase) String() string { return "phase:" + string(p) }
 
 func main() {
 	var exit string
-	flag.StringVar(&exit, "exit", "return", "return, flush or fail")
+	flag.StringVar(&exit, "exit", "return", "return, flush, fail or shutdown")
 	opts := zap.Options{
 		Development: true,
 	}
@@ -86,6 +87,21 @@ func main() {
 	setupLog := ctrl.Log.WithName("setup")
 
 	switch exit {
+	case "shutdown":
+		// A manager shutting down: its workers log a few lines each at
+		// once, then main logs its last line and returns.
+		log := ctrl.Log.WithName("manager")
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 5 {
+					log.Info("worker stopped", "worker", g, "i", i)
+				}
+			})
+		}
+		wg.Wait()
+		log.Info("Wait completed, proceeding to shutdown the manager")
+		return
 	case "return", "fail":
 		// The scaffold's own lines, nothing else.
 		setupLog.Info("starting manager")
@@ -276,8 +292,10 @@ func TestScaffoldOutputMatchesControllerRuntime(t *testing.T) {
 
 // TestScaffoldKeepsEveryLineAtExit runs the unchanged scaffold main built
 // with the drop-in 20 times returning normally from main and 20 times
-// calling os.Exit(1) after logging an error: every line must be in the
-// output every time, as it is with controller-runtime's zap. (The drop-in
+// calling os.Exit(1) after logging an error, and 20 times shutting down as
+// a manager does (8 goroutines log at once, then main logs a last line and
+// returns): every line must be in the output every time, as it is with
+// controller-runtime's zap. (The drop-in
 // writes Error records before Error returns; keeping the Info lines of a
 // program that returns without flushing needs the handler to write through
 // when its drainer is idle.)
@@ -293,6 +311,7 @@ func TestScaffoldKeepsEveryLineAtExit(t *testing.T) {
 	}{
 		{"return", 0, []string{`"msg":"starting manager"`, `"msg":"serving metrics"`, `"msg":"starting workers"`, `"msg":"stopping"`}},
 		{"fail", 1, []string{`"msg":"starting manager"`, `"msg":"serving metrics"`, `"msg":"starting workers"`, `"msg":"unable to start manager"`}},
+		{"shutdown", 0, shutdownLines()},
 	} {
 		t.Run(tc.exit, func(t *testing.T) {
 			// The reference keeps them: the test checks what a user expects.
@@ -314,6 +333,18 @@ func TestScaffoldKeepsEveryLineAtExit(t *testing.T) {
 			assert.Empty(t, missing, "lines lost at exit (%d of %d)", len(missing), 20*len(tc.lines))
 		})
 	}
+}
+
+// shutdownLines are the lines of the scaffold's -exit=shutdown: 8 workers'
+// 5 lines each, logged at once, and main's last line.
+func shutdownLines() []string {
+	var lines []string
+	for g := range 8 {
+		for i := range 5 {
+			lines = append(lines, fmt.Sprintf(`"worker":%d,"i":%d}`, g, i))
+		}
+	}
+	return append(lines, `"msg":"Wait completed, proceeding to shutdown the manager"`)
 }
 
 // TestFlushThroughDelegatingLogger: logrbridge.Flush(ctrl.Log) reaches the
