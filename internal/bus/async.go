@@ -399,11 +399,10 @@ type Bus struct {
 	// whose reservation started at head == tail, and those producers are
 	// serialized by that condition (see writeThrough), so they need no lock.
 	wmu     sync.Mutex
-	wtTAT   int64         // rate limit: GCRA theoretical arrival time, ns since epoch
-	wtRep   int64         // when a write-through error was last reported, ns since epoch (0: never)
-	wtSupp  uint64        // write-through errors not reported since then
-	wtOne   [][]byte      // len 1: the record handed to a BatchWriter
-	wtCount atomic.Uint64 // Stats.WriteThrough (atomic: Stats reads it)
+	wtTAT   int64                 // rate limit: GCRA theoretical arrival time, ns since epoch
+	wtErr   atomic.Pointer[error] // the last write-through error the drainer has not reported yet
+	wtOne   [][]byte              // len 1: the record handed to a BatchWriter
+	wtCount atomic.Uint64         // Stats.WriteThrough (atomic: Stats reads it)
 	// wtRest is 1 + the ring position where a write-through that the sink
 	// took only part of committed the rest of its record, 0 if none;
 	// wtRestLen is how many bytes of that record are in the output. Stored
@@ -889,22 +888,14 @@ func (b *Bus) wtAllow() bool {
 	return true
 }
 
-// reportWriteThrough tells OnError that a write-through failed (the
-// drainer then retries the record, and reports its own failures), at most
-// once a second, with the count of those suppressed in between. Called
-// under wmu, which serializes the wtRep and wtSupp fields.
+// reportWriteThrough hands the error of a failed write-through to the
+// drainer, which reports it through its own rate limit (one report per
+// distinct error a second, shared with its own failures) when it next
+// writes: the record's rest, committed to the ring, is then retried there.
 func (b *Bus) reportWriteThrough(err error) {
-	if b.onError == nil {
-		return
+	if b.onError != nil {
+		b.wtErr.Store(&err) // atomic: the drainer swaps it out; a later error replaces an unreported one
 	}
-	now := int64(time.Since(b.epoch)) + 1 // + 1: never 0, which means "never"
-	if b.wtRep != 0 && now-b.wtRep < int64(time.Second) {
-		b.wtSupp++
-		return
-	}
-	b.wtRep = now
-	b.rep.send(&SinkError{Op: "write", Output: b.output, Err: err, Suppressed: b.wtSupp})
-	b.wtSupp = 0
 }
 
 type wtResult int

@@ -349,6 +349,9 @@ func (d *drainer) writeRound() {
 	}
 	// wmu: a producer writing through never calls the sink at the same time.
 	b.wmu.Lock()
+	if b.wtErr.Load() != nil { // atomic: set by a failed write-through (reportWriteThrough)
+		d.report("write", *b.wtErr.Swap(nil))
+	}
 	if admitted {
 		done, off = d.write()
 		if cap(d.staging) > maxStagingKeep {
