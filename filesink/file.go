@@ -269,12 +269,12 @@ func (f *File) Close() error {
 		<-f.closeDone
 		return f.closeErr
 	}
-	f.closed = true
 	var err error
+	if f.file != nil && f.opts.Sync != SyncNever && f.dirty {
+		err = f.syncNow() // before closed is set: syncNow refuses a closed File
+	}
+	f.closed = true
 	if f.file != nil {
-		if f.opts.Sync != SyncNever && f.dirty {
-			err = f.syncNow()
-		}
 		err = errors.Join(err, f.closeCurrent())
 	}
 	errs := f.takePending()

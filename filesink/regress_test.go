@@ -265,3 +265,48 @@ func TestTornTailReportSettledOnce(t *testing.T) {
 		})
 	}
 }
+
+// Close syncs data written since the last sync (unless the policy is
+// SyncNever) and returns the sync's own error, not ErrClosed: it used to
+// mark the File closed first, so the sync refused to run.
+func TestCloseSyncsDirtyData(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		policy     SyncPolicy
+		syncErr    error
+		wantSyncs  int // fdatasync calls made by Close
+		wantErrIs  error
+		writeFirst bool
+	}{
+		{name: "interval, dirty", policy: SyncInterval, wantSyncs: 1, writeFirst: true},
+		{name: "interval, nothing written", policy: SyncInterval, wantSyncs: 0},
+		{name: "every batch, synced already", policy: SyncEveryBatch, wantSyncs: 0, writeFirst: true},
+		{name: "never", policy: SyncNever, wantSyncs: 0, writeFirst: true},
+		{name: "interval, sync fails", policy: SyncInterval, syncErr: syscall.EIO, wantSyncs: 1, wantErrIs: syscall.EIO, writeFirst: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "app.log")
+			tick := make(chan time.Time) // never ticks: only Close can sync
+			f, err := open(path, Options{Sync: tc.policy, Clock: newClock(t0).Now, testTick: tick}, func(f *File) {
+				if tc.syncErr != nil {
+					f.datasync = func(int) error { return tc.syncErr }
+				}
+			})
+			require.NoError(t, err)
+			if tc.writeFirst {
+				_, err = f.Write([]byte("a\n"))
+				require.NoError(t, err)
+			}
+			before := syncCount(f)
+			err = f.Close()
+			assert.Equal(t, before+tc.wantSyncs, syncCount(f), "fdatasync calls by Close")
+			assert.NotErrorIs(t, err, ErrClosed)
+			if tc.wantErrIs != nil {
+				require.ErrorIs(t, err, tc.wantErrIs)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.ErrorIs(t, f.Close(), tc.wantErrIs, "a second Close returns the first one's result")
+		})
+	}
+}
