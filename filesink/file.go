@@ -317,10 +317,9 @@ func (f *File) writeLocked(records [][]byte) (int, error) {
 		}
 	}
 	if f.cutTo >= 0 {
-		if err := f.truncate(f.fd, f.cutTo); err != nil {
+		if err := f.applyCut(); err != nil {
 			return 0, f.fail(fmt.Errorf("cannot cut back a partly written record, refusing to write after it: %w", err))
 		}
-		f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1
 	}
 	if f.size > 0 && ((f.opts.MaxSize > 0 && f.size+total > max(f.opts.MaxSize, f.retrySize)) ||
 		(f.opts.Rotate != RotateNone && !now.Before(f.nextRotate))) {
@@ -530,10 +529,8 @@ func (f *File) closeCurrent() error {
 	if f.cutTo >= 0 {
 		// A torn record is still at the end: cut it before the file is
 		// closed or becomes a backup.
-		if terr := f.truncate(f.fd, f.cutTo); terr != nil {
+		if terr := f.applyCut(); terr != nil {
 			err = fmt.Errorf("filesink: %s keeps a partly written record at its end: cut back to %d bytes: %w", f.path, f.cutTo, terr)
-		} else {
-			f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1
 		}
 	}
 	f.syncSize()
@@ -547,6 +544,26 @@ func (f *File) closeCurrent() error {
 	}
 	f.file = nil
 	return err
+}
+
+// applyCut performs the pending cut back to f.cutTo, with f.mu held. It
+// never extends the file: if the file shrank underneath to cutTo bytes or
+// fewer (logrotate's copytruncate), the torn bytes are gone already and only
+// the sizes are updated.
+func (f *File) applyCut() error {
+	fi, err := f.file.Stat()
+	if err != nil {
+		return fmt.Errorf("stat: %w", err)
+	}
+	if size := fi.Size(); size <= f.cutTo {
+		f.size, f.allocEnd, f.cutTo = size, min(f.allocEnd, size), -1
+		return nil
+	}
+	if err := f.truncate(f.fd, f.cutTo); err != nil {
+		return err
+	}
+	f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1 // the truncation released the preallocated blocks
+	return nil
 }
 
 // syncSize lowers f.size to the file's real size when the file shrank
@@ -572,8 +589,11 @@ func (f *File) checkPath() bool {
 	fi, err := os.Stat(f.path)
 	if err == nil {
 		if dev, ino := fileID(fi); dev == f.dev && ino == f.ino {
-			if fi.Size() < f.size && f.cutTo < 0 {
-				f.size, f.allocEnd = fi.Size(), fi.Size() // truncated underneath
+			if fi.Size() < f.size { // truncated underneath
+				f.size, f.allocEnd = fi.Size(), fi.Size()
+				if f.cutTo >= 0 { // a pending cut never extends the file
+					f.cutTo = min(f.cutTo, fi.Size())
+				}
 			}
 			return false
 		}

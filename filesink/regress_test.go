@@ -310,3 +310,61 @@ func TestCloseSyncsDirtyData(t *testing.T) {
 		})
 	}
 }
+
+// A cut back that failed stays pending; if logrotate's copytruncate then
+// empties the file, applying the pending cut must not extend the file with
+// zero bytes, whichever call applies it: the next write (before or after the
+// path check notices the truncation), a rotation or Close.
+func TestPendingCutAfterCopytruncateNeverZeroExtends(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		next func(t *testing.T, f *File, clk *fakeClock)
+		want string
+	}{
+		{"write after the path check", func(t *testing.T, f *File, clk *fakeClock) {
+			clk.Add(DefaultCheckInterval)
+			_, err := f.Write([]byte("after\n"))
+			require.NoError(t, err)
+		}, "after\n"},
+		{"write before the path check", func(t *testing.T, f *File, _ *fakeClock) {
+			_, err := f.Write([]byte("after\n"))
+			require.NoError(t, err)
+		}, "after\n"},
+		{"rotate", func(t *testing.T, f *File, _ *fakeClock) {
+			require.NoError(t, f.Rotate())
+		}, ""},
+		{"close", func(*testing.T, *File, *fakeClock) {}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "app.log")
+			w := &failingWriter{}
+			tr := &flakyTruncate{err: errors.New("truncate failed")}
+			clk := newClock(t0)
+			f, err := open(path, Options{OnError: func(error) {}, Clock: clk.Now}, func(f *File) {
+				f.writev = w.writev
+				f.truncate = tr.truncate
+			})
+			require.NoError(t, err)
+			for i := range 100 {
+				_, err := f.Write(rec("r", i, 100))
+				require.NoError(t, err)
+			}
+			// A write fails part-way, the completion fails, and so does the cut back.
+			w.mu.Lock()
+			w.failures, w.keep, w.errno = 2, 5, syscall.EIO
+			w.mu.Unlock()
+			tr.failNext(1)
+			_, err = f.Write([]byte("0123456789\n"))
+			require.Error(t, err)
+			require.NoError(t, os.Truncate(path, 0)) // copytruncate: copied away, emptied
+
+			tc.next(t, f, clk)
+			require.NoError(t, f.Close())
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(b), "no zero bytes, nothing but the records written since")
+			assert.Empty(t, backupFiles(t, dir, "app-"), "an empty file is not rotated")
+		})
+	}
+}
