@@ -48,6 +48,7 @@ type File struct {
 	size       int64 // bytes of whole records in the file
 	allocEnd   int64 // end of the preallocated range
 	cutTo      int64 // >= 0: a cut back to this size is still pending
+	cutEnd     int64 // with cutTo >= 0: the end of the torn bytes to cut
 	dirty      bool  // written since the last fdatasync
 	lastSync   time.Time
 	nextRotate time.Time
@@ -318,7 +319,11 @@ func (f *File) writeLocked(records [][]byte) (int, error) {
 	}
 	if f.cutTo >= 0 {
 		if err := f.applyCut(); err != nil {
-			return 0, f.fail(fmt.Errorf("cannot cut back a partly written record, refusing to write after it: %w", err))
+			if f.cutTo >= 0 {
+				return 0, f.fail(fmt.Errorf("cannot cut back a partly written record, refusing to write after it: %w", err))
+			}
+			// Left in the file for good: report it, and write on.
+			f.pending = append(f.pending, fmt.Errorf("filesink: %s: %w", f.path, err))
 		}
 	}
 	if f.size > 0 && ((f.opts.MaxSize > 0 && f.size+total > max(f.opts.MaxSize, f.retrySize)) ||
@@ -369,7 +374,8 @@ func (f *File) writeLocked(records [][]byte) (int, error) {
 // writeRecords issues the writev calls and, on an error part-way through a
 // record, completes it or cuts the file back to the last whole record.
 func (f *File) writeRecords(records [][]byte) (int, error) {
-	idx, off := 0, 0 // records[idx][:off] is already in the file
+	idx, off := 0, 0     // records[idx][:off] is already in the file
+	tornEnd := int64(-1) // with off > 0: the file offset just after records[idx][:off]; -1 unknown
 	zero := 0
 	var err error
 	for idx < len(records) {
@@ -382,7 +388,11 @@ func (f *File) writeRecords(records [][]byte) (int, error) {
 		clear(iov) // do not keep the caller's slices alive
 		f.iov = iov[:0]
 		n = max(n, 0)
+		startIdx, startOff := idx, off
 		idx, off = f.advance(records, idx, off, n)
+		if n > 0 && off > 0 { // stopped inside a record: a short or failed write (rare)
+			tornEnd = f.tornEndAfter(tornEnd, n, idx == startIdx && startOff > 0)
+		}
 		if err == syscall.EINTR || (err == nil && n == 0) {
 			if zero++; zero < maxZeroWrites {
 				err = nil
@@ -407,19 +417,55 @@ func (f *File) writeRecords(records [][]byte) (int, error) {
 		f.size += int64(len(rest[0]))
 		return idx + 1, err
 	}
-	// The torn record's bytes are the last ones in the file (append mode).
-	// Cut them by the file's real size, which may be below f.size if the
-	// file was truncated underneath since the last check.
-	if fi, serr := f.file.Stat(); serr == nil {
-		f.size = max(fi.Size()-int64(off)-int64(max(n, 0)), 0)
+	torn := int64(off)
+	if n > 0 {
+		tornEnd = f.tornEndAfter(tornEnd, n, true)
+		torn += int64(n)
 	}
-	if terr := f.truncate(f.fd, f.size); terr != nil {
-		f.cutTo = f.size // retried before the next write, which waits for it
-		err = errors.Join(err, fmt.Errorf("cut back to %d bytes: %w", f.size, terr))
-	} else {
-		f.allocEnd = f.size // the truncation released the preallocated blocks
+	return idx, errors.Join(err, f.cutTorn(tornEnd, torn))
+}
+
+// tornEndAfter returns the file offset just after the bytes of a record that
+// a write stopped inside: the descriptor's offset, which O_APPEND leaves just
+// after the n bytes the write appended. continued says the record began in
+// earlier writes, which ended at prev; its bytes are contiguous, and the
+// offset is known, only if this write started there. -1: unknown (another
+// writer appended in between, or the offset could not be read).
+func (f *File) tornEndAfter(prev int64, n int, continued bool) int64 {
+	pos, err := syscall.Seek(f.fd, 0, io.SeekCurrent)
+	if err != nil || (continued && (prev < 0 || pos-int64(n) != prev)) {
+		return -1
 	}
-	return idx, err
+	return pos
+}
+
+// cutTorn removes the n bytes of a partly written record that end at file
+// offset end (-1: unknown), so that the file ends with the last whole record.
+// It cuts only when those bytes are still the file's last ones: if the file
+// grew underneath (another program appended after them), cutting would remove
+// the other program's bytes, so they stay and the error says so. A failed
+// truncation stays pending (f.cutTo) and is retried before the next write.
+func (f *File) cutTorn(end, n int64) error {
+	if end < 0 {
+		if fi, err := f.file.Stat(); err == nil {
+			f.size = fi.Size()
+		}
+		return errTornLeft(n)
+	}
+	f.size, f.cutTo, f.cutEnd = end-n, end-n, end
+	if err := f.applyCut(); err != nil {
+		if f.cutTo >= 0 {
+			return fmt.Errorf("cut back to %d bytes: %w", f.cutTo, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// errTornLeft is cutTorn's error for a partly written record it had to
+// leave in the file.
+func errTornLeft(n int64) error {
+	return fmt.Errorf("a partly written record (%d bytes) could not be removed because the file grew underneath (another program appended to it); it stays in the file", n)
 }
 
 // advance accounts n more written bytes starting at records[idx][off:] and
@@ -529,8 +575,10 @@ func (f *File) closeCurrent() error {
 	if f.cutTo >= 0 {
 		// A torn record is still at the end: cut it before the file is
 		// closed or becomes a backup.
-		if terr := f.applyCut(); terr != nil {
+		if terr := f.applyCut(); terr != nil && f.cutTo >= 0 {
 			err = fmt.Errorf("filesink: %s keeps a partly written record at its end: cut back to %d bytes: %w", f.path, f.cutTo, terr)
+		} else if terr != nil {
+			err = fmt.Errorf("filesink: %s: %w", f.path, terr)
 		}
 	}
 	f.syncSize()
@@ -546,18 +594,26 @@ func (f *File) closeCurrent() error {
 	return err
 }
 
-// applyCut performs the pending cut back to f.cutTo, with f.mu held. It
-// never extends the file: if the file shrank underneath to cutTo bytes or
-// fewer (logrotate's copytruncate), the torn bytes are gone already and only
-// the sizes are updated.
+// applyCut performs the pending cut back to f.cutTo of the torn bytes
+// [cutTo, cutEnd), with f.mu held. It never extends the file: if the file
+// shrank underneath to cutTo bytes or fewer (logrotate's copytruncate), the
+// torn bytes are gone already and only the sizes are updated. It never cuts
+// another writer's bytes: if the file grew past cutEnd, the cut is dropped and
+// the error says so (f.cutTo is then -1; it stays set while the cut is still
+// pending after an error).
 func (f *File) applyCut() error {
 	fi, err := f.file.Stat()
 	if err != nil {
 		return fmt.Errorf("stat: %w", err)
 	}
-	if size := fi.Size(); size <= f.cutTo {
+	switch size := fi.Size(); {
+	case size <= f.cutTo:
 		f.size, f.allocEnd, f.cutTo = size, min(f.allocEnd, size), -1
 		return nil
+	case size > f.cutEnd:
+		n := f.cutEnd - f.cutTo
+		f.size, f.cutTo = size, -1
+		return errTornLeft(n)
 	}
 	if err := f.truncate(f.fd, f.cutTo); err != nil {
 		return err

@@ -368,3 +368,173 @@ func TestPendingCutAfterCopytruncateNeverZeroExtends(t *testing.T) {
 		})
 	}
 }
+
+// writeStep is one scripted writev: it stores the first keep bytes, runs
+// after (another program appending, say) and returns err.
+type writeStep struct {
+	keep  int
+	err   error
+	after func()
+}
+
+// scriptedWrites plays its steps on the next writev calls, then writes
+// normally.
+type scriptedWrites struct {
+	mu    sync.Mutex
+	steps []writeStep
+}
+
+func (s *scriptedWrites) writev(fd int, iovs [][]byte) (int, error) {
+	s.mu.Lock()
+	if len(s.steps) == 0 {
+		s.mu.Unlock()
+		return writevFD(fd, iovs)
+	}
+	st := s.steps[0]
+	s.steps = s.steps[1:]
+	s.mu.Unlock()
+	var part [][]byte
+	for keep := st.keep; keep > 0 && len(iovs) > 0; iovs = iovs[1:] {
+		k := min(keep, len(iovs[0]))
+		part = append(part, iovs[0][:k])
+		keep -= k
+	}
+	n, err := writevFD(fd, part)
+	if err != nil {
+		return n, err
+	}
+	if st.after != nil {
+		st.after()
+	}
+	return n, st.err
+}
+
+func (s *scriptedWrites) play(steps ...writeStep) {
+	s.mu.Lock()
+	s.steps = steps
+	s.mu.Unlock()
+}
+
+// A write that fails part-way is cut back only while its torn bytes are the
+// last ones in the file. Another program appending to the log (echo >>
+// app.log; a second filesink.File cannot, see ErrLocked) after those bytes
+// keeps its bytes: the fragment stays and the error says why. Appends
+// before the write, or copytruncate, do not stop the cut.
+func TestCutBackSparesBytesAppendedByAnotherWriter(t *testing.T) {
+	const other = "other-program-line\n"
+	const mine = "my-record-0123456789\n"
+	for _, tc := range []struct {
+		name    string
+		steps   func(appendOther func()) []writeStep
+		before  func(t *testing.T, path string) // runs before the write
+		want    string
+		wantErr string // "" when the write's error is only the write failure
+	}{
+		{
+			name: "appended between the fragment and the cut",
+			steps: func(appendOther func()) []writeStep {
+				return []writeStep{{keep: 5, err: syscall.ENOSPC, after: appendOther}, {keep: 0, err: syscall.ENOSPC}}
+			},
+			want:    mine[:5] + other,
+			wantErr: "could not be removed because the file grew underneath",
+		},
+		{
+			name: "appended between two parts of the record",
+			steps: func(appendOther func()) []writeStep {
+				return []writeStep{{keep: 5, after: appendOther}, {keep: 3, err: syscall.ENOSPC}, {keep: 0, err: syscall.ENOSPC}}
+			},
+			want:    mine[:5] + other + mine[5:8],
+			wantErr: "could not be removed because the file grew underneath",
+		},
+		{
+			name: "appended after the completion attempt",
+			steps: func(appendOther func()) []writeStep {
+				return []writeStep{{keep: 5, err: syscall.ENOSPC}, {keep: 4, err: syscall.ENOSPC, after: appendOther}}
+			},
+			want:    mine[:9] + other,
+			wantErr: "could not be removed because the file grew underneath",
+		},
+		{
+			name: "appended before the write",
+			steps: func(func()) []writeStep {
+				return []writeStep{{keep: 5, err: syscall.ENOSPC}, {keep: 0, err: syscall.ENOSPC}}
+			},
+			before: func(t *testing.T, path string) { appendTo(t, path, other) },
+			want:   "earlier\n" + other,
+		},
+		{
+			name: "copytruncate before the write",
+			steps: func(func()) []writeStep {
+				return []writeStep{{keep: 5, err: syscall.ENOSPC}, {keep: 2, err: syscall.ENOSPC}}
+			},
+			before: func(t *testing.T, path string) { require.NoError(t, os.Truncate(path, 0)) },
+			want:   "",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "app.log")
+			var w scriptedWrites
+			f, err := open(path, Options{OnError: func(error) {}}, func(f *File) { f.writev = w.writev })
+			require.NoError(t, err)
+			if tc.before != nil {
+				_, err = f.Write([]byte("earlier\n"))
+				require.NoError(t, err)
+				tc.before(t, path)
+			}
+			w.play(tc.steps(func() { appendTo(t, path, other) })...)
+			n, err := f.Write([]byte(mine))
+			assert.Zero(t, n)
+			require.ErrorIs(t, err, syscall.ENOSPC)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+			} else {
+				assert.NotContains(t, err.Error(), "grew underneath")
+			}
+			require.NoError(t, f.Close())
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(got))
+		})
+	}
+}
+
+// A pending cut back (the truncation failed) is dropped, not applied, if
+// another program appended after the torn bytes meanwhile: the other
+// program's line stays whole, OnError says so, and writing goes on.
+func TestPendingCutSparesBytesAppendedByAnotherWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	var w scriptedWrites
+	tr := &flakyTruncate{err: errors.New("truncate failed")}
+	var errs errSink
+	f, err := open(path, Options{OnError: errs.On}, func(f *File) {
+		f.writev = w.writev
+		f.truncate = tr.truncate
+	})
+	require.NoError(t, err)
+	w.play(writeStep{keep: 4, err: syscall.EIO}, writeStep{keep: 0, err: syscall.EIO})
+	tr.failNext(1)
+	_, err = f.Write([]byte("torn-record\n"))
+	require.ErrorIs(t, err, syscall.EIO)
+	appendTo(t, path, "other\n")
+	_, err = f.Write([]byte("next\n"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "tornother\nnext\n", string(got))
+	all := errs.All()
+	require.Len(t, all, 1)
+	assert.ErrorContains(t, all[0], "could not be removed because the file grew underneath")
+	assert.ErrorContains(t, all[0], path)
+}
+
+// appendTo appends s to the file at path as another program would
+// (O_APPEND, its own descriptor).
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	o, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = o.WriteString(s)
+	require.NoError(t, err)
+	require.NoError(t, o.Close())
+}
