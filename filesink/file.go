@@ -192,7 +192,13 @@ func (f *File) Repaired() *TailRepair {
 
 // Write appends p as one record. p should be one or more whole lines ending
 // in '\n'; it is written as given (a missing final newline is not added).
-// On error nothing of p remains in the file and n is 0.
+// On error, either n is 0 and nothing of p is in the file, or n is len(p)
+// and all of p is: the write failed part-way and the rest of p was then
+// written, but the error is still returned (the disk is failing), so a
+// caller that retries must look at n. The one exception is another program
+// appending to the file at the same moment: a part of p that could not be cut
+// back without removing the other program's bytes stays (n is 0), and the
+// error says so.
 func (f *File) Write(p []byte) (n int, err error) {
 	f.settleRepair()
 	f.mu.Lock()
@@ -212,8 +218,10 @@ func (f *File) Write(p []byte) (n int, err error) {
 // are not retained) with as few writev(2) calls as possible and returns how
 // many leading records are completely in the file. On an error part-way, the
 // partly written record is completed or cut back, so the file holds exactly
-// the first written records; the error is returned promptly (the bus retries
-// with back-off and reports it once) and not passed to Options.OnError.
+// the first written records (unless another program appended to the file at
+// the same moment: see Write); the error is returned promptly (the bus
+// retries with back-off and reports it once) and not passed to
+// Options.OnError.
 func (f *File) WriteBatch(records [][]byte) (written int, err error) {
 	f.settleRepair()
 	f.mu.Lock()

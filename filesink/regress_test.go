@@ -538,3 +538,35 @@ func appendTo(t *testing.T, path, s string) {
 	require.NoError(t, err)
 	require.NoError(t, o.Close())
 }
+
+// Write is all or nothing even on error: n is 0 and nothing of p is in the
+// file, or n is len(p) and all of p is (the write failed part-way and its
+// completion succeeded; the error is still returned).
+func TestWriteErrorIsAllOrNothing(t *testing.T) {
+	p := []byte("0123456789\n")
+	for _, tc := range []struct {
+		name     string
+		failures int // the write, then the attempt to complete it
+		keep     int
+		wantN    int
+		want     string
+	}{
+		{"fails part-way, completed", 1, 5, len(p), string(p)},
+		{"fails part-way, completion fails too", 2, 5, 0, ""},
+		{"fails with nothing written", 1, 0, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "app.log")
+			w := &failingWriter{failures: tc.failures, keep: tc.keep, errno: syscall.ENOSPC}
+			f, err := open(path, Options{OnError: func(error) {}}, func(f *File) { f.writev = w.writev })
+			require.NoError(t, err)
+			n, err := f.Write(p)
+			require.ErrorIs(t, err, syscall.ENOSPC, "the error is returned either way")
+			assert.Equal(t, tc.wantN, n)
+			require.NoError(t, f.Close())
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(got))
+		})
+	}
+}
