@@ -17,6 +17,21 @@ import (
 // ErrClosed is returned by writes, Sync and Rotate after Close.
 var ErrClosed = errors.New("filesink: file is closed")
 
+// ErrLocked is returned (wrapped; test with errors.Is) by Open when another
+// File, in this or another process, has the log file open: there is one File
+// per path (lumberjack assumes as much; filesink checks it). A write that has
+// to reopen the path (after a rotation, or after logrotate moved the file)
+// and finds it locked returns it too, and writes nothing; the asyncbus bus
+// retries.
+var ErrLocked = errors.New("filesink: the log file is open in another File")
+
+// errLockHeld is lockFD's answer when another File holds the lock.
+var errLockHeld = errors.New("lock held elsewhere")
+
+// maxOpenAttempts bounds openCurrent's retries when the path is replaced
+// between opening and locking it.
+const maxOpenAttempts = 8
+
 // iovMax is IOV_MAX on Linux: the most slices one writev(2) accepts.
 const iovMax = 1024
 
@@ -40,6 +55,7 @@ type File struct {
 	datasync func(fd int) error
 	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
 	rename   func(oldpath, newpath string) error
+	lock     func(fd int) error
 
 	mu         sync.Mutex
 	file       *os.File // nil after a failed reopen; the next write retries
@@ -57,6 +73,7 @@ type File struct {
 	closeDone  chan struct{} // closed when the first Close has finished
 	closeErr   error         // the first Close's result, set before closeDone is closed
 	repair     *TailRepair
+	lockWarned bool        // the file system's lack of locks was reported
 	repairDue  atomic.Bool // repair is held for SettleTornTail, not reported yet
 	// renameFailing: the last rotation could not rename the file, which
 	// keeps taking the records; it was reported, and is not again until a
@@ -80,10 +97,17 @@ type File struct {
 }
 
 // Open opens (creating it and its missing parent directories if needed) the
-// log file at path for appending. If the file does not end in a newline it
-// is repaired first (see TailRepair; the repair is reported at the File's
-// first use, see SettleTornTail). Leftover temporary compression files
-// are removed, and retention and compression run once in the background.
+// log file at path for appending. There is one File per path (lumberjack
+// assumes as much; filesink checks it): Open takes an exclusive lock on the
+// file (flock(2)) and holds it while the File has the file open, including
+// each new file after a rotation; if another File, in this or another
+// process, has it open, Open fails with ErrLocked and leaves the file alone.
+// (A file system without locks, such as NFS without a lock manager, is
+// reported to OnError and used unlocked.) If the file does not end in a
+// newline it is repaired next (see TailRepair; the repair is reported at the
+// File's first use, see SettleTornTail). Leftover temporary compression
+// files are removed, and retention and compression run once in the
+// background.
 func Open(path string, opts Options) (*File, error) {
 	return open(path, opts, nil)
 }
@@ -119,6 +143,7 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 		datasync:  datasync,
 		openFile:  os.OpenFile,
 		rename:    os.Rename,
+		lock:      lockFD,
 		cutTo:     -1,
 		iov:       make([][]byte, 0, 64),
 		closeDone: make(chan struct{}),
@@ -174,6 +199,7 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 	// A repair is reported at the first use (see SettleTornTail): a durable
 	// ring that replays the torn record whole first says so.
 	f.repairDue.Store(f.repair != nil)
+	f.deliver(f.takePending()) // a file system without locks
 	return f, nil
 }
 
@@ -552,29 +578,71 @@ func (f *File) syncLoop(tick <-chan time.Time, stop func()) {
 	}
 }
 
-// openCurrent opens f.path for appending and records its identity and size.
+// openCurrent opens f.path for appending, locks it (one File per path) and
+// records its identity and size.
 func (f *File) openCurrent() error {
-	file, err := f.openFile(f.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, f.opts.Perm)
-	if err != nil {
-		return fileErr("open", f.path, err)
+	for attempt := 1; ; attempt++ {
+		file, err := f.openFile(f.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, f.opts.Perm)
+		if err != nil {
+			return fileErr("open", f.path, err)
+		}
+		fi, err := file.Stat()
+		if err != nil {
+			_ = file.Close()
+			return fileErr("stat", f.path, err)
+		}
+		if !fi.Mode().IsRegular() {
+			_ = file.Close()
+			return fileErr("open", f.path, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
+		}
+		fd := int(file.Fd()) // also puts the descriptor in blocking mode
+		if err := f.lockFile(fd); err != nil {
+			_ = file.Close()
+			return err
+		}
+		// The lock is on the inode opened. If another File rotated the path
+		// away in between (and so released its lock), the path names a new
+		// file now: start over, so as not to write into the other's backup.
+		// The size is read after locking: until then another File could
+		// still have been writing.
+		cur, err := os.Stat(f.path)
+		if err != nil || !os.SameFile(fi, cur) {
+			_ = file.Close()
+			if attempt < maxOpenAttempts {
+				continue
+			}
+			return fileErr("open", f.path, errors.New("the path keeps being replaced while opening it"))
+		}
+		f.file = file
+		f.fd = fd
+		f.dev, f.ino = fileID(cur)
+		f.size = cur.Size()
+		f.allocEnd = f.size
+		f.cutTo = -1
+		f.retrySize = 0 // a new file: size rotation as usual
+		return nil
 	}
-	fi, err := file.Stat()
-	if err != nil {
-		_ = file.Close()
-		return fileErr("stat", f.path, err)
+}
+
+// lockFile takes the one-File-per-path lock on fd, the descriptor of f.path.
+func (f *File) lockFile(fd int) error {
+	err := f.lock(fd)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errLockHeld):
+		const msg = "another File, in this or another process, has it open (one File per path)"
+		return &fsError{full: fmt.Sprintf("filesink: open %s: %s", f.path, msg), short: "open: " + msg, err: ErrLocked}
+	case lockUnsupported(err):
+		// No locks on this file system: go on unlocked rather than not
+		// logging at all, and say so once.
+		if !f.lockWarned {
+			f.lockWarned = true
+			f.pending = append(f.pending, fmt.Errorf("filesink: cannot lock %s (%w): a second File on this path, in this or another process, will not be detected", f.path, err))
+		}
+		return nil
 	}
-	if !fi.Mode().IsRegular() {
-		_ = file.Close()
-		return fileErr("open", f.path, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
-	}
-	f.file = file
-	f.fd = int(file.Fd()) // also puts the descriptor in blocking mode
-	f.dev, f.ino = fileID(fi)
-	f.size = fi.Size()
-	f.allocEnd = f.size
-	f.cutTo = -1
-	f.retrySize = 0 // a new file: size rotation as usual
-	return nil
+	return fileErr("lock", f.path, err)
 }
 
 // closeCurrent releases preallocated blocks and closes the file.

@@ -94,7 +94,9 @@ type Options struct {
 
 	// OnError receives background events only: errors of compression,
 	// retention, periodic syncs, preallocation, rotation and of reopening the
-	// path after logrotate moved it (rate-limited to one call per
+	// path after logrotate moved it, a file system without locks (see Open),
+	// a pending cut back given up because another program appended to the
+	// file (see File.Write) (rate-limited to one call per
 	// ErrorInterval, with a count of the suppressed ones) and the *TailRepair
 	// of a torn-tail repair (at the first use of the File, unless the
 	// asyncbus durable ring writes the torn record again whole; see
