@@ -56,13 +56,14 @@ type File struct {
 	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
 	rename   func(oldpath, newpath string) error
 	lock     func(fd int) error
+	allocate func(fd int, off, n int64) error
 
 	mu         sync.Mutex
 	file       *os.File // nil after a failed reopen; the next write retries
 	fd         int
 	dev, ino   uint64
 	size       int64 // bytes of whole records in the file
-	allocEnd   int64 // end of the preallocated range
+	allocEnd   int64 // end of the preallocated range (or of the last failed attempt)
 	cutTo      int64 // >= 0: a cut back to this size is still pending
 	cutEnd     int64 // with cutTo >= 0: the end of the torn bytes to cut
 	dirty      bool  // written since the last fdatasync
@@ -144,6 +145,7 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 		openFile:  os.OpenFile,
 		rename:    os.Rename,
 		lock:      lockFD,
+		allocate:  preallocate,
 		cutTo:     -1,
 		iov:       make([][]byte, 0, 64),
 		closeDone: make(chan struct{}),
@@ -522,9 +524,17 @@ func (f *File) preallocate(need int64) {
 	chunk := f.opts.Preallocate
 	end := (need + chunk - 1) / chunk * chunk
 	from := max(f.allocEnd, f.size)
-	if err := preallocate(f.fd, from, end-from); err != nil {
-		f.opts.Preallocate = 0 // unsupported here: stop trying
-		f.pending = append(f.pending, fmt.Errorf("filesink: preallocate %s (disabled from now on): %w", f.path, err))
+	if err := f.allocate(f.fd, from, end-from); err != nil {
+		if preallocUnsupported(err) {
+			f.opts.Preallocate = 0 // unsupported here: stop trying
+			f.pending = append(f.pending, fmt.Errorf("filesink: preallocate %s (unsupported, disabled from now on): %w", f.path, err))
+			return
+		}
+		// Out of space, say: the records may still fit, and space may be
+		// freed. Try again at the next chunk, not at every write. (Close and
+		// rotation trim to the size, releasing any part that was reserved.)
+		f.allocEnd = end
+		f.pending = append(f.pending, fmt.Errorf("filesink: preallocate %s (retried at the next chunk): %w", f.path, err))
 		return
 	}
 	f.allocEnd = end

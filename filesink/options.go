@@ -90,6 +90,9 @@ type Options struct {
 	// fallocate(FALLOC_FL_KEEP_SIZE) ahead of the writes (the seeds suggest
 	// 1–4 MiB). The file size is unaffected, so a crash leaves no zero
 	// tail; unused blocks are released on rotation and Close. Zero disables.
+	// A failure is reported to OnError; preallocation is then turned off if
+	// the file system cannot do it at all (EOPNOTSUPP, ENOSYS, EINVAL), and
+	// otherwise (out of space, say) tried again at the next chunk.
 	Preallocate int64
 
 	// OnError receives background events only: errors of compression,
