@@ -165,6 +165,42 @@ func TestKill9Crash(t *testing.T) {
 		trials, totalAccepted, totalLost, repairs)
 }
 
+// TestOpenFailsWhileAnotherProcessHasTheFile: one File per path across
+// processes. While a child process logs into the file, Open in this one fails
+// with ErrLocked and leaves the file alone (no repair of the record the child
+// is writing); once the child is killed (kill -9), the kernel has dropped its
+// lock and Open works.
+func TestOpenFailsWhileAnotherProcessHasTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	counterPath := filepath.Join(dir, "counter")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashCounterEnv+"="+counterPath, crashStartEnv+"=1")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line)
+
+	for range 20 {
+		f, err := filesink.Open(path, filesink.Options{OnError: func(error) {}})
+		if !assert.ErrorIs(t, err, filesink.ErrLocked) {
+			require.NoError(t, f.Close())
+		}
+	}
+	side, err := filepath.Glob(path + ".torn-*")
+	require.NoError(t, err)
+	assert.Empty(t, side, "no repair while the child writes")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	require.Error(t, cmd.Wait())
+	f, err := filesink.Open(path, filesink.Options{OnError: func(error) {}})
+	require.NoError(t, err, "the lock dies with the process")
+	require.NoError(t, f.Close())
+}
+
 // readFrom reads name from offset off to the end.
 func readFrom(t *testing.T, name string, off int64) []byte {
 	t.Helper()

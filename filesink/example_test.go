@@ -1,6 +1,7 @@
 package filesink_test
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -39,4 +40,28 @@ func Example() {
 	// Output:
 	// level=info msg=started port=8080
 	// level=warn msg="disk almost full" free_mb=120
+}
+
+// One File per path: while a File has the log open, a second Open of the
+// same path, in this or another process, fails with ErrLocked.
+func ExampleErrLocked() {
+	dir, _ := os.MkdirTemp("", "filesink-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "app.log")
+
+	first, err := filesink.Open(path, filesink.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = filesink.Open(path, filesink.Options{})
+	fmt.Println(errors.Is(err, filesink.ErrLocked))
+
+	_ = first.Close() // releases the path
+	second, err := filesink.Open(path, filesink.Options{})
+	fmt.Println(err)
+	_ = second.Close()
+	// Output:
+	// true
+	// <nil>
 }

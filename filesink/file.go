@@ -17,6 +17,21 @@ import (
 // ErrClosed is returned by writes, Sync and Rotate after Close.
 var ErrClosed = errors.New("filesink: file is closed")
 
+// ErrLocked is returned (wrapped; test with errors.Is) by Open when another
+// File, in this or another process, has the log file open: there is one File
+// per path (lumberjack assumes as much; filesink checks it). A write that has
+// to reopen the path (after a rotation, or after logrotate moved the file)
+// and finds it locked returns it too, and writes nothing; the asyncbus bus
+// retries.
+var ErrLocked = errors.New("filesink: the log file is open in another File")
+
+// errLockHeld is lockFD's answer when another File holds the lock.
+var errLockHeld = errors.New("lock held elsewhere")
+
+// maxOpenAttempts bounds openCurrent's retries when the path is replaced
+// between opening and locking it.
+const maxOpenAttempts = 8
+
 // iovMax is IOV_MAX on Linux: the most slices one writev(2) accepts.
 const iovMax = 1024
 
@@ -40,14 +55,17 @@ type File struct {
 	datasync func(fd int) error
 	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
 	rename   func(oldpath, newpath string) error
+	lock     func(fd int) error
+	allocate func(fd int, off, n int64) error
 
 	mu         sync.Mutex
 	file       *os.File // nil after a failed reopen; the next write retries
 	fd         int
 	dev, ino   uint64
 	size       int64 // bytes of whole records in the file
-	allocEnd   int64 // end of the preallocated range
+	allocEnd   int64 // end of the preallocated range (or of the last failed attempt)
 	cutTo      int64 // >= 0: a cut back to this size is still pending
+	cutEnd     int64 // with cutTo >= 0: the end of the torn bytes to cut
 	dirty      bool  // written since the last fdatasync
 	lastSync   time.Time
 	nextRotate time.Time
@@ -56,6 +74,7 @@ type File struct {
 	closeDone  chan struct{} // closed when the first Close has finished
 	closeErr   error         // the first Close's result, set before closeDone is closed
 	repair     *TailRepair
+	lockWarned bool        // the file system's lack of locks was reported
 	repairDue  atomic.Bool // repair is held for SettleTornTail, not reported yet
 	// renameFailing: the last rotation could not rename the file, which
 	// keeps taking the records; it was reported, and is not again until a
@@ -79,10 +98,17 @@ type File struct {
 }
 
 // Open opens (creating it and its missing parent directories if needed) the
-// log file at path for appending. If the file does not end in a newline it
-// is repaired first (see TailRepair; the repair is reported at the File's
-// first use, see SettleTornTail). Leftover temporary compression files
-// are removed, and retention and compression run once in the background.
+// log file at path for appending. There is one File per path (lumberjack
+// assumes as much; filesink checks it): Open takes an exclusive lock on the
+// file (flock(2)) and holds it while the File has the file open, including
+// each new file after a rotation; if another File, in this or another
+// process, has it open, Open fails with ErrLocked and leaves the file alone.
+// (A file system without locks, such as NFS without a lock manager, is
+// reported to OnError and used unlocked.) If the file does not end in a
+// newline it is repaired next (see TailRepair; the repair is reported at the
+// File's first use, see SettleTornTail). Leftover temporary compression
+// files are removed, and retention and compression run once in the
+// background.
 func Open(path string, opts Options) (*File, error) {
 	return open(path, opts, nil)
 }
@@ -118,6 +144,8 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 		datasync:  datasync,
 		openFile:  os.OpenFile,
 		rename:    os.Rename,
+		lock:      lockFD,
+		allocate:  preallocate,
 		cutTo:     -1,
 		iov:       make([][]byte, 0, 64),
 		closeDone: make(chan struct{}),
@@ -173,6 +201,7 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 	// A repair is reported at the first use (see SettleTornTail): a durable
 	// ring that replays the torn record whole first says so.
 	f.repairDue.Store(f.repair != nil)
+	f.deliver(f.takePending()) // a file system without locks
 	return f, nil
 }
 
@@ -191,7 +220,13 @@ func (f *File) Repaired() *TailRepair {
 
 // Write appends p as one record. p should be one or more whole lines ending
 // in '\n'; it is written as given (a missing final newline is not added).
-// On error nothing of p remains in the file and n is 0.
+// On error, either n is 0 and nothing of p is in the file, or n is len(p)
+// and all of p is: the write failed part-way and the rest of p was then
+// written, but the error is still returned (the disk is failing), so a
+// caller that retries must look at n. The one exception is another program
+// appending to the file at the same moment: a part of p that could not be cut
+// back without removing the other program's bytes stays (n is 0), and the
+// error says so.
 func (f *File) Write(p []byte) (n int, err error) {
 	f.settleRepair()
 	f.mu.Lock()
@@ -211,8 +246,10 @@ func (f *File) Write(p []byte) (n int, err error) {
 // are not retained) with as few writev(2) calls as possible and returns how
 // many leading records are completely in the file. On an error part-way, the
 // partly written record is completed or cut back, so the file holds exactly
-// the first written records; the error is returned promptly (the bus retries
-// with back-off and reports it once) and not passed to Options.OnError.
+// the first written records (unless another program appended to the file at
+// the same moment: see Write); the error is returned promptly (the bus
+// retries with back-off and reports it once) and not passed to
+// Options.OnError.
 func (f *File) WriteBatch(records [][]byte) (written int, err error) {
 	f.settleRepair()
 	f.mu.Lock()
@@ -269,12 +306,12 @@ func (f *File) Close() error {
 		<-f.closeDone
 		return f.closeErr
 	}
-	f.closed = true
 	var err error
+	if f.file != nil && f.opts.Sync != SyncNever && f.dirty {
+		err = f.syncNow() // before closed is set: syncNow refuses a closed File
+	}
+	f.closed = true
 	if f.file != nil {
-		if f.opts.Sync != SyncNever && f.dirty {
-			err = f.syncNow()
-		}
 		err = errors.Join(err, f.closeCurrent())
 	}
 	errs := f.takePending()
@@ -317,10 +354,13 @@ func (f *File) writeLocked(records [][]byte) (int, error) {
 		}
 	}
 	if f.cutTo >= 0 {
-		if err := f.truncate(f.fd, f.cutTo); err != nil {
-			return 0, f.fail(fmt.Errorf("cannot cut back a partly written record, refusing to write after it: %w", err))
+		if err := f.applyCut(); err != nil {
+			if f.cutTo >= 0 {
+				return 0, f.fail(fmt.Errorf("cannot cut back a partly written record, refusing to write after it: %w", err))
+			}
+			// Left in the file for good: report it, and write on.
+			f.pending = append(f.pending, fmt.Errorf("filesink: %s: %w", f.path, err))
 		}
-		f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1
 	}
 	if f.size > 0 && ((f.opts.MaxSize > 0 && f.size+total > max(f.opts.MaxSize, f.retrySize)) ||
 		(f.opts.Rotate != RotateNone && !now.Before(f.nextRotate))) {
@@ -370,7 +410,8 @@ func (f *File) writeLocked(records [][]byte) (int, error) {
 // writeRecords issues the writev calls and, on an error part-way through a
 // record, completes it or cuts the file back to the last whole record.
 func (f *File) writeRecords(records [][]byte) (int, error) {
-	idx, off := 0, 0 // records[idx][:off] is already in the file
+	idx, off := 0, 0     // records[idx][:off] is already in the file
+	tornEnd := int64(-1) // with off > 0: the file offset just after records[idx][:off]; -1 unknown
 	zero := 0
 	var err error
 	for idx < len(records) {
@@ -383,7 +424,11 @@ func (f *File) writeRecords(records [][]byte) (int, error) {
 		clear(iov) // do not keep the caller's slices alive
 		f.iov = iov[:0]
 		n = max(n, 0)
+		startIdx, startOff := idx, off
 		idx, off = f.advance(records, idx, off, n)
+		if n > 0 && off > 0 { // stopped inside a record: a short or failed write (rare)
+			tornEnd = f.tornEndAfter(tornEnd, n, idx == startIdx && startOff > 0)
+		}
 		if err == syscall.EINTR || (err == nil && n == 0) {
 			if zero++; zero < maxZeroWrites {
 				err = nil
@@ -408,19 +453,55 @@ func (f *File) writeRecords(records [][]byte) (int, error) {
 		f.size += int64(len(rest[0]))
 		return idx + 1, err
 	}
-	// The torn record's bytes are the last ones in the file (append mode).
-	// Cut them by the file's real size, which may be below f.size if the
-	// file was truncated underneath since the last check.
-	if fi, serr := f.file.Stat(); serr == nil {
-		f.size = max(fi.Size()-int64(off)-int64(max(n, 0)), 0)
+	torn := int64(off)
+	if n > 0 {
+		tornEnd = f.tornEndAfter(tornEnd, n, true)
+		torn += int64(n)
 	}
-	if terr := f.truncate(f.fd, f.size); terr != nil {
-		f.cutTo = f.size // retried before the next write, which waits for it
-		err = errors.Join(err, fmt.Errorf("cut back to %d bytes: %w", f.size, terr))
-	} else {
-		f.allocEnd = f.size // the truncation released the preallocated blocks
+	return idx, errors.Join(err, f.cutTorn(tornEnd, torn))
+}
+
+// tornEndAfter returns the file offset just after the bytes of a record that
+// a write stopped inside: the descriptor's offset, which O_APPEND leaves just
+// after the n bytes the write appended. continued says the record began in
+// earlier writes, which ended at prev; its bytes are contiguous, and the
+// offset is known, only if this write started there. -1: unknown (another
+// writer appended in between, or the offset could not be read).
+func (f *File) tornEndAfter(prev int64, n int, continued bool) int64 {
+	pos, err := syscall.Seek(f.fd, 0, io.SeekCurrent)
+	if err != nil || (continued && (prev < 0 || pos-int64(n) != prev)) {
+		return -1
 	}
-	return idx, err
+	return pos
+}
+
+// cutTorn removes the n bytes of a partly written record that end at file
+// offset end (-1: unknown), so that the file ends with the last whole record.
+// It cuts only when those bytes are still the file's last ones: if the file
+// grew underneath (another program appended after them), cutting would remove
+// the other program's bytes, so they stay and the error says so. A failed
+// truncation stays pending (f.cutTo) and is retried before the next write.
+func (f *File) cutTorn(end, n int64) error {
+	if end < 0 {
+		if fi, err := f.file.Stat(); err == nil {
+			f.size = fi.Size()
+		}
+		return errTornLeft(n)
+	}
+	f.size, f.cutTo, f.cutEnd = end-n, end-n, end
+	if err := f.applyCut(); err != nil {
+		if f.cutTo >= 0 {
+			return fmt.Errorf("cut back to %d bytes: %w", f.cutTo, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// errTornLeft is cutTorn's error for a partly written record it had to
+// leave in the file.
+func errTornLeft(n int64) error {
+	return fmt.Errorf("a partly written record (%d bytes) could not be removed because the file grew underneath (another program appended to it); it stays in the file", n)
 }
 
 // advance accounts n more written bytes starting at records[idx][off:] and
@@ -443,9 +524,17 @@ func (f *File) preallocate(need int64) {
 	chunk := f.opts.Preallocate
 	end := (need + chunk - 1) / chunk * chunk
 	from := max(f.allocEnd, f.size)
-	if err := preallocate(f.fd, from, end-from); err != nil {
-		f.opts.Preallocate = 0 // unsupported here: stop trying
-		f.pending = append(f.pending, fmt.Errorf("filesink: preallocate %s (disabled from now on): %w", f.path, err))
+	if err := f.allocate(f.fd, from, end-from); err != nil {
+		if preallocUnsupported(err) {
+			f.opts.Preallocate = 0 // unsupported here: stop trying
+			f.pending = append(f.pending, fmt.Errorf("filesink: preallocate %s (unsupported, disabled from now on): %w", f.path, err))
+			return
+		}
+		// Out of space, say: the records may still fit, and space may be
+		// freed. Try again at the next chunk, not at every write. (Close and
+		// rotation trim to the size, releasing any part that was reserved.)
+		f.allocEnd = end
+		f.pending = append(f.pending, fmt.Errorf("filesink: preallocate %s (retried at the next chunk): %w", f.path, err))
 		return
 	}
 	f.allocEnd = end
@@ -499,29 +588,71 @@ func (f *File) syncLoop(tick <-chan time.Time, stop func()) {
 	}
 }
 
-// openCurrent opens f.path for appending and records its identity and size.
+// openCurrent opens f.path for appending, locks it (one File per path) and
+// records its identity and size.
 func (f *File) openCurrent() error {
-	file, err := f.openFile(f.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, f.opts.Perm)
-	if err != nil {
-		return fileErr("open", f.path, err)
+	for attempt := 1; ; attempt++ {
+		file, err := f.openFile(f.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, f.opts.Perm)
+		if err != nil {
+			return fileErr("open", f.path, err)
+		}
+		fi, err := file.Stat()
+		if err != nil {
+			_ = file.Close()
+			return fileErr("stat", f.path, err)
+		}
+		if !fi.Mode().IsRegular() {
+			_ = file.Close()
+			return fileErr("open", f.path, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
+		}
+		fd := int(file.Fd()) // also puts the descriptor in blocking mode
+		if err := f.lockFile(fd); err != nil {
+			_ = file.Close()
+			return err
+		}
+		// The lock is on the inode opened. If another File rotated the path
+		// away in between (and so released its lock), the path names a new
+		// file now: start over, so as not to write into the other's backup.
+		// The size is read after locking: until then another File could
+		// still have been writing.
+		cur, err := os.Stat(f.path)
+		if err != nil || !os.SameFile(fi, cur) {
+			_ = file.Close()
+			if attempt < maxOpenAttempts {
+				continue
+			}
+			return fileErr("open", f.path, errors.New("the path keeps being replaced while opening it"))
+		}
+		f.file = file
+		f.fd = fd
+		f.dev, f.ino = fileID(cur)
+		f.size = cur.Size()
+		f.allocEnd = f.size
+		f.cutTo = -1
+		f.retrySize = 0 // a new file: size rotation as usual
+		return nil
 	}
-	fi, err := file.Stat()
-	if err != nil {
-		_ = file.Close()
-		return fileErr("stat", f.path, err)
+}
+
+// lockFile takes the one-File-per-path lock on fd, the descriptor of f.path.
+func (f *File) lockFile(fd int) error {
+	err := f.lock(fd)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errLockHeld):
+		const msg = "another File, in this or another process, has it open (one File per path)"
+		return &fsError{full: fmt.Sprintf("filesink: open %s: %s", f.path, msg), short: "open: " + msg, err: ErrLocked}
+	case lockUnsupported(err):
+		// No locks on this file system: go on unlocked rather than not
+		// logging at all, and say so once.
+		if !f.lockWarned {
+			f.lockWarned = true
+			f.pending = append(f.pending, fmt.Errorf("filesink: cannot lock %s (%w): a second File on this path, in this or another process, will not be detected", f.path, err))
+		}
+		return nil
 	}
-	if !fi.Mode().IsRegular() {
-		_ = file.Close()
-		return fileErr("open", f.path, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
-	}
-	f.file = file
-	f.fd = int(file.Fd()) // also puts the descriptor in blocking mode
-	f.dev, f.ino = fileID(fi)
-	f.size = fi.Size()
-	f.allocEnd = f.size
-	f.cutTo = -1
-	f.retrySize = 0 // a new file: size rotation as usual
-	return nil
+	return fileErr("lock", f.path, err)
 }
 
 // closeCurrent releases preallocated blocks and closes the file.
@@ -530,10 +661,10 @@ func (f *File) closeCurrent() error {
 	if f.cutTo >= 0 {
 		// A torn record is still at the end: cut it before the file is
 		// closed or becomes a backup.
-		if terr := f.truncate(f.fd, f.cutTo); terr != nil {
+		if terr := f.applyCut(); terr != nil && f.cutTo >= 0 {
 			err = fmt.Errorf("filesink: %s keeps a partly written record at its end: cut back to %d bytes: %w", f.path, f.cutTo, terr)
-		} else {
-			f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1
+		} else if terr != nil {
+			err = fmt.Errorf("filesink: %s: %w", f.path, terr)
 		}
 	}
 	f.syncSize()
@@ -547,6 +678,34 @@ func (f *File) closeCurrent() error {
 	}
 	f.file = nil
 	return err
+}
+
+// applyCut performs the pending cut back to f.cutTo of the torn bytes
+// [cutTo, cutEnd), with f.mu held. It never extends the file: if the file
+// shrank underneath to cutTo bytes or fewer (logrotate's copytruncate), the
+// torn bytes are gone already and only the sizes are updated. It never cuts
+// another writer's bytes: if the file grew past cutEnd, the cut is dropped and
+// the error says so (f.cutTo is then -1; it stays set while the cut is still
+// pending after an error).
+func (f *File) applyCut() error {
+	fi, err := f.file.Stat()
+	if err != nil {
+		return fmt.Errorf("stat: %w", err)
+	}
+	switch size := fi.Size(); {
+	case size <= f.cutTo:
+		f.size, f.allocEnd, f.cutTo = size, min(f.allocEnd, size), -1
+		return nil
+	case size > f.cutEnd:
+		n := f.cutEnd - f.cutTo
+		f.size, f.cutTo = size, -1
+		return errTornLeft(n)
+	}
+	if err := f.truncate(f.fd, f.cutTo); err != nil {
+		return err
+	}
+	f.size, f.allocEnd, f.cutTo = f.cutTo, f.cutTo, -1 // the truncation released the preallocated blocks
+	return nil
 }
 
 // syncSize lowers f.size to the file's real size when the file shrank
@@ -572,8 +731,11 @@ func (f *File) checkPath() bool {
 	fi, err := os.Stat(f.path)
 	if err == nil {
 		if dev, ino := fileID(fi); dev == f.dev && ino == f.ino {
-			if fi.Size() < f.size && f.cutTo < 0 {
-				f.size, f.allocEnd = fi.Size(), fi.Size() // truncated underneath
+			if fi.Size() < f.size { // truncated underneath
+				f.size, f.allocEnd = fi.Size(), fi.Size()
+				if f.cutTo >= 0 { // a pending cut never extends the file
+					f.cutTo = min(f.cutTo, fi.Size())
+				}
 			}
 			return false
 		}

@@ -90,11 +90,16 @@ type Options struct {
 	// fallocate(FALLOC_FL_KEEP_SIZE) ahead of the writes (the seeds suggest
 	// 1–4 MiB). The file size is unaffected, so a crash leaves no zero
 	// tail; unused blocks are released on rotation and Close. Zero disables.
+	// A failure is reported to OnError; preallocation is then turned off if
+	// the file system cannot do it at all (EOPNOTSUPP, ENOSYS, EINVAL), and
+	// otherwise (out of space, say) tried again at the next chunk.
 	Preallocate int64
 
 	// OnError receives background events only: errors of compression,
 	// retention, periodic syncs, preallocation, rotation and of reopening the
-	// path after logrotate moved it (rate-limited to one call per
+	// path after logrotate moved it, a file system without locks (see Open),
+	// a pending cut back given up because another program appended to the
+	// file (see File.Write) (rate-limited to one call per
 	// ErrorInterval, with a count of the suppressed ones) and the *TailRepair
 	// of a torn-tail repair (at the first use of the File, unless the
 	// asyncbus durable ring writes the torn record again whole; see

@@ -62,6 +62,12 @@ func preallocate(fd int, off, n int64) error {
 	return unix.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, off, n)
 }
 
+// preallocUnsupported reports whether a preallocate error means the file
+// system cannot preallocate at all (rather than, say, being out of space).
+func preallocUnsupported(err error) bool {
+	return err == unix.EOPNOTSUPP || err == unix.ENOSYS || err == unix.EINVAL
+}
+
 // truncateFD is ftruncate(2); truncating to the current size also releases
 // blocks preallocated beyond it.
 func truncateFD(fd int, size int64) error { return unix.Ftruncate(fd, size) }

@@ -24,8 +24,14 @@ func newWritev() func(fd int, bufs [][]byte) (int, error) { return writevFD }
 // datasync falls back to fsync(2).
 func datasync(fd int) error { return unix.Fsync(fd) }
 
-// preallocate is unsupported: Open disables it after the first error.
+// preallocate is unsupported: the first write disables it.
 func preallocate(int, int64, int64) error { return unix.ENOTSUP }
+
+// preallocUnsupported reports whether a preallocate error means the file
+// system cannot preallocate at all (rather than, say, being out of space).
+func preallocUnsupported(err error) bool {
+	return err == unix.ENOTSUP || err == unix.EOPNOTSUPP || err == unix.ENOSYS || err == unix.EINVAL
+}
 
 // truncateFD is ftruncate(2).
 func truncateFD(fd int, size int64) error { return unix.Ftruncate(fd, size) }
