@@ -381,8 +381,9 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 	// No sync.Once here: the bus's Close is idempotent (and so is the
 	// plugged sink's closing hook), and an OnError that calls Close while
 	// another Close waits for its reports must not wait behind that Close.
-	h.core.sample.flushMarkers() // sample.go: pending markers go out before the bus closes
-	h.core.notifyClosing(ctx)    // recordencoder.go
+	h.core.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
+	h.core.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
+	h.core.notifyClosing(ctx)         // recordencoder.go
 	return h.core.bus.Close(ctx)
 }
 
