@@ -181,15 +181,23 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if h.core.sample.refuse(r.Time, r.Level, r.Message, h.name) {
 		return nil // sample.go: counted in Stats.Sampled
 	}
-	below := "" // Console's stack trace, on the lines after the record's
+	top, below := "", "" // the stack trace: a top-level field, or Console's lines after the record's
 	if h.core.stack.want(r.Level) {
-		r, below = h.withStack(r) // stack.go
+		r, top, below = h.withStack(r) // stack.go
 	}
 	if h.rec != nil {
 		return h.handleRecord(ctx, r)
 	}
 	b := bufPool.Get().(*buffer)
-	b.data = h.enc.AppendRecord(b.data[:0], &r, h.contextFields(ctx, b))
+	fields := h.contextFields(ctx, b)
+	if top != "" {
+		if h.core.context == nil {
+			b.fields.reset(false)
+		}
+		b.fields.AddAttr(slog.String(stackTraceKey, top))
+		fields = b.fields.attrs
+	}
+	b.data = h.enc.AppendRecord(b.data[:0], &r, fields)
 	if below != "" {
 		b.data = append(b.data, below...)
 		b.data = append(b.data, '\n')
