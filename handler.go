@@ -21,9 +21,12 @@ type Format = encode.Format
 
 // The output formats.
 const (
-	// JSON is byte-for-byte what slog.NewJSONHandler writes (the zero value).
+	// JSON is byte-for-byte what slog.NewJSONHandler writes (the zero
+	// value), except after a group that turns out empty, where slog
+	// writes invalid JSON (see package encode).
 	JSON = encode.JSON
-	// Text is byte-for-byte what slog.NewTextHandler writes.
+	// Text is byte-for-byte what slog.NewTextHandler writes, except after
+	// a group that turns out empty (see package encode).
 	Text = encode.Text
 	// Logfmt is strict logfmt with ts, level and msg keys and dotted group keys.
 	Logfmt = encode.Logfmt
