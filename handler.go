@@ -69,10 +69,9 @@ type core struct {
 // a negative duration, a watermark outside 0..1, an unknown enum value, a
 // Leveler that is a nil pointer) is replaced by its default and reported
 // to Options.OnError, and a ring file that cannot be used is reported and
-// replaced by an in-memory ring. A nil
-// w is reported too, and then every record fails: it is counted in
-// Stats.Failed, never as written, and Flush and Close return the error.
-// Open returns those errors instead.
+// replaced by an in-memory ring. A nil w is reported too, and then every
+// record fails: it is counted in Stats.Failed, never as written, and Flush
+// and Close return the error. Open returns those errors instead.
 func NewHandler(w io.Writer, opts *Options) *Handler {
 	h, _ := newHandler(w, opts, false)
 	return h
