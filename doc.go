@@ -14,7 +14,10 @@
 // Nothing accepted is lost silently: records refused because the ring was
 // full (Drop mode) or because the handler was closed are counted in Stats,
 // and the drainer writes an in-band marker line at the gap saying how many
-// records were lost there.
+// records were lost there. One record's work is bounded: past 65,536
+// attributes (groups and LogValuers included) or 16 MiB, the attribute at
+// hand is written as encode.TruncatedValue and the record's remaining
+// attributes are left out; the line shows the cut, Stats does not count it.
 //
 // Importing asyncbus adds no HTTP routes and pulls in neither net/http nor
 // expvar. Related packages: filesink (a rotating log file output), levelhttp

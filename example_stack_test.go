@@ -29,5 +29,5 @@ func ExampleOptions_stackTraceLevel() {
 	_ = h.Close()
 	// Output:
 	// {"level":"WARN","msg":"retrying"}
-	// {"level":"ERROR","msg":"giving up","attempts":3,"stacktrace":"github.com/asyncbus/asyncbus_test.ExampleOptions_stackTraceLevel ..."}
+	// {"level":"ERROR","msg":"giving up","stacktrace":"github.com/asyncbus/asyncbus_test.ExampleOptions_stackTraceLevel ...","attempts":3}
 }

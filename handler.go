@@ -21,9 +21,12 @@ type Format = encode.Format
 
 // The output formats.
 const (
-	// JSON is byte-for-byte what slog.NewJSONHandler writes (the zero value).
+	// JSON is byte-for-byte what slog.NewJSONHandler writes (the zero
+	// value), except after a group that turns out empty, where slog
+	// writes invalid JSON (see package encode).
 	JSON = encode.JSON
-	// Text is byte-for-byte what slog.NewTextHandler writes.
+	// Text is byte-for-byte what slog.NewTextHandler writes, except after
+	// a group that turns out empty (see package encode).
 	Text = encode.Text
 	// Logfmt is strict logfmt with ts, level and msg keys and dotted group keys.
 	Logfmt = encode.Logfmt
@@ -63,12 +66,12 @@ type core struct {
 // with writev. If w has a Sync method, Flush and synchronous levels call it.
 //
 // NewHandler never fails: an invalid option (a negative or too large size,
-// a negative duration, a watermark outside 0..1, an unknown enum value) is
-// replaced by its default and reported to Options.OnError, and a ring file
-// that cannot be used is reported and replaced by an in-memory ring. A nil
-// w is reported too, and then every record fails: it is counted in
-// Stats.Failed, never as written, and Flush and Close return the error.
-// Open returns those errors instead.
+// a negative duration, a watermark outside 0..1, an unknown enum value, a
+// Leveler that is a nil pointer) is replaced by its default and reported
+// to Options.OnError, and a ring file that cannot be used is reported and
+// replaced by an in-memory ring. A nil w is reported too, and then every
+// record fails: it is counted in Stats.Failed, never as written, and Flush
+// and Close return the error. Open returns those errors instead.
 func NewHandler(w io.Writer, opts *Options) *Handler {
 	h, _ := newHandler(w, opts, false)
 	return h
@@ -180,15 +183,23 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if h.core.sample.refuse(r.Time, r.Level, r.Message, h.name) {
 		return nil // sample.go: counted in Stats.Sampled
 	}
-	below := "" // Console's stack trace, on the lines after the record's
+	top, below := "", "" // the stack trace: a top-level field, or Console's lines after the record's
 	if h.core.stack.want(r.Level) {
-		r, below = h.withStack(r) // stack.go
+		r, top, below = h.withStack(r) // stack.go
 	}
 	if h.rec != nil {
 		return h.handleRecord(ctx, r)
 	}
 	b := bufPool.Get().(*buffer)
-	b.data = h.enc.AppendRecord(b.data[:0], &r, h.contextFields(ctx, b))
+	fields := h.contextFields(ctx, b)
+	if top != "" {
+		if h.core.context == nil {
+			b.fields.reset(false)
+		}
+		b.fields.AddAttr(slog.String(stackTraceKey, top))
+		fields = b.fields.attrs
+	}
+	b.data = h.enc.AppendRecord(b.data[:0], &r, fields)
 	if below != "" {
 		b.data = append(b.data, below...)
 		b.data = append(b.data, '\n')
@@ -380,8 +391,9 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 	// No sync.Once here: the bus's Close is idempotent (and so is the
 	// plugged sink's closing hook), and an OnError that calls Close while
 	// another Close waits for its reports must not wait behind that Close.
-	h.core.sample.flushMarkers() // sample.go: pending markers go out before the bus closes
-	h.core.notifyClosing(ctx)    // recordencoder.go
+	h.core.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
+	h.core.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
+	h.core.notifyClosing(ctx)         // recordencoder.go
 	return h.core.bus.Close(ctx)
 }
 

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"testing/slogtest"
 	"time"
 
+	"github.com/asyncbus/asyncbus/encode"
 	"github.com/go-logfmt/logfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,6 +59,15 @@ func (s *memSink) Lines() []string {
 		return nil
 	}
 	return strings.Split(out, "\n")
+}
+
+// take returns what was written so far and empties the sink.
+func (s *memSink) take() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.buf.String()
+	s.buf.Reset()
+	return out
 }
 
 func (s *memSink) Syncs() int {
@@ -512,12 +524,18 @@ func TestHandleAttrsMatchesHandle(t *testing.T) {
 			slog.Group("", slog.String("inline", "y")), slog.Int("after", 2)},
 		"valuers":     {slog.Any("lv", resolveTo{slog.GroupValue(slog.Int("x", 1))}), slog.Any("lv2", resolveTo{slog.StringValue("s")}), slog.String("odd key=\"q\"", "v\nw")},
 		"empty-first": {slog.Group("e"), slog.String("k", "v")},
+		// Groups that turn out empty leave nothing behind on either path
+		// (audit 5, findings 3 and 8): an empty attr, and, with
+		// ReplaceAttr, a group whose only member it drops.
+		"group of an empty attr": {slog.Group("g", slog.Attr{}), slog.Int("a", 1)},
+		"group emptied":          {slog.Group("req", slog.String("auth", "x")), slog.Int("status", 200)},
+		"nested groups emptied":  {slog.Group("o", slog.Group("é", slog.Attr{}), slog.Group("req", slog.String("auth", "x")), slog.Int("x", 2)), slog.Int("y", 3)},
 	}
 	upper := func(groups []string, a slog.Attr) slog.Attr {
 		if a.Key == "status" || a.Key == "a" {
 			a.Key = strings.ToUpper(a.Key)
 		}
-		if a.Key == "ok" {
+		if a.Key == "ok" || a.Key == "auth" {
 			return slog.Attr{}
 		}
 		return a
@@ -564,6 +582,133 @@ func TestHandleAttrsMatchesHandle(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+var handleAttrsCases = flag.Int("handleattrs.cases", 3000, "number of TestHandleAttrsMatchesHandleRandomized cases")
+
+// TestHandleAttrsMatchesHandleRandomized: random attributes (groups that
+// turn out empty, empty attrs and groups, inline groups, LogValuers of
+// groups) through HandleAttrs and through Handle with the same record give
+// the same bytes, for every format, ReplaceAttr, Context hook and handler
+// kind. The seed is fixed, so a failure reproduces; -handleattrs.cases
+// raises the count.
+func TestHandleAttrsMatchesHandleRandomized(t *testing.T) {
+	replacers := []func([]string, slog.Attr) slog.Attr{
+		nil,
+		func(gs []string, a slog.Attr) slog.Attr { // drops everything in groups
+			if len(gs) > 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+		func(_ []string, a slog.Attr) slog.Attr { // drops some keys anywhere
+			if a.Key == "k" || a.Key == "" {
+				return slog.Attr{}
+			}
+			return a
+		},
+		func(gs []string, a slog.Attr) slog.Attr { // strings become empty groups
+			if a.Value.Kind() == slog.KindString {
+				return slog.Group(a.Key)
+			}
+			a.Key = strings.Join(gs, "/") + ":" + a.Key
+			return a
+		},
+	}
+	hook := func(_ context.Context, w *FieldWriter) { w.AddString("trace_id", "t1") }
+	type pair struct{ h1, h2 *Handler }
+	type config struct {
+		format  Format
+		rep     int
+		hooked  bool
+		derived int // 0: root, 1: named, 2: WithAttrs and WithGroup
+	}
+	pairs := map[config]pair{}
+	outputs := map[*Handler]*memSink{}
+	get := func(c config) pair {
+		if p, ok := pairs[c]; ok {
+			return p
+		}
+		opts := &Options{Format: c.format, Color: ColorNever, ReplaceAttr: replacers[c.rep], Level: slog.LevelDebug}
+		if c.hooked {
+			opts.Context = hook
+		}
+		var p pair
+		for _, h := range []**Handler{&p.h1, &p.h2} {
+			var sink memSink
+			*h = NewHandler(&sink, opts)
+			outputs[*h] = &sink
+		}
+		pairs[c] = p
+		return p
+	}
+	defer func() {
+		for _, p := range pairs {
+			require.NoError(t, p.h1.Close())
+			require.NoError(t, p.h2.Close())
+		}
+	}()
+	rng := rand.New(rand.NewPCG(5, 3))
+	keys := []string{"a", "k", "", "g", "é", "a b", "x.y", "\xff"}
+	var attr func(depth int) slog.Attr
+	attrs := func(depth, max int) []slog.Attr {
+		as := make([]slog.Attr, rng.IntN(max+1))
+		for i := range as {
+			as[i] = attr(depth)
+		}
+		return as
+	}
+	attr = func(depth int) slog.Attr {
+		key := keys[rng.IntN(len(keys))]
+		switch n := rng.IntN(12); {
+		case n == 0:
+			return slog.Attr{}
+		case n == 1:
+			return slog.Group(key) // empty
+		case n <= 4 && depth < 3:
+			as := attrs(depth+1, 3)
+			return slog.Attr{Key: key, Value: slog.GroupValue(as...)}
+		case n == 5 && depth < 3:
+			return slog.Any(key, resolveTo{slog.GroupValue(attrs(depth+1, 2)...)})
+		case n == 6:
+			return slog.Any(key, resolveTo{slog.StringValue("lv")})
+		case n == 7:
+			return slog.Any(key, nil)
+		case n == 8:
+			return slog.String(key, "s v")
+		}
+		return slog.Int(key, rng.IntN(100))
+	}
+	formats := []Format{JSON, Text, Logfmt, Console, encode.ZapJSON, encode.ZapConsole}
+	ctx := context.Background()
+	for i := range *handleAttrsCases {
+		c := config{format: formats[rng.IntN(len(formats))], rep: rng.IntN(len(replacers)), hooked: rng.IntN(3) == 0, derived: rng.IntN(5) / 2}
+		p := get(c)
+		as := attrs(0, 6)
+		level := []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn}[rng.IntN(3)]
+		h1, h2 := p.h1, p.h2
+		switch c.derived {
+		case 1:
+			h1, h2 = h1.Named("n"), h2.Named("n")
+		case 2:
+			derive := func(h *Handler) *Handler {
+				return h.WithAttrs([]slog.Attr{slog.Group("w", slog.Attr{}), slog.Int("w", 1)}).WithGroup("req").(*Handler)
+			}
+			h1, h2 = derive(h1), derive(h2)
+		}
+		r := slog.NewRecord(fixedTime, level, "m", 0)
+		r.AddAttrs(as...)
+		require.NoError(t, h1.Handle(ctx, r))
+		require.NoError(t, h2.HandleAttrs(ctx, fixedTime, level, "m", as))
+		require.NoError(t, p.h1.Flush())
+		require.NoError(t, p.h2.Flush())
+		viaRecord, viaAttrs := outputs[p.h1].take(), outputs[p.h2].take()
+		require.NotEmpty(t, viaRecord)
+		require.Equal(t, viaRecord, viaAttrs, "case %d, %+v, attrs %v", i, c, as)
+		if c.format == JSON {
+			require.True(t, json.Valid([]byte(viaRecord)), "case %d: %s", i, viaRecord)
 		}
 	}
 }

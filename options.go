@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/asyncbus/asyncbus/internal/bus"
@@ -42,6 +43,10 @@ const (
 type Options struct {
 	// Level is the minimum level written; nil means Info. A *slog.LevelVar
 	// may be used to change it at run time. Ignored when Rules is set.
+	//
+	// In Level, SyncLevel and StackTraceLevel, a Leveler that is a nil
+	// pointer (an unset *slog.LevelVar field) is an invalid option: it is
+	// replaced by the default, as nil is (see NewHandler).
 	Level slog.Leveler
 	// AddSource adds the caller's file and line, as slog.HandlerOptions does.
 	AddSource bool
@@ -136,17 +141,19 @@ type Options struct {
 	// AddString allocate nothing.
 	Context func(ctx context.Context, w *FieldWriter)
 
-	// StackTraceLevel, when set, adds a stack trace in zap's format under
-	// "stacktrace" to records at or above it : the stack
-	// an error attribute carries (pkg/errors, go-errors), else the logging
+	// StackTraceLevel, when set, adds a stack trace in zap's format to
+	// records at or above it, as the top-level attribute "stacktrace"
+	// (outside any WithGroup group, like the Context fields): the stack an
+	// error attribute carries (pkg/errors, go-errors), else the logging
 	// call's, taken on the caller's goroutine. Nil (the default) is off and
 	// costs nothing.
 	StackTraceLevel slog.Leveler
 	// Sampler, when set, decides before encoding whether each record is
 	// written (see Sampler; *sampling.Sampler implements it). Refused
-	// records are counted in Stats.Sampled; a sampler with a WithMarkers method (as *sampling.Sampler has) gets its markers
-	// ("suppressed N similar records") are written to this output. Nil (the
-	// default) samples nothing.
+	// records are counted in Stats.Sampled. When the Sampler has a
+	// WithMarkers method (*sampling.Sampler has), its markers ("suppressed
+	// N similar records") are written to this output. Nil (the default)
+	// samples nothing.
 	Sampler Sampler
 }
 
@@ -205,7 +212,36 @@ func (o *Options) validate(w io.Writer) error {
 		bad("Options.HighWatermark %v is outside [0, 1]; using the default", o.HighWatermark)
 		o.HighWatermark = 0
 	}
+	// A Leveler holding a nil pointer (an uninitialised *slog.LevelVar
+	// field) would panic in every Handle: treat it as unset.
+	for _, l := range []struct {
+		name, def string
+		v         *slog.Leveler
+	}{
+		{"Level", "INFO", &o.Level},
+		{"SyncLevel", "FATAL", &o.SyncLevel},
+		{"StackTraceLevel", "off", &o.StackTraceLevel},
+	} {
+		if isNilLeveler(*l.v) {
+			bad("Options.%s is a nil %T; using the default (%s)", l.name, *l.v, l.def)
+			*l.v = nil
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// isNilLeveler reports whether l is a non-nil interface holding a nil
+// pointer, map, slice, func, channel or interface, whose Level method would
+// most likely dereference it.
+func isNilLeveler(l slog.Leveler) bool {
+	if l == nil {
+		return false
+	}
+	switch v := reflect.ValueOf(l); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 // exitSafe reports whether callers may wait for the output w: records are

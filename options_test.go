@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"strings"
@@ -37,6 +38,9 @@ func TestOptionsValidation(t *testing.T) {
 		{"bad color", Options{Color: 9}, "Options.Color 9"},
 		{"negative write attempts", Options{WriteAttempts: -2}, "Options.WriteAttempts -2"},
 		{"negative retry max", Options{WriteRetryMax: -time.Second}, "Options.WriteRetryMax -1s"},
+		{"nil Level", Options{Level: (*slog.LevelVar)(nil)}, "Options.Level is a nil *slog.LevelVar"},
+		{"nil SyncLevel", Options{SyncLevel: (*slog.LevelVar)(nil)}, "Options.SyncLevel is a nil *slog.LevelVar"},
+		{"nil StackTraceLevel", Options{StackTraceLevel: (*slog.LevelVar)(nil)}, "Options.StackTraceLevel is a nil *slog.LevelVar"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +82,57 @@ func TestOptionsValidation(t *testing.T) {
 		assert.EqualValues(t, 1024, h.Stats().Capacity, "rounded up to a power of two")
 		require.NoError(t, h.Close())
 	})
+}
+
+// nilLeveler is a user Leveler whose nil pointer panics in Level.
+type nilLeveler struct{ l slog.Level }
+
+func (n *nilLeveler) Level() slog.Level { return n.l }
+
+// TestNilLevelersUseTheDefault: a Leveler option holding a nil pointer (an
+// unset *slog.LevelVar field) is reported once and replaced by the
+// option's default, so Handle neither panics nor changes behaviour: Info
+// and above written, FATAL synced, no stack trace.
+func TestNilLevelersUseTheDefault(t *testing.T) {
+	var nilVar *slog.LevelVar
+	var nilUser *nilLeveler
+	for _, nilValue := range []slog.Leveler{nilVar, nilUser} {
+		for _, tc := range []struct {
+			name string
+			set  func(*Options, slog.Leveler)
+		}{
+			{"Level", func(o *Options, l slog.Leveler) { o.Level = l }},
+			{"SyncLevel", func(o *Options, l slog.Leveler) { o.SyncLevel = l }},
+			{"StackTraceLevel", func(o *Options, l slog.Leveler) { o.StackTraceLevel = l }},
+		} {
+			t.Run(fmt.Sprintf("%s/%T", tc.name, nilValue), func(t *testing.T) {
+				var reported []error
+				var sink memSink
+				opts := &Options{OnError: func(err error) { reported = append(reported, err) }}
+				tc.set(opts, nilValue)
+				h := NewHandler(&sink, opts)
+				l := slog.New(h)
+				require.NotPanics(t, func() {
+					l.Debug("below the default level")
+					l.Info("info")
+					l.Error("error")
+				})
+				syncs := sink.Syncs()
+				require.NoError(t, h.Handle(context.Background(), slog.NewRecord(time.Now(), LevelFatal, "fatal", 0)))
+				assert.Greater(t, sink.Syncs(), syncs, "FATAL is synced before Handle returns")
+				require.NoError(t, h.Close())
+
+				require.Len(t, reported, 1)
+				assert.ErrorContains(t, reported[0], fmt.Sprintf("Options.%s is a nil %T", tc.name, nilValue))
+				lines := sink.Lines()
+				require.Len(t, lines, 3)
+				for i, msg := range []string{"info", "error", "fatal"} {
+					assert.Contains(t, lines[i], `"msg":"`+msg+`"`)
+					assert.NotContains(t, lines[i], "stacktrace")
+				}
+			})
+		}
+	}
 }
 
 // TestPublicErrors: the errors a user sees are the root's, with its prefix.

@@ -52,6 +52,13 @@ type sampleState struct {
 	sampler Sampler
 	report  func() error  // the bound sampler's Report, or nil
 	counts  *sampleCounts // non-nil when sampler is
+	// closing is set when Close begins. From then on records bypass the
+	// Sampler and go to the bus, which refuses them once closed (ErrClosed,
+	// counted in Stats.Dropped and DroppedClosed) rather than their being
+	// refused quietly and counted as sampled. An atomic load per record,
+	// with a Sampler only; a record that loads false just before Close sets
+	// it is concurrent with Close, and sampling it is correct.
+	closing atomic.Bool
 }
 
 // sampleCounts are the sampling counters. They live in their own
@@ -89,7 +96,7 @@ func (s *sampleState) refuse(t time.Time, level slog.Level, msg, logger string) 
 }
 
 func (s *sampleState) refuseSampled(t time.Time, level slog.Level, msg, logger string) bool {
-	if s.sampler.Sample(t, level, msg, logger) {
+	if s.closing.Load() || s.sampler.Sample(t, level, msg, logger) {
 		return false
 	}
 	s.counts.sampled.Add(1) // the refusal path only

@@ -56,6 +56,46 @@ func TestSamplerDecidesOncePerRecord(t *testing.T) {
 	assert.Len(t, sink.Lines(), len(calls))
 }
 
+// refuseAll is a Sampler that refuses every record and counts its calls.
+type refuseAll struct{ calls atomic.Uint64 }
+
+func (s *refuseAll) Sample(time.Time, slog.Level, string, string) bool {
+	s.calls.Add(1)
+	return false
+}
+
+// TestSamplerHandleAfterCloseReturnsErrClosed: with a Sampler, Handle and
+// HandleAttrs after Close return ErrClosed and count the record in Dropped
+// and DroppedClosed, as without one; the Sampler is not consulted and
+// Stats.Sampled does not move.
+func TestSamplerHandleAfterCloseReturnsErrClosed(t *testing.T) {
+	var sink memSink
+	s := &refuseAll{}
+	h := NewHandler(&sink, &Options{Sampler: s})
+	ctx := context.Background()
+	require.NoError(t, h.Handle(ctx, recordAt(1)), "refused by the Sampler: nil")
+	require.NoError(t, h.Close())
+	before := h.Stats()
+	require.EqualValues(t, 1, before.Sampled)
+
+	calls := map[string]func() error{
+		"Handle":              func() error { return h.Handle(ctx, recordAt(2)) },
+		"HandleAttrs":         func() error { return h.HandleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) },
+		"derived Handle":      func() error { return h.WithGroup("g").Handle(ctx, recordAt(3)) },
+		"derived HandleAttrs": func() error { return h.Named("n").HandleAttrs(ctx, fixedTime, slog.LevelError, "m", nil) },
+	}
+	for name, call := range calls {
+		assert.ErrorIs(t, call(), ErrClosed, name)
+	}
+	st := h.Stats()
+	n := uint64(len(calls))
+	assert.Equal(t, before.DroppedClosed+n, st.DroppedClosed)
+	assert.Equal(t, before.Dropped+n, st.Dropped)
+	assert.Equal(t, before.Sampled, st.Sampled)
+	assert.EqualValues(t, 1, s.calls.Load(), "the Sampler is not consulted after Close")
+	assert.Empty(t, sink.Lines())
+}
+
 func TestSamplerNilAllocatesNothing(t *testing.T) {
 	h := NewHandler(io.Discard, &Options{})
 	defer h.Close()

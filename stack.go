@@ -16,8 +16,22 @@ const stackTraceKey = "stacktrace"
 // stackState is the handler's stack trace setting.
 type stackState struct {
 	level slog.Leveler // nil: off
-	below bool         // Console: the stack goes on the lines below the record, as zap writes it
+	place stackPlace
 }
+
+// stackPlace is where a record's stack trace goes, by format.
+type stackPlace uint8
+
+const (
+	// stackTop: a top-level attribute, written with the Context fields
+	// (JSON, Text, Logfmt), outside the groups of WithGroup.
+	stackTop stackPlace = iota
+	// stackBelow: on the lines below the record, as zap writes it (Console).
+	stackBelow
+	// stackLast: the record's last attribute, which the zap formats write
+	// as zap's entry stack, after their namespaces are closed.
+	stackLast
+)
 
 // want reports whether records at level l get a stack trace. Off, it is one
 // load and compare (inlined), and allocates nothing.
@@ -26,10 +40,17 @@ func (s *stackState) want(l slog.Level) bool {
 }
 
 func newStackState(level slog.Leveler, f Format) stackState {
-	return stackState{level: level, below: f == encode.Console}
+	place := stackLast
+	switch f {
+	case encode.JSON, encode.Text, encode.Logfmt:
+		place = stackTop
+	case encode.Console:
+		place = stackBelow
+	}
+	return stackState{level: level, place: place}
 }
 
-// withStack adds the stack trace to a record at or above
+// withStack takes the stack trace of a record at or above
 // Options.StackTraceLevel. The stack is taken here, on the logging
 // goroutine, and is:
 //   - none, when the record already has a top-level "stacktrace" attribute
@@ -42,20 +63,26 @@ func newStackState(level slog.Leveler, f Format) stackState {
 //     made a new record), at the first frame outside log/slog and this
 //     module's packages (test files excepted).
 //
-// It becomes the record's last attribute (a string; JSON and Text quote it;
-// the zap formats write it as zap's entry stack), or, in the Console
-// format, is returned as below, for the lines after the record.
-func (h *Handler) withStack(r slog.Record) (_ slog.Record, below string) {
+// It is written under "stacktrace" at the top level, whatever groups
+// WithGroup opened, as zap has it: in JSON, Text and Logfmt it is returned
+// as top, for the caller to write with the Context fields (a string; Text
+// quotes it); in the Console format it is returned as below, for the lines
+// after the record; for the zap formats and a plugged record encoder it
+// becomes the record's last attribute (which the zap formats write as
+// zap's entry stack, after the closed namespaces).
+func (h *Handler) withStack(r slog.Record) (_ slog.Record, top, below string) {
 	st, ok := recordStack(r)
 	switch {
 	case !ok:
-		return r, ""
-	case h.rec == nil && h.core.stack.below:
-		return r, st
+		return r, "", ""
+	case h.rec == nil && h.core.stack.place == stackTop:
+		return r, st, ""
+	case h.rec == nil && h.core.stack.place == stackBelow:
+		return r, "", st
 	}
 	r = r.Clone() // the caller's record may share its attribute array
 	r.AddAttrs(slog.String(stackTraceKey, st))
-	return r, ""
+	return r, "", ""
 }
 
 // recordStack returns the stack trace for r, or false when r already has one.

@@ -95,8 +95,54 @@ func TestStackTraceFirstFrameIsTheCaller(t *testing.T) {
 	for _, f := range frames {
 		assert.False(t, strings.HasPrefix(f[0], "log/slog."), "slog frame %s", f[0])
 	}
-	assert.True(t, strings.HasSuffix(lines[1], `"k":1,"stacktrace":`+lines[1][strings.Index(lines[1], `"stacktrace":`)+len(`"stacktrace":`):]), "the stack is the last attribute")
+	assert.Contains(t, lines[1], `"msg":"at the level","stacktrace":"`, "the stack is a top-level field, before the attributes")
 	jsonStack(t, lines[2])
+}
+
+// TestStackTraceAtTopLevelUnderWithGroup: a record logged through
+// WithGroup gets its stack trace at the top level, where zap and records
+// without groups have it, never inside the group, in every format; after
+// the Context fields.
+func TestStackTraceAtTopLevelUnderWithGroup(t *testing.T) {
+	hook := func(_ context.Context, w *FieldWriter) { w.AddString("trace_id", "t1") }
+	for _, f := range []Format{JSON, Text, Logfmt, Console, encode.ZapJSON, encode.ZapConsole} {
+		for _, hooked := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/hook=%v", f, hooked), func(t *testing.T) {
+				opts := &Options{Format: f, Color: ColorNever, StackTraceLevel: slog.LevelError}
+				if hooked {
+					opts.Context = hook
+				}
+				lines := logForStack(t, opts, func(l *slog.Logger) {
+					l.With("w", 1).WithGroup("req").Error("boom", "id", 7)
+				})
+				switch f {
+				case Console, encode.ZapConsole:
+					require.Greater(t, len(lines), 2)
+					assert.NotContains(t, lines[0], stackTraceKey)
+					assert.Equal(t, thisTest+"AtTopLevelUnderWithGroup.func2.1", lines[1], "the stack on the lines below")
+					splitStack(t, strings.Join(lines[1:], "\n"))
+					return
+				}
+				require.Len(t, lines, 1)
+				var m map[string]any
+				if f == encode.ZapJSON {
+					require.NoError(t, json.Unmarshal([]byte(lines[0]), &m), lines[0])
+				} else {
+					m = parseLine(t, f, lines[0])
+				}
+				st, ok := m[stackTraceKey].(string)
+				require.True(t, ok, "a top-level stacktrace in %s", lines[0])
+				assert.Equal(t, thisTest+"AtTopLevelUnderWithGroup.func2.1", splitStack(t, st)[0][0])
+				req, ok := m["req"].(map[string]any)
+				require.True(t, ok, "the group in %s", lines[0])
+				assert.NotContains(t, req, stackTraceKey)
+				assert.Contains(t, req, "id")
+				if hooked && f != encode.ZapJSON {
+					assert.Less(t, strings.Index(lines[0], "trace_id"), strings.Index(lines[0], stackTraceKey), "after the Context fields")
+				}
+			})
+		}
+	}
 }
 
 // TestStackTraceFromHandleAttrs: with no record PC (HandleAttrs, as the

@@ -1,10 +1,20 @@
 // Package encode turns slog records into bytes appended to a caller-supplied
 // buffer: JSON and text output byte-identical to log/slog's standard
-// handlers, strict logfmt, and a human-readable console format.
+// handlers (but for one slog bug, see below), strict logfmt, and a
+// human-readable console format.
 //
 // An Encoder is immutable and safe for concurrent use. WithAttrs and
 // WithGroup pre-encode their state once; Append does no locking and, for
 // every slog.Kind except KindAny (and user LogValuers), no allocation.
+//
+// # Differences from log/slog
+//
+// JSON and Text differ from slog's handlers only where slog itself is
+// wrong: a group that turns out empty (it has attributes, but all are
+// empty or removed by ReplaceAttr) leaves nothing behind here, while slog
+// keeps its separator (JSON then lacks the ',' before the next key,
+// golang/go#62152), its key prefix (Text) and its ReplaceAttr group path
+// for the attributes that follow. The other formats follow the same rule.
 //
 // # Logfmt
 //
@@ -57,9 +67,11 @@ import (
 type Format int
 
 const (
-	// JSON output is byte-identical to slog.NewJSONHandler.
+	// JSON output is byte-identical to slog.NewJSONHandler (see the
+	// package doc for the one exception).
 	JSON Format = iota
-	// Text output is byte-identical to slog.NewTextHandler.
+	// Text output is byte-identical to slog.NewTextHandler (see the
+	// package doc for the one exception).
 	Text
 	// Logfmt is strict logfmt (ts, level, msg; dotted group keys; sanitized keys).
 	Logfmt
@@ -369,9 +381,7 @@ func (e *Encoder) prepare() {
 		}
 	case Logfmt:
 		e.fast = fastLogfmt
-		// Sanitized already, but it may end in part of a rune (see
-		// closeGroup); sanitizing again changes nothing else.
-		p = appendLogfmtKey(p, e.groupPrefix)
+		p = append(p, e.groupPrefix...) // sanitized by openGroupLen
 		for _, n := range e.groups[e.nOpenGroups:] {
 			p = appendLogfmtKey(p, n)
 			p = append(p, '.')

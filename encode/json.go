@@ -45,7 +45,7 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 			break
 		}
 		// Each extra attr starts from a "," separator; one that writes
-		// nothing leaves none behind (see state.appendExtra).
+		// nothing leaves none behind (see state.appendResolved).
 		if nb, ok := appendJSONAttr(b, a, true); ok {
 			b = nb
 		} else {

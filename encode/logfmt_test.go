@@ -61,8 +61,10 @@ func parseSlogText(t testing.TB, line string) []kv {
 		line = line[1:]
 		v := token(' ')
 		out = append(out, kv{k, v})
-		// slog writes two spaces after a group that turned out empty in
-		// WithAttrs; a bare key never starts with a space (it would be quoted).
+		// slog writes two spaces where a group wrote nothing but counts as
+		// written (its members are LogValuers that resolve to empty
+		// groups): closing it sets the separator. A bare key never starts
+		// with a space (it would be quoted).
 		line = strings.TrimLeft(line, " ")
 	}
 	return out

@@ -402,8 +402,14 @@ func appendTextKey(b []byte, prefix, key string) []byte {
 		b = append(b, prefix...)
 		return append(b, key...)
 	}
-	// strconv.Quote(prefix+key), piecewise: the prefix ends in '.', an
-	// ASCII byte, so escaping the two parts separately gives the same bytes.
+	// slog quotes prefix+key as one string. When the prefix ends in an
+	// ASCII byte (its '.'), no rune spans the two parts, and escaping them
+	// separately gives the same bytes without building the concatenation.
+	// A prefix that ends in part of a multi-byte rune (a group name cut
+	// short) may be completed by the key's first bytes: quote the whole.
+	if prefix[len(prefix)-1] >= utf8.RuneSelf {
+		return strconv.AppendQuote(b, prefix+key)
+	}
 	b = append(b, '"')
 	b = appendQuotedInner(b, prefix)
 	b = appendQuotedInner(b, key)

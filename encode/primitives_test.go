@@ -14,6 +14,40 @@ func TestAppendTextQuote(t *testing.T) {
 	}
 }
 
+// TestAppendTextKeyAsSlog: a key with a group prefix is written as slog's
+// appendTwoStrings writes it: both parts bare when neither needs quoting,
+// else strconv.Quote of prefix+key as one string, which differs from
+// quoting the parts separately when the prefix ends in part of a rune that
+// the key completes (audit 5, finding 6).
+func TestAppendTextKeyAsSlog(t *testing.T) {
+	slogKey := func(prefix, key string) string {
+		if prefix == "" {
+			if needsQuoting(key) {
+				return strconv.Quote(key)
+			}
+			return key
+		}
+		if !needsQuoting(prefix) && !needsQuoting(key) {
+			return prefix + key
+		}
+		return strconv.Quote(prefix + key)
+	}
+	cases := []struct{ prefix, key string }{
+		{"", "k"}, {"", "a b"}, {"", ""}, {"g.", "k"}, {"g.", ""}, {"g.", "a b"}, {"a b.", "k"},
+		{"é.", "k"}, {"é.", "\xff"}, {"\xff.", "k"}, {"x.\u200b.", "n"},
+		{"x.\xe2\x80", "\xa9"},      // U+2029 across the two parts
+		{"x.\xe2\x80", "\xa9 more"}, // the same, and a space
+		{"\xe2", "\x82\xac"},        // U+20AC
+		{"x.\xc3", "\xa9"},          // é
+		{"x.\xc3", "k"},             // stays invalid
+		{"x.\xf0\x9f", "\x98\x80"},  // U+1F600
+		{"x.\xe2\x80", ""},
+	}
+	for _, c := range cases {
+		require.Equal(t, slogKey(c.prefix, c.key), string(appendTextKey(nil, c.prefix, c.key)), "%q + %q", c.prefix, c.key)
+	}
+}
+
 func TestSWARScanners(t *testing.T) {
 	for i := 0; i < 256; i++ {
 		for pos := 0; pos < 16; pos++ {

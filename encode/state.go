@@ -32,11 +32,11 @@ func (e *Encoder) slowAttr(b []byte, a slog.Attr, sep, prefix string, bud *budge
 
 // generalAttr writes one of a record's attrs with the general code, for the
 // text-like formats. s is kept across the record's attrs (created here on
-// first use): like slog, the general code leaves a group that turned out
-// empty in the key prefix of the attrs that follow it, so once s's prefix
-// differs from the fast path's prefix it reports general, and every later
-// attr of the record must go through s as well.
-func (e *Encoder) generalAttr(s *state, b []byte, a slog.Attr, prefix string, bud *budget) ([]byte, bool) {
+// first use), so that a record takes its pooled key prefix once. The
+// general code leaves s's prefix as it found it (a group that turns out
+// empty included, see appendResolved), so the fast path may write the
+// attrs that follow.
+func (e *Encoder) generalAttr(s *state, b []byte, a slog.Attr, prefix string, bud *budget) []byte {
 	if s.e == nil {
 		*s = state{e: e, c: e.c, sep: " ", bud: *bud}
 		if len(prefix) > 0 {
@@ -47,7 +47,7 @@ func (e *Encoder) generalAttr(s *state, b []byte, a slog.Attr, prefix string, bu
 	s.buf = b
 	s.appendAttr(a, 0)
 	*bud = s.bud
-	return s.buf, len(s.prefix) != len(prefix)
+	return s.buf
 }
 
 // maxDepth bounds group nesting. slog itself recurses without bound (a
@@ -174,22 +174,11 @@ func (s *state) free() {
 	}
 }
 
-// appendExtra writes the per-call top-level attributes. Each one behaves
-// exactly as if it had been given to its own slog WithAttrs call at the top
-// level: a group that turns out empty leaves no separator, key prefix or
-// ReplaceAttr group path behind.
+// appendExtra writes the per-call top-level attributes, exactly as the
+// record's own attributes would be written at the top level.
 func (s *state) appendExtra(extra []slog.Attr) {
 	for _, a := range extra {
-		sep := s.sep
-		if s.appendAttr(a, 0) {
-			s.sep = s.attrSep()
-		} else {
-			s.sep = sep
-		}
-		s.prefix = s.prefix[:0]
-		if s.groups != nil {
-			*s.groups = (*s.groups)[:0]
-		}
+		s.appendAttr(a, 0)
 	}
 }
 
@@ -337,17 +326,19 @@ func (s *state) openGroupLen(name string) int {
 	return n
 }
 
-// closeGroup ends a group whose name added n bytes to the key prefix. As in
-// slog, it cuts n bytes off the end of the prefix rather than restoring the
-// prefix to its length before the group: a nested group that turned out
-// empty is never closed, and slog's keys then keep what is left of it.
+// closeGroup ends a group whose name added n bytes to the key prefix.
 func (s *state) closeGroup(n int) {
 	if s.c.json {
 		s.buf = append(s.buf, '}')
-	} else {
-		s.prefix = s.prefix[:len(s.prefix)-n]
 	}
 	s.sep = s.attrSep()
+	s.popGroup(n)
+}
+
+// popGroup removes the innermost group, whose name added n bytes to the
+// key prefix, from the key prefix and the ReplaceAttr group path.
+func (s *state) popGroup(n int) {
+	s.prefix = s.prefix[:len(s.prefix)-n]
 	if s.groups != nil {
 		*s.groups = (*s.groups)[:len(*s.groups)-1]
 	}
@@ -433,12 +424,20 @@ func (s *state) appendResolved(a slog.Attr, depth int) bool {
 		s.appendString(errDepth)
 		return true
 	}
-	pos, n := len(s.buf), 0
+	pos, sep, n := len(s.buf), s.sep, 0
 	if a.Key != "" {
 		n = s.openGroupLen(a.Key)
 	}
 	if !s.appendAttrs(attrs, depth+1) {
-		s.buf = s.buf[:pos]
+		// The group turned out empty: take it back whole. slog takes back
+		// only the bytes, and keeps the group's separator (none: JSON then
+		// lacks the ',' before the next key, golang/go#62152), key prefix
+		// and ReplaceAttr group path for the attributes that follow; that
+		// difference from slog is deliberate (see README).
+		s.buf, s.sep = s.buf[:pos], sep
+		if a.Key != "" {
+			s.popGroup(n)
+		}
 		return false
 	}
 	if a.Key != "" {
@@ -458,13 +457,7 @@ func (s *state) appendKey(key string) {
 		return
 	case Logfmt:
 		n := len(s.buf)
-		if logfmtKeyClean(bytesToString(s.prefix)) {
-			s.buf = append(s.buf, s.prefix...)
-		} else {
-			// Sanitized already, but closeGroup may have cut a rune in
-			// two (see there); sanitizing again changes nothing else.
-			s.buf = appendLogfmtKey(s.buf, bytesToString(s.prefix))
-		}
+		s.buf = append(s.buf, s.prefix...) // sanitized by openGroupLen
 		s.buf = appendLogfmtKey(s.buf, key)
 		if len(s.buf) == n {
 			s.buf = append(s.buf, '_')

@@ -80,11 +80,10 @@ func (e *Encoder) appendKeyValues(b []byte, r *slog.Record, extra []slog.Attr, l
 
 // textAttrsState is appendText's state across a record's attributes.
 type textAttrsState struct {
-	prefix  string // the record's group prefix
-	plain   bool   // prefix needs no quoting
-	logfmt  bool
-	general bool  // an attribute needed the general code: s is in use
-	s       state // the general code's state, once an attribute needed it
+	prefix string // the record's group prefix
+	plain  bool   // prefix needs no quoting
+	logfmt bool
+	s      state // the general code's state, once an attribute needed it
 }
 
 // appendTextAttrs appends the record attributes as, stopping once the
@@ -99,18 +98,15 @@ func (e *Encoder) appendTextAttrs(b []byte, as []slog.Attr, st *textAttrsState, 
 	return b
 }
 
-// appendTextRecordAttr appends one record attribute: scalars directly until
-// an attribute needs the general code, which then writes the rest.
+// appendTextRecordAttr appends one record attribute: a scalar directly,
+// anything else through the general code.
 // The budget is a parameter, not a field of st: the general code's state
 // st.s leaks its contents, and a pointer in st would move bud to the heap.
 func (e *Encoder) appendTextRecordAttr(b []byte, a slog.Attr, st *textAttrsState, bud *budget) []byte {
-	if !st.general {
-		if nb, ok := appendKVAttr(b, a, st.prefix, st.plain, st.logfmt); ok {
-			return nb
-		}
+	if nb, ok := appendKVAttr(b, a, st.prefix, st.plain, st.logfmt); ok {
+		return nb
 	}
-	b, st.general = e.generalAttr(&st.s, b, a, st.prefix, bud)
-	return b
+	return e.generalAttr(&st.s, b, a, st.prefix, bud)
 }
 
 // appendKVAttr is appendLogfmtAttr or appendTextAttr.

@@ -19,7 +19,10 @@ func appendJSONTime(b []byte, t time.Time) []byte {
 	var tmp secStamp
 	c := stamp(t, &tmp)
 	if c == nil {
-		b = append(b, `"`+errYear+`""`...)
+		if y := t.Year(); y < 0 || y > 9999 {
+			b = append(b, `"`+errYear+`"`...)
+		}
+		b = append(b, '"')
 		b = t.AppendFormat(b, time.RFC3339Nano)
 		return append(b, '"')
 	}
@@ -109,8 +112,10 @@ var stampCache [4]atomic.Pointer[secStamp]
 var stampLast atomic.Pointer[secStamp]
 
 // stamp returns the per-second prefix for t, or nil when t's year is
-// outside [0,9999] (callers then fall back to time.Time.AppendFormat, as the
-// standard library formats such years differently). The result is either
+// outside [0,9999] or its zone offset is 100 hours or more
+// (time.FixedZone allows any), which the fixed-size fields here cannot
+// hold: callers then fall back to time.Time.AppendFormat, as the standard
+// library formats such times differently. The result is either
 // a published, immutable cache entry or tmp, filled in; it is valid as long
 // as tmp is.
 func stamp(t time.Time, tmp *secStamp) *secStamp {
@@ -142,7 +147,8 @@ func stampSlow(t time.Time, tmp *secStamp) *secStamp {
 		}
 	}
 	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
+	_, offset := t.Zone()
+	if year < 0 || year > 9999 || offset <= -100*3600 || offset >= 100*3600 {
 		return nil
 	}
 	hour, min, s := t.Clock()
@@ -161,7 +167,6 @@ func stampSlow(t time.Time, tmp *secStamp) *secStamp {
 	d = append2(d, min)
 	d = append(d, ':')
 	_ = append2(d, s)
-	_, offset := t.Zone()
 	z := c.zoneq[:0]
 	if offset == 0 {
 		z = append(z, 'Z')

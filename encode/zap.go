@@ -641,7 +641,7 @@ func appendZapTime(b []byte, t time.Time, z zapFmt) []byte {
 	var tmp secStamp
 	c := stamp(t, &tmp)
 	switch {
-	case c == nil: // a year outside [0,9999]: let package time format it
+	case c == nil: // a year outside [0,9999] or an offset of 100 h or more: let package time format it
 		layout := time.RFC3339
 		switch z.time {
 		case ZapTimeRFC3339Nano:
