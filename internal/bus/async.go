@@ -892,7 +892,15 @@ func (b *Bus) wtAllow() bool {
 // drainer, which reports it through its own rate limit (one report per
 // distinct error a second, shared with its own failures) when it next
 // writes: the record's rest, committed to the ring, is then retried there.
+//
+// An *os.File's Write wraps the errno in a *fs.PathError, while the
+// drainer's writev reports the errno itself: the wrapper is taken off, so
+// that one failure is one distinct error to the rate limit, and one report.
 func (b *Bus) reportWriteThrough(err error) {
+	var pe *fs.PathError
+	if b.sink == sinkWritev && errors.As(err, &pe) {
+		err = pe.Err
+	}
 	if b.onError != nil {
 		b.wtErr.Store(&err) // atomic: the drainer swaps it out; a later error replaces an unreported one
 	}
