@@ -669,8 +669,17 @@ func (f *File) closeCurrent() error {
 	}
 	f.syncSize()
 	if f.allocEnd > f.size && f.cutTo < 0 {
-		if terr := f.truncate(f.fd, f.size); terr != nil {
-			err = errors.Join(err, fmt.Errorf("filesink: release preallocated space of %s: %w", f.path, terr))
+		// Release to the file's real end, which is past f.size when another
+		// program appended: its bytes stay. (One appending between the stat
+		// and the truncate could still lose its line: advisory only.)
+		end := f.size
+		if fi, serr := f.file.Stat(); serr == nil {
+			end = max(end, fi.Size())
+		}
+		if end < f.allocEnd {
+			if terr := f.truncate(f.fd, end); terr != nil {
+				err = errors.Join(err, fmt.Errorf("filesink: release preallocated space of %s: %w", f.path, terr))
+			}
 		}
 	}
 	if cerr := f.file.Close(); cerr != nil {

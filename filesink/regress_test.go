@@ -828,3 +828,35 @@ func TestOpenRetriesWhenThePathIsReplacedWhileLocking(t *testing.T) {
 		})
 	}
 }
+
+// With Preallocate, Close and rotation release the reserved space by
+// truncating to the file's real end, not the File's own count of what it
+// wrote: a line another program appended in between stays (it was cut,
+// with the File's last records, before).
+func TestPreallocReleaseKeepsBytesAppendedByAnotherProgram(t *testing.T) {
+	for _, act := range []string{"Close", "Rotate"} {
+		t.Run(act, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "app.log")
+			var errs errSink
+			f, err := Open(path, Options{Preallocate: 1 << 20, OnError: errs.On})
+			require.NoError(t, err)
+			_, err = f.Write([]byte("mine-1\n"))
+			require.NoError(t, err)
+			appendTo(t, path, "other-program-line\n")
+			_, err = f.Write([]byte("mine-2\n"))
+			require.NoError(t, err)
+			file := path
+			if act == "Rotate" {
+				require.NoError(t, f.Rotate())
+				b := backupFiles(t, filepath.Dir(path), "app-")
+				require.Len(t, b, 1)
+				file = b[0]
+			}
+			require.NoError(t, f.Close())
+			assert.Empty(t, errs.All(), "nothing reported")
+			got, err := os.ReadFile(file)
+			require.NoError(t, err)
+			assert.Equal(t, "mine-1\nother-program-line\nmine-2\n", string(got))
+		})
+	}
+}
