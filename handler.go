@@ -45,6 +45,7 @@ type Handler struct {
 	slot     *levelSlot   // the level to compare against: one atomic load
 	leveler  slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
 	stateful bool         // WithAttrs or WithGroup was applied (see HandleAttrs)
+	grouped  bool         // WithGroup was applied: attributes land inside a group (plug.Grouped)
 	rec      plug.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
 }
 
@@ -317,6 +318,7 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 		return h
 	}
 	h2 := *h
+	h2.grouped = true
 	if h.rec != nil {
 		h2.rec = h.rec.WithGroup(name)
 		return &h2

@@ -13,6 +13,10 @@ import (
 // caller-side encoder through internal/plug, so the public API does not grow.
 
 func init() {
+	plug.Grouped = func(h any) bool {
+		ah, ok := h.(*Handler)
+		return ok && ah.grouped
+	}
 	plug.NewHandler = func(w io.Writer, opts any, enc plug.Encoder) (any, error) {
 		o, ok := opts.(*Options)
 		if !ok && opts != nil {

@@ -453,3 +453,21 @@ func TestExportStopsAtDeadlineWithBlockTimeout(t *testing.T) {
 	assert.Regexp(t, `otelbridge: \d+ of 200 records failed`, err.Error())
 	assert.Positive(t, h.Stats().Dropped)
 }
+
+// Through a grouped handler the record's own ids land inside the group,
+// where they cannot collide with the TraceContext hook's top-level fields:
+// the hook keeps writing the context's ids at the top level, which log
+// pipelines match on (it stood down here too, and they were lost).
+func TestGroupedHandlerKeepsTopLevelTraceContext(t *testing.T) {
+	var buf syncBuffer
+	h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(StyleOTel)})
+	recs := ownTrace(t, tid, sid, 1)
+	require.NoError(t, NewProcessor(h.WithGroup("otel")).OnEmit(spanCtx(1), &recs[0]))
+	require.NoError(t, h.Flush())
+	m := buf.lines(t)[0]
+	assert.Equal(t, tid.String(), m[KeyTraceID], "the hook's top-level trace_id")
+	assert.Equal(t, sid.String(), m[KeySpanID])
+	group, ok := m["otel"].(map[string]any)
+	require.True(t, ok, "the group: %v", m)
+	assert.Equal(t, tid.String(), group[KeyTraceID], "the record's own ids, in the group")
+}

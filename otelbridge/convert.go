@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
 // Keys of the fields the bridge adds to each converted record.
@@ -123,7 +124,12 @@ func (c *converter) convert(r *sdklog.Record) slog.Record {
 // attributes straight from the stack buffer (HandleAttrs), which avoids the
 // allocation a slog.Record makes for more than five attributes.
 func (c *converter) handle(ctx context.Context, h slog.Handler, r *sdklog.Record) error {
-	ctx = markOwnTrace(ctx, r)
+	if !plug.Grouped(h) {
+		// The record's ids land at the top level, where the TraceContext
+		// hook would write the context's: the hook stands down. In a group
+		// they cannot collide with the hook's top-level fields, which stay.
+		ctx = markOwnTrace(ctx, r)
+	}
 	if ah, ok := h.(*asyncbus.Handler); ok {
 		var buf [inlineAttrs]slog.Attr
 		t, lvl, msg, attrs := c.fill(r, buf[:0])

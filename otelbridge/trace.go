@@ -93,7 +93,10 @@ func WithProjectID(id string) TraceOption { return func(c *traceConfig) { c.proj
 // for it, so that no key appears twice: the record's identifiers say where
 // it was emitted and win over the context's, whether they differ or not.
 // Only then does the hook cost one allocation (the Processor or Exporter
-// marks the context). The other styles use other keys and always write.
+// marks the context). Through an asyncbus handler with an open group
+// (WithGroup) the record's identifiers land inside the group, where they
+// cannot collide, and the hook writes the context's at the top level as
+// usual. The other styles use other keys and always write.
 func TraceContext(style Style, opts ...TraceOption) func(context.Context, *asyncbus.FieldWriter) {
 	var cfg traceConfig
 	for _, o := range opts {

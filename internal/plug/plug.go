@@ -32,6 +32,11 @@ type Closer interface {
 	Closing(ctx context.Context)
 }
 
+// Grouped reports whether h is an *asyncbus.Handler with an open group
+// (WithGroup applied), whose attributes therefore do not land at the top
+// level. Set by package asyncbus's init.
+var Grouped func(h any) bool
+
 // NewHandler builds an *asyncbus.Handler (returned as any) writing to w,
 // with opts (an *asyncbus.Options, or nil) and records encoded by enc.
 // Like asyncbus.Open, it fails when Options.RingFile cannot be used or its
