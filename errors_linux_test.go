@@ -2,6 +2,7 @@ package asyncbus_test
 
 import (
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -66,4 +67,36 @@ func TestOneReportPerFailure(t *testing.T) {
 			assert.Zero(t, st.Written)
 		})
 	}
+}
+
+// TestOneReportPerFailure's promise (one failure, one report) for a socket
+// output: a net.Conn is a syscall.Conn, so the drainer writes it with
+// writev and reports the bare errno, while a write-through's Conn.Write
+// returns a *net.OpError around it; the bus reports both as the errno.
+func TestOneReportPerFailureSocket(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Close(fds[1])) // the reader is gone: writes fail with EPIPE
+	f := os.NewFile(uintptr(fds[0]), "socket")
+	conn, err := net.FileConn(f)
+	require.NoError(t, err)
+	f.Close()
+	defer conn.Close()
+	var mu sync.Mutex
+	var reports []error
+	h := asyncbus.NewHandler(conn, &asyncbus.Options{OnError: func(err error) {
+		mu.Lock()
+		reports = append(reports, err)
+		mu.Unlock()
+	}})
+	l := slog.New(h)
+	for i := range 5 {
+		l.Info("lost", "i", i)
+	}
+	require.ErrorIs(t, h.Flush(), syscall.EPIPE)
+	require.NoError(t, h.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, reports, 1, "one report for the failure: %v", reports)
+	assert.ErrorIs(t, reports[0], syscall.EPIPE)
 }

@@ -225,3 +225,30 @@ func TestPanickingOutput(t *testing.T) {
 		})
 	}
 }
+
+// pathPanicOutput is an output with a Path method (as filesink.File has)
+// that panics once armed.
+type pathPanicOutput struct {
+	brokenOutput
+	armed atomic.Bool
+}
+
+func (w *pathPanicOutput) Path() string {
+	if w.armed.Load() {
+		panic("Path boom")
+	}
+	return "/nonexistent/x.log"
+}
+
+// With RingFile the drainer asks the output for its path before each
+// batch (a recovery hint): a Path that panics is no position, not a crash.
+func TestOutputPathPanicsOnDrainer(t *testing.T) {
+	w := &pathPanicOutput{}
+	h, err := Open(w, &Options{RingFile: t.TempDir() + "/ring"})
+	require.NoError(t, err)
+	w.armed.Store(true)
+	require.NoError(t, h.Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "x", 0)))
+	require.NoError(t, h.Flush())
+	require.NoError(t, h.Close())
+	assert.Contains(t, w.String(), `"msg":"x"`)
+}

@@ -222,8 +222,8 @@ func (o *Options) validate(w io.Writer) error {
 		{"SyncLevel", "FATAL", &o.SyncLevel},
 		{"StackTraceLevel", "off", &o.StackTraceLevel},
 	} {
-		if isNilLeveler(*l.v) {
-			bad("Options.%s is a nil %T; using the default (%s)", l.name, *l.v, l.def)
+		if isNilLeveler(*l.v) && levelPanics(*l.v) {
+			bad("Options.%s is a nil %T whose Level panics; using the default (%s)", l.name, *l.v, l.def)
 			*l.v = nil
 		}
 	}
@@ -231,8 +231,10 @@ func (o *Options) validate(w io.Writer) error {
 }
 
 // isNilLeveler reports whether l is a non-nil interface holding a nil
-// pointer, map, slice, func, channel or interface, whose Level method would
-// most likely dereference it.
+// pointer, map, slice, func, channel or interface. Such a Leveler is kept
+// if its Level method works (a pointer-receiver method may handle nil, a
+// common Go idiom) and replaced if it panics (a nil *slog.LevelVar), see
+// levelPanics.
 func isNilLeveler(l slog.Leveler) bool {
 	if l == nil {
 		return false
@@ -241,6 +243,17 @@ func isNilLeveler(l slog.Leveler) bool {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
 		return v.IsNil()
 	}
+	return false
+}
+
+// levelPanics reports whether l.Level() panics.
+func levelPanics(l slog.Leveler) (panics bool) {
+	defer func() {
+		if recover() != nil {
+			panics = true
+		}
+	}()
+	l.Level()
 	return false
 }
 

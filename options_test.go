@@ -123,7 +123,7 @@ func TestNilLevelersUseTheDefault(t *testing.T) {
 				require.NoError(t, h.Close())
 
 				require.Len(t, reported, 1)
-				assert.ErrorContains(t, reported[0], fmt.Sprintf("Options.%s is a nil %T", tc.name, nilValue))
+				assert.ErrorContains(t, reported[0], fmt.Sprintf("Options.%s is a nil %T whose Level panics", tc.name, nilValue))
 				lines := sink.Lines()
 				require.Len(t, lines, 3)
 				for i, msg := range []string{"info", "error", "fatal"} {
@@ -248,4 +248,32 @@ func TestRaisedWriteAttemptsDoNotHoldCallers(t *testing.T) {
 	assert.EqualValues(t, 2, st.Written)
 	assert.Contains(t, w.String(), "before the error")
 	assert.Contains(t, w.String(), "the error")
+}
+
+// envLevel is a Leveler whose nil pointer is valid: a nil *envLevel means
+// Warn (a pointer-receiver method that handles nil, a common Go idiom).
+type envLevel struct{ l slog.Level }
+
+func (e *envLevel) Level() slog.Level {
+	if e == nil {
+		return slog.LevelWarn
+	}
+	return e.l
+}
+
+// A nil pointer Leveler whose Level works is kept, and not reported: only
+// one whose Level panics (a nil *slog.LevelVar) is replaced.
+func TestNilLevelerThatWorksIsKept(t *testing.T) {
+	var reported []error
+	var sink memSink
+	var lv *envLevel
+	h := NewHandler(&sink, &Options{Level: lv, OnError: func(err error) { reported = append(reported, err) }})
+	l := slog.New(h)
+	l.Info("below Warn")
+	l.Warn("at Warn")
+	require.NoError(t, h.Close())
+	assert.Empty(t, reported)
+	lines := sink.Lines()
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0], `"msg":"at Warn"`)
 }

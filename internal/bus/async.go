@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 )
@@ -663,14 +664,18 @@ func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 // Config.WriteThrough, a record that finds the ring empty may be written to
 // the sink before Enqueue returns (see writeThrough1), and one that finds a
 // short queue ahead of it may wait until the drainer has written it (the
-// quiet wait, see Config.WriteThrough); the wait returns what
-// EnqueueWritten's does.
+// quiet wait, see Config.WriteThrough); Enqueue's result is the same
+// either way.
 func (b *Bus) Enqueue(p []byte) error {
 	end, wrote, ahead, err := b.enqueue(p, false)
 	if err != nil || wrote || !b.writeThrough || ahead > QuietWaitDepth || !b.quietAllow() {
 		return err
 	}
-	return b.quietWait(end)
+	// The record was accepted: what the drainer answers (failures since
+	// the last Flush) is not this call's result. Its failure, if any, is
+	// counted and reported by OnError, Flush and Close as for any record.
+	b.quietWait(end)
+	return nil
 }
 
 // quietWait waits until the record ending at end is written, for at most
@@ -679,7 +684,7 @@ func (b *Bus) Enqueue(p []byte) error {
 // forever: one whose call comes from inside the sink's Write (a writer that
 // logs through the handler it serves), while that Write holds the drainer
 // or a write-through up. At the bound the record simply stays queued, as
-// without the wait, and nil is returned.
+// without the wait. It returns the drainer's answer (nil at the bound).
 //
 // It allocates nothing (the hot path's promise, and quiet waits happen
 // within the first records of a burst): its answer channel and timer come
@@ -693,7 +698,7 @@ func (b *Bus) quietWait(end uint64) error {
 	}
 	ch := quietChans.Get().(chan error)
 	tm := quietTimers.Get().(*time.Timer)
-	tm.Reset(b.maxLatency) // Go >= 1.23 timers: no stale tick after Stop, Reset needs no drain
+	tm.Reset(b.maxLatency) // stopped and drained when it was put back
 	req := flushReq{target: end, ch: ch}
 	b.request(req)
 	var err error
@@ -707,7 +712,15 @@ func (b *Bus) quietWait(end uint64) error {
 		// Still queued, written as usual; the drainer answers into ch's
 		// buffer later, so ch is not reused.
 	}
-	tm.Stop()
+	if !tm.Stop() {
+		// Fired (or firing): with GODEBUG=asynctimerchan=1 (pre-Go 1.23
+		// timers) its tick may still be queued; drain it so that the next
+		// wait does not end at once. With Go 1.23 timers there is none.
+		select {
+		case <-tm.C:
+		default:
+		}
+	}
 	quietTimers.Put(tm)
 	return err
 }
@@ -893,13 +906,14 @@ func (b *Bus) wtAllow() bool {
 // distinct error a second, shared with its own failures) when it next
 // writes: the record's rest, committed to the ring, is then retried there.
 //
-// An *os.File's Write wraps the errno in a *fs.PathError, while the
-// drainer's writev reports the errno itself: the wrapper is taken off, so
-// that one failure is one distinct error to the rate limit, and one report.
+// An *os.File's or a net.Conn's Write wraps the errno (in a *fs.PathError,
+// a *net.OpError), while the drainer's writev reports the errno itself:
+// the wrappers are taken off, so that one failure is one distinct error to
+// the rate limit, and one report.
 func (b *Bus) reportWriteThrough(err error) {
-	var pe *fs.PathError
-	if b.sink == sinkWritev && errors.As(err, &pe) {
-		err = pe.Err
+	var errno syscall.Errno
+	if b.sink == sinkWritev && errors.As(err, &errno) {
+		err = errno // under *fs.PathError (files), *net.OpError (sockets), ...
 	}
 	if b.onError != nil {
 		b.wtErr.Store(&err) // atomic: the drainer swaps it out; a later error replaces an unreported one
@@ -1357,7 +1371,9 @@ func (b *Bus) Stats() Stats {
 func outputName(w io.Writer) string {
 	switch o := w.(type) {
 	case interface{ Path() string }:
-		return o.Path()
+		if p, ok := sinkPath(o); ok {
+			return p
+		}
 	case interface{ Name() string }:
 		return o.Name()
 	}

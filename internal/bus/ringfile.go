@@ -611,11 +611,17 @@ func (r *ringFile) initHeader() {
 	r.st = s
 }
 
-// sinkPos returns the sink's position, or unknownSinkSize.
-func (r *ringFile) sinkPos() (int64, uint64, uint64) {
+// sinkPos returns the sink's position, or unknownSinkSize (also when the
+// sink's code panicked: the position is only a hint for recovery).
+func (r *ringFile) sinkPos() (size int64, dev, ino uint64) {
 	if r.pos == nil {
 		return unknownSinkSize, 0, 0
 	}
+	defer func() {
+		if recover() != nil {
+			size, dev, ino = unknownSinkSize, 0, 0
+		}
+	}()
 	p, err := r.pos()
 	if err != nil || p.Size < 0 {
 		return unknownSinkSize, 0, 0
@@ -960,10 +966,11 @@ func sinkReaderOf(w io.Writer) sinkReader {
 	case *os.File:
 		return fileReader(s)
 	case interface{ Path() string }:
-		if strings.TrimSpace(s.Path()) == "" {
+		p, ok := sinkPath(s)
+		if !ok || strings.TrimSpace(p) == "" {
 			return nil
 		}
-		return pathReader(s.Path())
+		return pathReader(p)
 	}
 	return nil
 }

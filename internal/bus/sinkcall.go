@@ -43,6 +43,16 @@ func sinkWriteBatch(w BatchWriter, recs [][]byte) (k int, err error) {
 	return w.WriteBatch(recs)
 }
 
+// sinkPath is o.Path() (a file sink's path), with ok false if it panicked.
+func sinkPath(o interface{ Path() string }) (p string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			p, ok = "", false
+		}
+	}()
+	return o.Path(), true
+}
+
 // sinkSync is s.Sync(), with a panic turned into an error.
 func sinkSync(s Syncer) (err error) {
 	defer func() {
