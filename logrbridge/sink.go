@@ -189,7 +189,8 @@ func NewLogger(h slog.Handler, opts ...Option) logr.Logger {
 		s.life = &lifeline{h: c}
 		// The cleanup's argument is the handler, which does not reference
 		// the lifeline: only sinks do, so it runs once the last is gone.
-		runtime.AddCleanup(s.life, closeDropped, c)
+		// Close stops it (the handler is closed once, not again later).
+		s.life.cleanup = runtime.AddCleanup(s.life, closeDropped, c)
 	}
 	return logr.New(s)
 }
@@ -202,7 +203,10 @@ type closer interface{ Close() error }
 // to it, so it becomes unreachable exactly when the last of those sinks
 // does. It holds the handler only to be a pointer-bearing allocation (the
 // runtime may batch tiny pointer-free objects, delaying their cleanups).
-type lifeline struct{ h closer }
+type lifeline struct {
+	h       closer
+	cleanup runtime.Cleanup // stopped by Close
+}
 
 // closeDropped closes the handler of loggers that are all gone, on a
 // goroutine of its own: Close waits for the output, and a cleanup that
@@ -417,7 +421,9 @@ func (s *sink) WithGroup(name string) logr.SlogSink {
 }
 
 // Handler returns the slog.Handler that l's records go to (with l's name and
-// values applied), or false if l was not made by this package.
+// values applied), or false if l was not made by this package. The handler
+// does not keep l's loggers alive: with CloseWhenUnreachable (zap.New uses
+// it) it is closed once they are all gone, even while it is still in use.
 func Handler(l logr.Logger) (slog.Handler, bool) {
 	s, ok := l.GetSink().(*sink)
 	if !ok {
@@ -456,6 +462,9 @@ func Close(l logr.Logger) error {
 	s := sinkOf(l)
 	if s == nil {
 		return nil
+	}
+	if s.life != nil {
+		s.life.cleanup.Stop() // closed here: not again once the loggers are gone
 	}
 	if c, ok := s.root.(closer); ok {
 		return c.Close()

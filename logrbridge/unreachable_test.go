@@ -142,3 +142,17 @@ func TestCloseWhenUnreachableIgnoresHandlersWithoutClose(t *testing.T) {
 	NewLogger(h).Info("after")
 	assert.Len(t, lines(t, buf.String()), 2)
 }
+
+// An explicit Close of a CloseWhenUnreachable logger cancels the cleanup:
+// once the logger is dropped, the handler is not closed a second time
+// (settle waits for two later cleanups to have run).
+func TestExplicitCloseIsTheOnlyClose(t *testing.T) {
+	h, _ := newClosingHandler()
+	func() {
+		l := NewLogger(h, CloseWhenUnreachable(true))
+		l.Info("m")
+		require.NoError(t, Close(l))
+	}()
+	settle(t)
+	assert.EqualValues(t, 1, h.closes.Load())
+}

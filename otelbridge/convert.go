@@ -36,10 +36,6 @@ const (
 // DefaultMaxDepth is the default nesting limit for map and slice values.
 const DefaultMaxDepth = 16
 
-// emptyMap is the value of an empty OpenTelemetry map: shared by every
-// record, never written to (handlers only read values).
-var emptyMap = map[string]any{}
-
 // emptyKey replaces an empty attribute key, which slog would otherwise inline
 // (groups) or write as an unnamed field.
 const emptyKey = "_"
@@ -257,7 +253,7 @@ func (c *converter) value(v attribute.Value, d int) slog.Value {
 			// slog drops an empty group with its key; a map value keeps the
 			// key the application set, written as {} (map[] in Text, Logfmt
 			// and Console, as slog's TextHandler writes an empty map).
-			return slog.AnyValue(emptyMap)
+			return slog.AnyValue(map[string]any{}) // one each: a handler may write into it
 		}
 		as := make([]slog.Attr, len(kvs))
 		for i, kv := range kvs {
