@@ -46,6 +46,10 @@ type Handler struct {
 	leveler  slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
 	stateful bool         // WithAttrs or WithGroup was applied (see HandleAttrs)
 	grouped  bool         // WithGroup was applied: attributes land inside a group (plug.Grouped)
+	// bound, if not nil, ends every wait for the output when it ends (a
+	// copy made by plug.Bound for otelbridge's Exporter, whose deadline
+	// must be honoured; see enqueue).
+	bound context.Context
 	rec      plug.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
 }
 
@@ -271,12 +275,24 @@ func (c *core) syncLevelNow() slog.Level {
 // written to the output before it returns (written through, or waited for),
 // so that `slog.Error(...); os.Exit(1)` keeps the line (Block mode without
 // BlockTimeout only, see Options.exitSafe).
+//
+// With h.bound set every wait ends when it ends: a wait for room drops the
+// record (ErrDropped, counted), a wait for its write or sync returns
+// bound's error with the record queued. Handlers made by NewHandler have
+// none: a caller's context (a request's, say) must not cost it its lines.
 func (h *Handler) enqueue(b *buffer, level slog.Level) error {
 	syncLevel := h.core.syncLevelNow()
 	var err error
-	if level >= slog.LevelError && level < syncLevel && h.core.exitSafe {
-		err = h.core.bus.EnqueueWritten(b.data)
-	} else {
+	switch {
+	case level >= slog.LevelError && level < syncLevel && h.core.exitSafe:
+		if h.bound != nil {
+			err = h.core.bus.EnqueueWrittenCtx(h.bound, b.data)
+		} else {
+			err = h.core.bus.EnqueueWritten(b.data)
+		}
+	case h.bound != nil:
+		err = h.core.bus.EnqueueUntil(b.data, h.bound.Done())
+	default:
 		err = h.core.bus.Enqueue(b.data)
 	}
 	b.release()
@@ -291,7 +307,11 @@ func (h *Handler) enqueue(b *buffer, level slog.Level) error {
 	}
 	if level >= syncLevel {
 		// The caller may be about to exit: sync regardless of ctx.
-		return publicErr(h.core.bus.Sync(context.Background()))
+		ctx := h.bound
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		return publicErr(h.core.bus.Sync(ctx))
 	}
 	return nil
 }

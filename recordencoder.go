@@ -13,6 +13,15 @@ import (
 // caller-side encoder through internal/plug, so the public API does not grow.
 
 func init() {
+	plug.Bound = func(h any, ctx context.Context) any {
+		ah, ok := h.(*Handler)
+		if !ok {
+			return nil
+		}
+		h2 := *ah
+		h2.bound = ctx
+		return &h2
+	}
 	plug.Grouped = func(h any) bool {
 		ah, ok := h.(*Handler)
 		return ok && ah.grouped

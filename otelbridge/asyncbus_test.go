@@ -417,41 +417,53 @@ type hangWriter struct{ release chan struct{} }
 
 func (w hangWriter) Write(p []byte) (int, error) { <-w.release; return len(p), nil }
 
-// TestExportStopsAtDeadlineWithBlockTimeout: Export cannot interrupt a
-// Handle that waits for room (see its doc); with the handler's BlockTimeout
-// each wait is bounded, so with a hung output Export stops at its deadline,
-// the records that found no room are counted in Stats.Dropped and reported
-// as ErrDropped, and the error says how many records were not handed over.
-func TestExportStopsAtDeadlineWithBlockTimeout(t *testing.T) {
-	w := hangWriter{release: make(chan struct{})}
-	h := asyncbus.NewHandler(w, &asyncbus.Options{Capacity: 4096, BlockTimeout: 20 * time.Millisecond})
-	t.Cleanup(func() {
-		close(w.release)
-		_ = h.Close()
-	})
-	e := NewExporter(h)
-	// 200 records of ~300 bytes cannot fit a 4 KiB ring: without the
-	// deadline the export would wait 20 ms for most of them (seconds).
-	recs := make([]log.Record, 0, 200)
-	for range 200 {
-		recs = append(recs, record(log.SeverityInfo, attribute.StringValue(strings.Repeat("x", 100))))
+// TestExportHonoursItsDeadline: with a hung output and a full ring, an
+// asyncbus handler's waits for room end at Export's deadline, with or
+// without a BlockTimeout: Export returns soon after it, the records that
+// found no room are dropped, counted in Stats.Dropped and reported as
+// ErrDropped, and every record is offered to the handler (none is skipped
+// silently). Before, a Block handler without BlockTimeout kept Export
+// waiting until the output moved again.
+func TestExportHonoursItsDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts asyncbus.Options
+	}{
+		{"Block", asyncbus.Options{Capacity: 4096}},
+		{"Block with BlockTimeout", asyncbus.Options{Capacity: 4096, BlockTimeout: 20 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hangWriter{release: make(chan struct{})}
+			opts := tc.opts
+			h := asyncbus.NewHandler(w, &opts)
+			e := NewExporter(h)
+			// 200 records of ~300 bytes cannot fit a 4 KiB ring.
+			recs := make([]log.Record, 0, 200)
+			for range 200 {
+				recs = append(recs, record(log.SeverityInfo, attribute.StringValue(strings.Repeat("x", 100))))
+			}
+			sdkRecs := capture(t, recs...)
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- e.Export(ctx, sdkRecs) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second): // a liveness bound, far above the 100 ms deadline
+				require.FailNow(t, "Export still running 10 s after its 100 ms deadline")
+			}
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			require.ErrorIs(t, err, asyncbus.ErrDropped)
+			assert.Regexp(t, `otelbridge: \d+ of 200 records failed`, err.Error())
+			close(w.release) // the output moves again
+			require.NoError(t, h.Close())
+			st := h.Stats()
+			assert.Positive(t, st.Dropped)
+			assert.EqualValues(t, 200, st.Enqueued, "every record offered: queued or dropped and counted")
+			assert.EqualValues(t, 200, st.Written+st.Dropped+st.Failed)
+		})
 	}
-	sdkRecs := capture(t, recs...)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- e.Export(ctx, sdkRecs) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second): // a liveness bound, far above the 100 ms deadline
-		require.FailNow(t, "Export still running 10 s after its 100 ms deadline")
-	}
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.ErrorIs(t, err, asyncbus.ErrDropped)
-	assert.Regexp(t, `otelbridge: \d+ of 200 records not exported`, err.Error())
-	assert.Regexp(t, `otelbridge: \d+ of 200 records failed`, err.Error())
-	assert.Positive(t, h.Stats().Dropped)
 }
 
 // Through a grouped handler the record's own ids land inside the group,

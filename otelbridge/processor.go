@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
 // flusher is implemented by handlers that can push everything they have
@@ -139,45 +142,50 @@ func NewExporter(h slog.Handler, opts ...Option) *Exporter {
 // it returns [sdklog.ErrExporterShutdown]. Handler failures are reported as
 // one error counting them and wrapping the first.
 //
-// Export looks at ctx before each record: once ctx has ended it hands over
-// no more records and returns an error that wraps ctx's, says how many
-// records were not exported, and is joined with any handler failures. It
-// cannot interrupt a Handle call that is waiting, and an *asyncbus.Handler
-// waits however long its output takes: in Block mode without BlockTimeout
-// (its default) for room while its ring is full and for the write of a
-// record at slog.LevelError or above, and in every mode for the write and
-// sync of a record at or above Options.SyncLevel (asyncbus.LevelFatal,
-// OpenTelemetry's FATAL, by default). With a hung output such an Export
-// returns only when the output moves again, past its deadline. To bound
-// Export by its deadline, give that handler a BlockTimeout (a record still
-// waiting for room when it expires is dropped, counted in Stats.Dropped and
-// reported as asyncbus.ErrDropped) or the Drop policy, and leave FATAL
-// records out of the export or raise SyncLevel above them.
+// Export honours ctx's deadline. With an *asyncbus.Handler every wait for
+// the output ends when ctx ends: a record still waiting for room in the
+// ring (Block mode) is dropped, counted in the handler's Stats.Dropped and
+// marked in the output; a wait for an Error record's write or a SyncLevel
+// record's sync stops, the record staying queued. Records after that are
+// still handed over, without waiting: each is queued if there is room and
+// dropped and counted if not, so every record is accounted for. The error
+// then counts the failures and wraps ctx's. With another handler, Export
+// looks at ctx before each record: once it has ended it hands over no more
+// records and returns an error that wraps ctx's and says how many records
+// were not exported (a Handle call already waiting is not interrupted).
 func (e *Exporter) Export(ctx context.Context, records []sdklog.Record) error {
 	if e.down.Load() {
 		return sdklog.ErrExporterShutdown
+	}
+	h, bounded := e.h, false
+	if ah, ok := e.h.(*asyncbus.Handler); ok {
+		h, bounded = plug.Bound(ah, ctx).(*asyncbus.Handler), true // one copy per call, not per record
 	}
 	var (
 		first  error
 		failed int
 	)
 	for i := range records {
-		if err := ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil && !bounded {
 			left := fmt.Errorf("otelbridge: %d of %d records not exported: %w", len(records)-i, len(records), err)
 			return errors.Join(left, failure(first, failed, len(records)))
 		}
 		r := &records[i]
-		if !e.h.Enabled(ctx, level(r.Severity())) {
+		if !h.Enabled(ctx, level(r.Severity())) {
 			continue
 		}
-		if err := e.conv.handle(ctx, e.h, r); err != nil {
+		if err := e.conv.handle(ctx, h, r); err != nil {
 			if first == nil {
 				first = err
 			}
 			failed++
 		}
 	}
-	return failure(first, failed, len(records))
+	err := failure(first, failed, len(records))
+	if cerr := ctx.Err(); err != nil && cerr != nil {
+		err = errors.Join(fmt.Errorf("otelbridge: export ran past its deadline: %w", cerr), err)
+	}
+	return err
 }
 
 func failure(first error, failed, total int) error {

@@ -666,17 +666,7 @@ func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 // short queue ahead of it may wait until the drainer has written it (the
 // quiet wait, see Config.WriteThrough); Enqueue's result is the same
 // either way.
-func (b *Bus) Enqueue(p []byte) error {
-	end, wrote, ahead, err := b.enqueue(p, false)
-	if err != nil || wrote || !b.writeThrough || ahead > QuietWaitDepth || !b.quietAllow() {
-		return err
-	}
-	// The record was accepted: what the drainer answers (failures since
-	// the last Flush) is not this call's result. Its failure, if any, is
-	// counted and reported by OnError, Flush and Close as for any record.
-	b.quietWait(end)
-	return nil
-}
+func (b *Bus) Enqueue(p []byte) error { return b.EnqueueUntil(p, nil) }
 
 // quietWait waits until the record ending at end is written, for at most
 // MaxLatency: the record would be written within about that long anyway,
@@ -764,11 +754,37 @@ func (b *Bus) quietAllow() bool {
 // when records failed since the previous Flush answer, a Retrying one as
 // Flush does, and after Close the result of the final drain.
 func (b *Bus) EnqueueWritten(p []byte) error {
-	end, wrote, _, err := b.enqueue(p, true)
+	return b.EnqueueWrittenCtx(context.Background(), p)
+}
+
+// EnqueueUntil is Enqueue whose Block-mode wait for room ends when done is
+// closed: the record is then dropped and counted, as at a BlockTimeout
+// (ErrDropped). A closed done never makes a record wait for room. With a
+// done channel the record is never written through nor waited for quietly:
+// a write on the caller's goroutine could not be interrupted.
+func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
+	end, wrote, ahead, err := b.enqueue(p, false, done)
+	if err != nil || wrote || !b.writeThrough || done != nil || ahead > QuietWaitDepth || !b.quietAllow() {
+		return err
+	}
+	// The record was accepted: what the drainer answers (failures since
+	// the last Flush) is not this call's result. Its failure, if any, is
+	// counted and reported by OnError, Flush and Close as for any record.
+	b.quietWait(end)
+	return nil
+}
+
+// EnqueueWrittenCtx is EnqueueWritten bounded by ctx: when ctx ends, a wait
+// for room drops the record (ErrDropped), and a wait for its write returns
+// ctx.Err() with the record queued, to be written as usual. If ctx can end
+// (a non-nil Done), the record is never written through: the drainer
+// writes it and the caller waits for that, which ctx can interrupt.
+func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
+	end, wrote, _, err := b.enqueue(p, true, ctx.Done())
 	if err != nil || wrote {
 		return err
 	}
-	return b.wait(context.Background(), end, false, false)
+	return b.wait(ctx, end, false, false)
 }
 
 // enqueue reserves, copies and commits p, or writes it through (force:
@@ -776,13 +792,13 @@ func (b *Bus) EnqueueWritten(p []byte) error {
 // end of the record's reservation, whether it was written through, and how
 // many bytes of unconsumed entries were ahead of it at its reservation
 // (MaxUint64 for an oversize record, which never waits quietly).
-func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, ahead uint64, err error) {
+func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, wrote bool, ahead uint64, err error) {
 	if len(p) > b.maxRecord {
-		return b.enqueueOversize(p)
+		return b.enqueueOversize(p, done)
 	}
 	n := uint64(len(p))
 	need := align8(hdrSize + n)
-	var w waitState
+	w := waitState{done: done}
 	for {
 		// Head before tail: both only grow and head <= tail at every moment,
 		// so h <= t. Read the other way round, a producer paused between the
@@ -809,7 +825,7 @@ func (b *Bus) enqueue(p []byte, force bool) (end uint64, wrote bool, ahead uint6
 		if !b.tail.CompareAndSwap(t, t+total) {
 			continue
 		}
-		if (h == t || wh == t) && total == need && b.writeThrough {
+		if (h == t || wh == t) && total == need && b.writeThrough && done == nil {
 			// The ring was empty when we reserved (see writeThrough1).
 			switch b.writeThrough1(p, t, need, force) {
 			case wtWritten:
@@ -1033,9 +1049,9 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 // enqueueOversize puts p in the heap side table and commits an 8-byte
 // reference entry in the ring, so oversize records keep their ring order.
 // Oversize records are never written through.
-func (b *Bus) enqueueOversize(p []byte) (uint64, bool, uint64, error) {
+func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uint64, error) {
 	sz := int64(len(p))
-	var w waitState
+	w := waitState{done: done}
 	for {
 		h := b.head.Load() // before tail, as in Enqueue, so that h <= t
 		t := b.tail.Load()
@@ -1162,6 +1178,7 @@ func (b *Bus) kick() {
 type waitState struct {
 	spins    int
 	deadline time.Time
+	done     <-chan struct{} // EnqueueUntil, EnqueueWrittenCtx: closed, the wait ends in a drop; nil: never
 }
 
 // maxYieldShift: past the high watermark, producers yield once per
@@ -1183,6 +1200,12 @@ func (b *Bus) full(w *waitState, t, h uint64, ob int64) error {
 	if b.overflow == Drop {
 		b.kick()
 		return b.drop(t)
+	}
+	select {
+	case <-w.done: // a nil channel never fires
+		b.kick()
+		return b.drop(t)
+	default:
 	}
 	if w.spins == 0 {
 		b.kick() // a full ring is past any watermark: make sure the drainer runs
@@ -1223,6 +1246,7 @@ func (b *Bus) full(w *waitState, t, h uint64, ob int64) error {
 	select {
 	case <-ch:
 	case <-timeout:
+	case <-w.done: // the next call drops
 	}
 	return nil
 }

@@ -32,6 +32,13 @@ type Closer interface {
 	Closing(ctx context.Context)
 }
 
+// Bound returns a copy of h, an *asyncbus.Handler, whose waits for the
+// output end when ctx ends: a record still waiting for room is dropped and
+// counted (asyncbus.ErrDropped), a wait for a record's write or sync
+// returns ctx's error with the record queued. It returns nil if h is not
+// an *asyncbus.Handler. Set by package asyncbus's init.
+var Bound func(h any, ctx context.Context) any
+
 // Grouped reports whether h is an *asyncbus.Handler with an open group
 // (WithGroup applied), whose attributes therefore do not land at the top
 // level. Set by package asyncbus's init.
