@@ -50,7 +50,7 @@ type Handler struct {
 	// copy made by plug.Bound for otelbridge's Exporter, whose deadline
 	// must be honoured; see enqueue).
 	bound context.Context
-	rec      plug.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
+	rec   plug.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
 }
 
 // core is what all handlers derived from one NewHandler share.
