@@ -181,9 +181,13 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 // written to the output (not synced) before Handle returns, and records at
 // or above Options.SyncLevel, which are written and synced. A record that
 // finds the ring empty while the handler is quiet is written on the
-// caller's goroutine (write-through), so a quiet logger loses nothing when
-// the program returns from main without Close. Write-through and the Error
-// wait apply in Block mode without BlockTimeout (the default) only.
+// caller's goroutine (write-through), and one that finds only a short
+// queue ahead of it (other goroutines' records of the same moment) waits
+// until the drainer has written it (the quiet wait, at most MaxLatency), so
+// a quiet logger loses nothing when the program returns from main without
+// Close. Both are rate-limited; neither changes what Handle returns.
+// Write-through, the quiet wait and the Error wait apply in Block mode
+// without BlockTimeout (the default) only.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if h.core.sample.refuse(r.Time, r.Level, r.Message, h.name) {
 		return nil // sample.go: counted in Stats.Sampled
