@@ -21,6 +21,18 @@
 // ReplaceAttr is never called with a group-valued attribute: a key or path
 // naming a group therefore redacts every attribute inside it, one by one,
 // and the group's structure stays visible.
+//
+// A Redactor sees only what the handler passes to ReplaceAttr. slog's
+// handlers and asyncbus's JSON, Text, Logfmt and Console formats pass the
+// message (key slog.MessageKey), so a secret in a message is masked there;
+// the zap formats (encode.ZapJSON, encode.ZapConsole) do not, as zap's
+// encoders do not, and write the message, level, logger name and caller as
+// they are: with those formats keep secrets out of messages, or put them in
+// attributes.
+//
+// An error value whose Error method panics (an error interface holding a
+// nil pointer) is left as it is, uninspected and uncounted, for the
+// handler to write as it would without the Redactor (slog writes "<nil>").
 package redact
 
 import (
@@ -45,7 +57,8 @@ type Config struct {
 	// group redacts every attribute inside it.
 	Paths []string
 	// Values find secrets inside string values and inside the messages of
-	// error values (which then become strings). Each match is replaced by
+	// error values (which then become strings; one whose Error panics is
+	// left as it is). Each match is replaced by
 	// the mask; the rest of the string is kept. Values of other kinds
 	// (numbers, structs, fmt.Stringers, []byte) are not inspected. Nil
 	// matchers are skipped.
@@ -126,7 +139,9 @@ func (r *Redactor) ReplaceAttr(groups []string, a slog.Attr) slog.Attr {
 		if !ok || err == nil {
 			return a
 		}
-		s = err.Error()
+		if s, ok = errorText(err); !ok {
+			return a
+		}
 	default:
 		return a
 	}
@@ -135,6 +150,20 @@ func (r *Redactor) ReplaceAttr(groups []string, a slog.Attr) slog.Attr {
 		a.Value = slog.StringValue(masked)
 	}
 	return a
+}
+
+// errorText returns err's message, or ok false when err.Error panics: an
+// error interface holding a nil pointer whose Error method dereferences it.
+// Such a value is left as it is, for the handler to write as it writes it
+// without a Redactor (slog's handlers recover and write "<nil>"); it has no
+// message to inspect.
+func errorText(err error) (s string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			s, ok = "", false
+		}
+	}()
+	return err.Error(), true
 }
 
 // Then returns a ReplaceAttr function that redacts, then passes the result
