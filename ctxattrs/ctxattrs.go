@@ -13,7 +13,10 @@
 // Duplicate keys: a With on a context that already carries attributes
 // keeps both sets, and on a duplicate top-level key the inner (later) value
 // wins, in the position of the first. Groups are not merged: a group
-// attribute replaces a group of the same key as a whole. Keys are not
+// attribute replaces a group of the same key as a whole. An inlined group
+// (slog.Group("", ...), which slog writes as its members) has no key of its
+// own: its members are merged one by one, each by its own key, as if they
+// had been passed to With directly, and From returns them so. Keys are not
 // de-duplicated against the record's own attributes or against other hooks'
 // fields (as in slog, both are written).
 package ctxattrs
@@ -39,7 +42,8 @@ type set struct {
 
 // With returns a context that carries attrs in addition to those ctx
 // already carries; on a duplicate key the value given here wins. Empty
-// attributes (slog.Attr{}) are ignored. With no (non-empty) attrs, ctx is
+// attributes (slog.Attr{}) are ignored; the members of an inlined group
+// (empty key) are taken one by one. With no (non-empty) attrs, ctx is
 // returned unchanged. A nil ctx is treated as context.Background().
 func With(ctx context.Context, attrs ...slog.Attr) context.Context {
 	if ctx == nil {
@@ -51,9 +55,26 @@ func With(ctx context.Context, attrs ...slog.Attr) context.Context {
 	}
 	merged := make([]slog.Attr, 0, len(outer)+len(attrs))
 	merged = append(merged, outer...)
-	added := false
+	merged, added := merge(merged, attrs)
+	if !added {
+		return ctx
+	}
+	return context.WithValue(ctx, key{}, &set{attrs: merged})
+}
+
+// merge adds attrs to merged: an empty attribute is skipped, an inlined
+// group (a group with an empty key, which slog writes as its members) is
+// merged member by member, and an attribute whose key merged already holds
+// replaces it in place. added reports whether any attribute was merged.
+func merge(merged, attrs []slog.Attr) (_ []slog.Attr, added bool) {
 	for _, a := range attrs {
 		if a.Equal(slog.Attr{}) {
+			continue
+		}
+		if a.Key == "" && a.Value.Kind() == slog.KindGroup {
+			var inner bool
+			merged, inner = merge(merged, a.Value.Group())
+			added = added || inner
 			continue
 		}
 		added = true
@@ -63,10 +84,7 @@ func With(ctx context.Context, attrs ...slog.Attr) context.Context {
 		}
 		merged = append(merged, a)
 	}
-	if !added {
-		return ctx
-	}
-	return context.WithValue(ctx, key{}, &set{attrs: merged})
+	return merged, added
 }
 
 // indexKey returns the index of the attribute with key k in as, or -1.

@@ -84,6 +84,15 @@ func TestWithChaining(t *testing.T) {
 		{"nil ctx", ctxattrs.With(nil, slog.Int("x", 1)), []slog.Attr{slog.Int("x", 1)}},
 		{"group replaced whole", ctxattrs.With(ctxattrs.With(context.Background(), slog.Group("g", "a", 1)), slog.Group("g", "b", 2)),
 			[]slog.Attr{slog.Group("g", "b", 2)}},
+		// An inlined group has no key of its own: its members merge one by one.
+		{"inlined groups are not duplicates", ctxattrs.With(context.Background(),
+			slog.Group("", slog.String("request_id", "r1")), slog.Group("", slog.String("user", "ann"))),
+			[]slog.Attr{slog.String("request_id", "r1"), slog.String("user", "ann")}},
+		{"inlined group members replace by their own keys", ctxattrs.With(outer, slog.Group("", slog.String("a", "inner"), slog.String("d", "x"))),
+			[]slog.Attr{slog.String("a", "inner"), slog.String("b", "outer"), slog.String("d", "x")}},
+		{"nested inlined groups", ctxattrs.With(context.Background(), slog.Group("", slog.Group("", slog.Int("x", 1)), slog.Int("y", 2)), slog.Int("x", 3)),
+			[]slog.Attr{slog.Int("x", 3), slog.Int("y", 2)}},
+		{"empty inlined group ignored", ctxattrs.With(outer, slog.Group("")), []slog.Attr{slog.String("a", "outer"), slog.String("b", "outer")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,6 +110,37 @@ func TestWithChaining(t *testing.T) {
 	assert.Nil(t, ctxattrs.From(nil))
 	// With ignoring everything returns the very same context.
 	assert.Equal(t, outer, ctxattrs.With(outer, slog.Attr{}))
+	assert.Equal(t, outer, ctxattrs.With(outer, slog.Group("", slog.Attr{})))
+}
+
+// TestInlinedGroupsWrittenAsSlogWith: attributes with inlined groups in the
+// context are written as slog's own Logger.With writes the same attributes.
+func TestInlinedGroupsWrittenAsSlogWith(t *testing.T) {
+	tests := []struct {
+		name  string
+		attrs []slog.Attr
+	}{
+		{"two inlined groups", []slog.Attr{slog.Group("", slog.String("request_id", "r1")), slog.Group("", slog.String("user", "ann"))}},
+		{"inlined beside plain", []slog.Attr{slog.String("a", "1"), slog.Group("", slog.String("b", "2"), slog.Group("g", "c", 3))}},
+		{"nested inlined", []slog.Attr{slog.Group("", slog.Group("", slog.Int("x", 1)), slog.Int("y", 2))}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ref bytes.Buffer
+			slog.New(slog.NewJSONHandler(&ref, &slog.HandlerOptions{ReplaceAttr: noTime})).With(attrsToAny(tc.attrs)...).Info("m")
+			ctx := ctxattrs.With(context.Background(), tc.attrs...)
+			lines := logLines(t, ctxattrs.Fields, func(l *slog.Logger) { l.InfoContext(ctx, "m") })
+			assert.Equal(t, bytes2lines(ref.String()), lines)
+		})
+	}
+}
+
+func attrsToAny(as []slog.Attr) []any {
+	out := make([]any, len(as))
+	for i, a := range as {
+		out[i] = a
+	}
+	return out
 }
 
 func TestWithChainingWritten(t *testing.T) {
