@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/maphash"
 	"log/slog"
-	"time"
 
 	"github.com/asyncbus/asyncbus"
 )
@@ -87,12 +86,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if c.Off {
 		return h.next.Handle(ctx, r)
 	}
-	t := r.Time
-	if t.IsZero() {
-		t = time.Now()
-	}
-	tick := c.tickOf(t)
-	s.maybeSweep(c, tick)
+	tick := s.window(c, r.Time)
 	if r.Level >= c.exempt() || s.decideAt(c, tick, r.Level, r.Message, h.name, h.loggerHash, h.to) {
 		return h.next.Handle(ctx, r)
 	}

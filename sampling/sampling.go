@@ -45,6 +45,16 @@
 //
 // The configuration can be swapped at run time with Sampler.SetConfig; each
 // record is decided under one consistent configuration.
+//
+// Time: windows follow the records' own times (a record without one is
+// stamped with time.Now), but never run ahead of the wall clock by more
+// than one tick. When a record's window is later than the last sweep's
+// (the first record of each tick, or a record stamped ahead), the Sampler
+// reads time.Now and counts the record in the tick after the clock's if
+// its own is later still. One record stamped far in the future (a skewed
+// remote clock passed on by a bridge, a bad caller) therefore delays the
+// markers by at most one tick and merges its key's windows for at most
+// two, instead of stopping both until the clock catches up.
 package sampling
 
 import (
@@ -64,7 +74,10 @@ import (
 // Config says how a Sampler samples.
 type Config struct {
 	// Tick is the sampling window; zero means one second. Below a
-	// millisecond is an error. Windows follow the records' own times.
+	// millisecond is an error. Windows follow the records' own times, up
+	// to one tick after the wall clock's: a record stamped later than that
+	// (a skewed remote clock, a bad caller) counts in that window, so it
+	// cannot move the sampling ahead of the clock (see the package doc).
 	Tick time.Duration
 	// First is how many records of each key are kept in each tick.
 	First int
@@ -234,7 +247,13 @@ type Sampler struct {
 	// lastSweep is gen<<56 | tick of the last lazy sweep. A goroutine that
 	// sees a later tick CompareAndSwaps it, and only the winner sweeps, so
 	// one sweep runs per tick however many goroutines cross the boundary.
+	// Every tick stored here has been clamped by window, so it is at most
+	// one tick after the clock's when stored.
 	lastSweep atomic.Uint64
+	// now is the wall clock (time.Now; tests set a fake one before s is
+	// shared). It is read by window only for a record whose tick is later
+	// than lastSweep's, and for a record without a time.
+	now func() time.Time
 	// markers and reported are totals for Stats; a marker is rare (at
 	// most one per slot per tick), so these shared counters see little
 	// contention.
@@ -254,7 +273,7 @@ func NewSampler(cfg Config) (*Sampler, error) {
 	}
 	n = 1 << bits.Len(uint(n-1)) // round up to a power of two
 	c.Slots = n
-	s := &Sampler{seed: maphash.MakeSeed(), slots: make([]slot, n), mask: uint64(n - 1)}
+	s := &Sampler{seed: maphash.MakeSeed(), slots: make([]slot, n), mask: uint64(n - 1), now: time.Now}
 	s.cfg.Store(c) // before s is shared
 	return s, nil
 }
@@ -461,16 +480,36 @@ func (s *Sampler) index(level slog.Level, msg string, loggerHash uint64) uint64 
 	return s.hash(level, msg, loggerHash) & s.mask
 }
 
-// maybeSweep sweeps the table if tick is later than the last sweep's.
-func (s *Sampler) maybeSweep(c *config, tick uint64) {
+// window returns the tick a record stamped t counts in under c, sweeping
+// the table first if that tick is later than the last sweep's. A tick
+// later than the one after the clock's is clamped to it: one record
+// stamped far ahead would otherwise move the sweep tick and its slot's
+// window ahead, and until the clock caught up no marker would be written
+// and the key would keep First records in all instead of First per tick.
+// The clock is read only when the record's tick is later than the last
+// sweep's (the first records of each tick, and records stamped ahead):
+// ticks not later than that have been clamped already, when it was stored,
+// so every tick that reaches a counter or the sweep is at most one after
+// the clock's (the wall clock going backwards aside).
+func (s *Sampler) window(c *config, t time.Time) uint64 {
+	if t.IsZero() {
+		t = s.now()
+	}
+	tick := c.tickOf(t)
 	last := s.lastSweep.Load()
 	if uint8(last>>56) == c.gen && tick&tickMask <= last&tickMask {
-		return
+		return tick // the common case: no clock read, no sweep
 	}
-	if !s.lastSweep.CompareAndSwap(last, uint64(c.gen)<<56|tick&tickMask) {
-		return // another goroutine sweeps this tick
+	if limit := c.tickOf(s.now()) + 1; tick > limit {
+		tick = limit
 	}
-	_ = s.sweep() // errors of a marker are the wrapped handler's to report
+	if s.lastSweep.CompareAndSwap(last, uint64(c.gen)<<56|tick&tickMask) {
+		// Only the winner sweeps: one sweep per tick however many
+		// goroutines cross the boundary. A loser's tick is swept by a
+		// later record if the winner's was earlier.
+		_ = s.sweep() // errors of a marker are the wrapped handler's to report
+	}
+	return tick
 }
 
 // sweep writes one marker per key with pending suppressed records.
@@ -536,11 +575,7 @@ func (s *Sampler) sample(t time.Time, level slog.Level, msg, logger string, to *
 	if c.Off {
 		return true
 	}
-	if t.IsZero() {
-		t = time.Now()
-	}
-	tick := c.tickOf(t)
-	s.maybeSweep(c, tick)
+	tick := s.window(c, t)
 	return level >= c.exempt() || s.decideAt(c, tick, level, msg, logger, s.nameHash(logger), to)
 }
 

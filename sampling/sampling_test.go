@@ -476,3 +476,106 @@ func TestStress(t *testing.T) {
 	assert.Equal(t, uint64(len(markers)), st.Markers)
 	assert.NotZero(t, st.Suppressed)
 }
+
+// TestFutureRecordDoesNotStopSampling: one record stamped ahead of the
+// clock (a skewed remote clock, a bad caller) counts in the tick after the
+// clock's at the latest, so it disturbs its key's windows for at most two
+// ticks and delays the lazy sweep by at most one: afterwards each key again
+// keeps First records per tick, and markers are written at each tick's
+// first record, before Report. The clock follows the records, half a tick
+// into each.
+func TestFutureRecordDoesNotStopSampling(t *testing.T) {
+	const ticks = 5
+	tests := []struct {
+		name   string
+		stray  time.Duration // how far after t0 the stray record of key a is stamped; 0: none
+		keptA  [ticks]int    // key a's records kept in each tick (besides the stray)
+		sweeps int           // ticks whose first record wrote a's marker, before Report
+	}{
+		{"no stray record", 0, [ticks]int{2, 2, 2, 2, 2}, 4},
+		{"stray in the clock's tick", 200 * time.Millisecond, [ticks]int{1, 2, 2, 2, 2}, 4},
+		// Ahead: counted in the tick after the clock's, its own or clamped.
+		{"stray one tick ahead", time.Second, [ticks]int{1, 0, 2, 2, 2}, 3},
+		{"stray ten ticks ahead", 10 * time.Second, [ticks]int{1, 0, 2, 2, 2}, 3},
+		{"stray 1000 hours ahead", 1000 * time.Hour, [ticks]int{1, 0, 2, 2, 2}, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCapture()
+			h := newHandler(t, c, sampling.Config{First: 2, Tick: time.Second})
+			now := t0.Add(500 * time.Millisecond)
+			sampling.SetClock(h.Sampler(), func() time.Time { return now })
+			b := "b"
+			for i := 0; sampling.SlotOf(h, slog.LevelInfo, b) == sampling.SlotOf(h, slog.LevelInfo, "a"); i++ {
+				b = fmt.Sprintf("b%d", i) // keys in separate slots: no shared counter
+			}
+			send := func(at time.Time, msg string, tick int) {
+				require.NoError(t, h.Handle(context.Background(), record(at, slog.LevelInfo, msg, slog.Int("tick", tick))))
+			}
+			sent := 0
+			if tc.stray > 0 {
+				send(t0.Add(tc.stray), "a", -1)
+				sent++
+			}
+			markersBefore := 0
+			for tick := range ticks {
+				at := t0.Add(time.Duration(tick) * time.Second)
+				now = at.Add(500 * time.Millisecond)
+				for range 5 {
+					send(at, "a", tick)
+					send(at, b, tick)
+					sent += 2
+				}
+			}
+			_, markers := split(c.records())
+			for _, m := range markers {
+				if m.attrs[sampling.SuppressedMsgKey].String() == "a" {
+					markersBefore++
+				}
+			}
+			assert.Equal(t, tc.sweeps, markersBefore, "a's markers written by the lazy sweeps, before Report")
+			require.NoError(t, h.Sampler().Report())
+
+			recs, _ := split(c.records())
+			var keptA, keptB [ticks]int
+			stray := 0
+			for _, r := range recs {
+				tick := int(r.attrs["tick"].Int64())
+				switch {
+				case tick < 0:
+					stray++
+				case r.msg == "a":
+					keptA[tick]++
+				default:
+					keptB[tick]++
+				}
+			}
+			if tc.stray > 0 {
+				assert.Equal(t, 1, stray, "the stray record is the first of its window")
+			}
+			assert.Equal(t, tc.keptA, keptA, "key a per tick")
+			assert.Equal(t, [ticks]int{2, 2, 2, 2, 2}, keptB, "key b is not disturbed")
+			st := h.Sampler().Stats()
+			assert.Equal(t, uint64(sent), st.Kept+st.Suppressed)
+			assert.Equal(t, st.Suppressed, st.Reported, "every dropped record reported")
+		})
+	}
+}
+
+// TestRecordWithoutTimeUsesTheClock: a record with a zero time counts in
+// the clock's tick.
+func TestRecordWithoutTimeUsesTheClock(t *testing.T) {
+	c := newCapture()
+	h := newHandler(t, c, sampling.Config{First: 1, Tick: time.Second})
+	now := t0
+	sampling.SetClock(h.Sampler(), func() time.Time { return now })
+	ctx := context.Background()
+	require.NoError(t, h.Handle(ctx, record(time.Time{}, slog.LevelInfo, "m")))
+	require.NoError(t, h.Handle(ctx, record(t0.Add(100*time.Millisecond), slog.LevelInfo, "m"))) // same tick: dropped
+	now = t0.Add(time.Second)
+	require.NoError(t, h.Handle(ctx, record(time.Time{}, slog.LevelInfo, "m"))) // next tick: kept, sweeps
+	recs, markers := split(c.records())
+	assert.Len(t, recs, 2)
+	require.Len(t, markers, 1)
+	assert.Equal(t, uint64(1), markerN(t, markers[0]))
+}
