@@ -3,7 +3,14 @@
 //
 //	rules := asyncbus.MustParseLevelRules("info,db=debug")
 //	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Rules: rules})
-//	http.Handle("/log/level", levelhttp.Handler(rules))
+//	adminMux.Handle("/log/level", requireAdmin(levelhttp.Handler(rules))) // requireAdmin: the application's own auth
+//
+// The handler has no authentication or authorisation of its own: anyone
+// who can reach it can read the rules and change every logger's level (for
+// example turn on debug output, which may carry data not meant for the
+// logs, or silence errors). Mount it behind the application's own
+// authentication, on an admin or localhost-only listener, never on a
+// public mux as it is.
 //
 // It is a separate package so that importing asyncbus never pulls in
 // net/http.

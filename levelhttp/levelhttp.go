@@ -23,7 +23,8 @@ type rulesPayload struct {
 }
 
 // Handler returns an http.Handler that makes rules readable and changeable
-// on a live process, like zap's AtomicLevel: GET answers
+// on a live process, like zap's AtomicLevel. It does no authentication:
+// mount it behind the application's own (see the package doc). GET answers
 // {"rules":"info,db=debug"}; PUT takes the same JSON object, or the bare rule
 // string as text/plain, and answers with the rules now in force.
 //
