@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -328,7 +329,7 @@ func appendAny(dst []byte, x any) []byte {
 	case nil:
 		return dst // an AnyValue with no value: OTLP's empty value
 	case error:
-		return appendString(dst, fAVString, x.Error())
+		return appendString(dst, fAVString, errorText(x))
 	case []byte:
 		dst = appendTag(dst, fAVBytes, protowire.BytesType)
 		return protowire.AppendBytes(dst, x)
@@ -346,6 +347,24 @@ func appendAny(dst []byte, x any) []byte {
 		return appendArray(dst, x, func(dst []byte, v any) []byte { return appendValue(dst, slog.AnyValue(v)) })
 	}
 	return appendString(dst, fAVString, fmt.Sprintf("%+v", x))
+}
+
+// errorText is err.Error() with a panic recovered as log/slog's handlers
+// do: "<nil>" when err is a nil pointer (a typed nil *T whose Error
+// dereferences its receiver), else "!PANIC: " and the panic value. The
+// fmt fallback of appendAny needs no such guard: fmt recovers panics
+// itself (and prints "<nil>" for a nil pointer receiver too).
+func errorText(err error) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			if v := reflect.ValueOf(err); v.Kind() == reflect.Pointer && v.IsNil() {
+				s = "<nil>"
+				return
+			}
+			s = fmt.Sprintf("!PANIC: %v", r)
+		}
+	}()
+	return err.Error()
 }
 
 // appendArray writes AnyValue.array_value with one AnyValue per element.
