@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -101,9 +102,46 @@ func closeLen(dst []byte, mark int) []byte {
 	return dst
 }
 
+// appendString appends s as the proto3 string field num. Protobuf strings
+// must be valid UTF-8 (a decoder such as google.golang.org/protobuf
+// refuses the whole request otherwise), so each byte of an invalid
+// sequence is replaced with U+FFFD, as log/slog's JSONHandler does.
 func appendString(dst []byte, num protowire.Number, s string) []byte {
+	if !utf8.ValidString(s) {
+		dst, m := openLen(dst, num)
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		}
+		return closeLen(dst, m)
+	}
 	dst = appendTag(dst, num, protowire.BytesType)
 	dst = appendVarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// appendBytesString is appendString for text held in a byte slice.
+func appendBytesString(dst []byte, num protowire.Number, s []byte) []byte {
+	if !utf8.Valid(s) {
+		dst, m := openLen(dst, num)
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		}
+		return closeLen(dst, m)
+	}
+	dst = appendTag(dst, num, protowire.BytesType)
+	dst = protowire.AppendVarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
 

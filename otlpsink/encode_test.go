@@ -1,10 +1,12 @@
 package otlpsink
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,14 +23,15 @@ type panicErr struct{}
 
 func (panicErr) Error() string { panic("boom") }
 
-// slogJSONValue is what slog.JSONHandler writes for the attribute err=v.
+// slogJSONValue is the text slog.JSONHandler writes for the attribute
+// err=v, decoded from JSON.
 func slogJSONValue(t *testing.T, v any) string {
 	t.Helper()
 	var sb strings.Builder
 	slog.New(slog.NewJSONHandler(&sb, &slog.HandlerOptions{ReplaceAttr: dropBuiltins})).Info("", "err", v)
-	s := strings.TrimSpace(sb.String())
-	require.True(t, strings.HasPrefix(s, `{"err":"`) && strings.HasSuffix(s, `"}`), s)
-	return strings.TrimSuffix(strings.TrimPrefix(s, `{"err":"`), `"}`)
+	var m map[string]string
+	require.NoError(t, json.Unmarshal([]byte(sb.String()), &m), sb.String())
+	return m["err"]
 }
 
 func dropBuiltins(groups []string, a slog.Attr) slog.Attr {
@@ -65,6 +68,58 @@ func TestErrorWhoseErrorPanicsIsWrittenAsSlogDoes(t *testing.T) {
 			if tc.slog {
 				assert.Equal(t, tc.want.Str, slogJSONValue(t, tc.v), "slog's own text")
 			}
+		})
+	}
+}
+
+// TestInvalidUTF8IsReplacedAsSlogDoes: proto3 strings must be valid UTF-8
+// (google.golang.org/protobuf refuses the whole request otherwise), so
+// every string field gets each invalid byte replaced with U+FFFD, the text
+// slog.JSONHandler writes for the same input.
+func TestInvalidUTF8IsReplacedAsSlogDoes(t *testing.T) {
+	inputs := map[string]string{
+		"stray bytes":         "file \xff\xfe",
+		"truncated sequence":  "/tmp/\xc3",
+		"half a 3-byte rune":  "a\xe2\x82b",
+		"surrogate half":      "\xed\xa0\x80",
+		"valid U+FFFD kept":   "ok \uFFFD",
+		"valid multibyte":     "héllo ✓",
+		"invalid after valid": "é\x80",
+	}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			want := slogJSONValue(t, in)
+			require.True(t, utf8.ValidString(want), "slog's text %q", want)
+			rc := newReceiver(t)
+			o := testOptions(rc)
+			o.Resource = []slog.Attr{slog.String("service.name", in)}
+			o.ScopeName = in
+			s, err := NewSink(o)
+			require.NoError(t, err)
+			h, err := s.NewHandler(nil)
+			require.NoError(t, err)
+			slog.New(h).Info(in, in, in, "list", []string{in}, "err", errors.New(in), slog.Group("g", slog.Group(in, "k", in)))
+			require.NoError(t, h.Flush()) // the handler's request first
+			_, err = s.Write([]byte(in + "\n")) // a foreign record: its text is the body
+			require.NoError(t, err)
+			require.NoError(t, h.Close())
+			reqs := rc.requests()
+			require.Len(t, reqs, 2)
+			for _, r := range reqs {
+				assert.Equal(t, want, r.ScopeName)
+				assert.Equal(t, []pbKV{{Key: "service.name", Value: str(want)}}, r.Resource)
+			}
+			require.Len(t, reqs[0].Records, 1)
+			rec := reqs[0].Records[0]
+			assert.Equal(t, str(want), rec.Body)
+			assert.Equal(t, []pbKV{
+				{Key: want, Value: str(want)},
+				{Key: "list", Value: pbValue{Kind: "array", Arr: []pbValue{str(want)}}},
+				{Key: "err", Value: str(want)},
+				{Key: "g", Value: kvl(pbKV{Key: want, Value: kvl(pbKV{Key: "k", Value: str(want)})})},
+			}, rec.Attrs)
+			require.Len(t, reqs[1].Records, 1)
+			assert.Equal(t, str(want), reqs[1].Records[0].Body)
 		})
 	}
 }

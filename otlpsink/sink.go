@@ -351,8 +351,7 @@ func (s *Sink) wrapForeign(r []byte) []byte {
 	b = protowire.AppendVarint(b, 13)
 	b = appendString(b, fLRSeverityText, "WARN")
 	b, mb := openLen(b, fLRBody)
-	b = protowire.AppendTag(b, fAVString, protowire.BytesType)
-	b = protowire.AppendBytes(b, r)
+	b = appendBytesString(b, fAVString, r) // valid UTF-8, as every string field
 	b = closeLen(b, mb)
 	s.foreign = closeLen(b, m)
 	return s.foreign
