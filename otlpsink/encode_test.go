@@ -99,7 +99,7 @@ func TestInvalidUTF8IsReplacedAsSlogDoes(t *testing.T) {
 			h, err := s.NewHandler(nil)
 			require.NoError(t, err)
 			slog.New(h).Info(in, in, in, "list", []string{in}, "err", errors.New(in), slog.Group("g", slog.Group(in, "k", in)))
-			require.NoError(t, h.Flush()) // the handler's request first
+			require.NoError(t, h.Flush())       // the handler's request first
 			_, err = s.Write([]byte(in + "\n")) // a foreign record: its text is the body
 			require.NoError(t, err)
 			require.NoError(t, h.Close())
