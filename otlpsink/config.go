@@ -73,7 +73,8 @@ type Options struct {
 	// RetryInitial is the first back-off after a retryable failure (429,
 	// 502, 503, 504 or a network error); it doubles up to RetryMax, with
 	// jitter (each wait is uniform in [d/2, d]). Zero means 1 s. A
-	// Retry-After header replaces the back-off for that wait.
+	// Retry-After header replaces the back-off for that wait, capped at a
+	// minute or RetryMax, whichever is longer.
 	RetryInitial time.Duration
 	// RetryMax caps the back-off; zero means 30 s.
 	RetryMax time.Duration

@@ -9,10 +9,16 @@
 //
 // Delivery: a batch is acknowledged to the ring only once the collector
 // accepted it. Retryable failures (429, 502, 503, 504, network errors) are
-// retried with capped, jittered exponential back-off, honouring Retry-After;
-// meanwhile records wait in the ring and the handler's Overflow policy
-// decides what callers see. Permanent rejections (400 and other 4xx/5xx) are
-// counted as failed, in the handler's Stats and in Sink.Stats. With
+// retried with capped, jittered exponential back-off, honouring Retry-After
+// (at most a minute, or RetryMax if longer); meanwhile records wait in the
+// ring, the handler's Overflow policy decides what callers see, and the
+// handler's OnError is told at the first failure of an outage, then at most
+// once a minute with a count. Permanent rejections (400 and other 4xx/5xx)
+// and TLS verification failures are not retried: they are counted as
+// failed, in the handler's Stats and in Sink.Stats, and reported. When a
+// drained batch is split into several requests (MaxRequestBytes) and one is
+// refused, the others are still sent, and the handler's Written and Failed
+// counts are the records the collector accepted and refused. With
 // asyncbus.Options.RingFile, records accepted before a crash or during an
 // outage are sent by the next start (at least once: a batch in flight at the
 // crash is sent again).
@@ -71,8 +77,8 @@ type Stats struct {
 	Rejected      uint64 // records the collector reported as rejected in a partial success
 	Requests      uint64 // HTTP requests made
 	Retries       uint64 // requests repeated after a retryable failure
-	FailedBatches uint64 // requests given up: permanent rejection, or retrying stopped by Close or the replay timeout
-	FailedRecords uint64 // records in FailedBatches
+	FailedBatches uint64 // requests given up: permanent rejection, or retrying stopped by Close or the replay timeout (once per batch)
+	FailedRecords uint64 // records refused, or left unsent when retrying stopped; each counted once
 	Foreign       uint64 // records that were not encoded LogRecords (drop markers), sent as text bodies
 }
 
