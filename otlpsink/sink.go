@@ -671,8 +671,9 @@ func retryAfter(v string, limit time.Duration) time.Duration {
 }
 
 // rejectedCount reads ExportLogsServiceResponse.partial_success
-// .rejected_log_records from a protobuf response body (0 if absent or
-// unparsable).
+// .rejected_log_records from a protobuf response body (0 if absent; what
+// was read before a malformed part otherwise), the last value of the field
+// winning, as a protobuf decoder merges repeated fields.
 func rejectedCount(b []byte) uint64 {
 	var rejected uint64
 	for len(b) > 0 {
@@ -697,7 +698,7 @@ func rejectedCount(b []byte) uint64 {
 					if k < 0 {
 						break
 					}
-					rejected += v
+					rejected = v // proto3 scalar: the last value wins, also across merged partial_success fields
 					ps = ps[k:]
 					continue
 				}

@@ -805,3 +805,28 @@ func TestNamedLoggerAndContextHook(t *testing.T) {
 	require.Len(t, recs, 1)
 	assert.Equal(t, []pbKV{{"component", str("db.pool")}, {"tenant", str("t1")}, {"k", i64(1)}}, recs[0].Attrs)
 }
+
+func TestRejectedCountLastValueWins(t *testing.T) {
+	ps := func(vals ...uint64) []byte {
+		var in []byte
+		for _, v := range vals {
+			in = protowire.AppendTag(in, 1, protowire.VarintType)
+			in = protowire.AppendVarint(in, v)
+		}
+		out := protowire.AppendTag(nil, 1, protowire.BytesType)
+		return protowire.AppendBytes(out, in)
+	}
+	cases := map[string]struct {
+		body []byte
+		want uint64
+	}{
+		"absent":                      {nil, 0},
+		"one value":                   {ps(3), 3},
+		"repeated in one message":     {ps(3, 5), 5},
+		"repeated partial_success":    {append(ps(7), ps(2)...), 2},
+		"later message without field": {append(ps(7), ps()...), 7},
+	}
+	for name, tc := range cases {
+		assert.Equal(t, tc.want, rejectedCount(tc.body), name)
+	}
+}
