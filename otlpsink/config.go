@@ -49,6 +49,8 @@ type Options struct {
 	TLSConfig *tls.Config
 	// Headers are sent with every request. Nil: OTEL_EXPORTER_OTLP_LOGS_HEADERS,
 	// else OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2", values percent-decoded).
+	// A name or value net/http would refuse to send (a control character,
+	// a name that is not a token) is an error from New naming the header.
 	Headers map[string]string
 	// Timeout bounds each request. Zero: OTEL_EXPORTER_OTLP_LOGS_TIMEOUT,
 	// else OTEL_EXPORTER_OTLP_TIMEOUT (milliseconds), else 10 s.
@@ -71,7 +73,8 @@ type Options struct {
 	// RetryInitial is the first back-off after a retryable failure (429,
 	// 502, 503, 504 or a network error); it doubles up to RetryMax, with
 	// jitter (each wait is uniform in [d/2, d]). Zero means 1 s. A
-	// Retry-After header replaces the back-off for that wait.
+	// Retry-After header replaces the back-off for that wait, capped at a
+	// minute or RetryMax, whichever is longer.
 	RetryInitial time.Duration
 	// RetryMax caps the back-off; zero means 30 s.
 	RetryMax time.Duration
@@ -94,19 +97,22 @@ type Options struct {
 
 // config is Options resolved against the environment.
 type config struct {
-	url        string
-	headers    http.Header
-	timeout    time.Duration
-	gzip       bool
-	client     *http.Client
-	resource   []slog.Attr
-	scopeName  string
-	scopeVer   string
-	retryInit  time.Duration
-	retryMax   time.Duration
-	closeWait  time.Duration
-	replayWait time.Duration
-	maxRequest int
+	url     string
+	headers http.Header
+	timeout time.Duration
+	gzip    bool
+	client  *http.Client
+	// ownTransport is the transport resolve made for client (nil with
+	// Options.HTTPClient): the Sink closes its idle connections when done.
+	ownTransport *http.Transport
+	resource     []slog.Attr
+	scopeName    string
+	scopeVer     string
+	retryInit    time.Duration
+	retryMax     time.Duration
+	closeWait    time.Duration
+	replayWait   time.Duration
+	maxRequest   int
 }
 
 func resolve(o Options, getenv func(string) string) (*config, error) {
@@ -158,6 +164,12 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 		}
 		for _, p := range kv {
 			c.headers.Set(p[0], p[1])
+		}
+	}
+
+	for k, vs := range c.headers {
+		if err := checkHeader(k, vs); err != nil {
+			return nil, err
 		}
 	}
 
@@ -222,8 +234,41 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 			}
 		}
 		c.client = &http.Client{Transport: tr}
+		c.ownTransport = tr
 	}
 	return c, nil
+}
+
+// checkHeader reports a header that net/http would refuse to send (it
+// fails every request, so no retry could cure it): a name that is not an
+// RFC 9110 token, or a value with a control character other than tab.
+func checkHeader(name string, values []string) error {
+	if name == "" {
+		return errors.New("otlpsink: header with an empty name")
+	}
+	for i := 0; i < len(name); i++ {
+		if !isTokenByte(name[i]) {
+			return fmt.Errorf("otlpsink: header %q: invalid character %q in the name", name, name[i])
+		}
+	}
+	for _, v := range values {
+		for i := 0; i < len(v); i++ {
+			if b := v[i]; (b < ' ' && b != '\t') || b == 0x7f {
+				return fmt.Errorf("otlpsink: header %q: invalid character %q in the value", name, b)
+			}
+		}
+	}
+	return nil
+}
+
+// isTokenByte reports whether b may appear in an HTTP token (RFC 9110
+// section 5.6.2), as net/http checks header names.
+func isTokenByte(b byte) bool {
+	switch {
+	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
 }
 
 // envPrefixes are the prefixes of an exporter variable, in precedence

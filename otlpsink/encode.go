@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -100,9 +102,46 @@ func closeLen(dst []byte, mark int) []byte {
 	return dst
 }
 
+// appendString appends s as the proto3 string field num. Protobuf strings
+// must be valid UTF-8 (a decoder such as google.golang.org/protobuf
+// refuses the whole request otherwise), so each byte of an invalid
+// sequence is replaced with U+FFFD, as log/slog's JSONHandler does.
 func appendString(dst []byte, num protowire.Number, s string) []byte {
+	if !utf8.ValidString(s) {
+		dst, m := openLen(dst, num)
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		}
+		return closeLen(dst, m)
+	}
 	dst = appendTag(dst, num, protowire.BytesType)
 	dst = appendVarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// appendBytesString is appendString for text held in a byte slice.
+func appendBytesString(dst []byte, num protowire.Number, s []byte) []byte {
+	if !utf8.Valid(s) {
+		dst, m := openLen(dst, num)
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		}
+		return closeLen(dst, m)
+	}
+	dst = appendTag(dst, num, protowire.BytesType)
+	dst = protowire.AppendVarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
 
@@ -328,7 +367,7 @@ func appendAny(dst []byte, x any) []byte {
 	case nil:
 		return dst // an AnyValue with no value: OTLP's empty value
 	case error:
-		return appendString(dst, fAVString, x.Error())
+		return appendString(dst, fAVString, errorText(x))
 	case []byte:
 		dst = appendTag(dst, fAVBytes, protowire.BytesType)
 		return protowire.AppendBytes(dst, x)
@@ -346,6 +385,24 @@ func appendAny(dst []byte, x any) []byte {
 		return appendArray(dst, x, func(dst []byte, v any) []byte { return appendValue(dst, slog.AnyValue(v)) })
 	}
 	return appendString(dst, fAVString, fmt.Sprintf("%+v", x))
+}
+
+// errorText is err.Error() with a panic recovered as log/slog's handlers
+// do: "<nil>" when err is a nil pointer (a typed nil *T whose Error
+// dereferences its receiver), else "!PANIC: " and the panic value. The
+// fmt fallback of appendAny needs no such guard: fmt recovers panics
+// itself (and prints "<nil>" for a nil pointer receiver too).
+func errorText(err error) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			if v := reflect.ValueOf(err); v.Kind() == reflect.Pointer && v.IsNil() {
+				s = "<nil>"
+				return
+			}
+			s = fmt.Sprintf("!PANIC: %v", r)
+		}
+	}()
+	return err.Error()
 }
 
 // appendArray writes AnyValue.array_value with one AnyValue per element.

@@ -9,10 +9,16 @@
 //
 // Delivery: a batch is acknowledged to the ring only once the collector
 // accepted it. Retryable failures (429, 502, 503, 504, network errors) are
-// retried with capped, jittered exponential back-off, honouring Retry-After;
-// meanwhile records wait in the ring and the handler's Overflow policy
-// decides what callers see. Permanent rejections (400 and other 4xx/5xx) are
-// counted as failed, in the handler's Stats and in Sink.Stats. With
+// retried with capped, jittered exponential back-off, honouring Retry-After
+// (at most a minute, or RetryMax if longer); meanwhile records wait in the
+// ring, the handler's Overflow policy decides what callers see, and the
+// handler's OnError is told at the first failure of an outage, then at most
+// once a minute with a count. Permanent rejections (400 and other 4xx/5xx)
+// and TLS verification failures are not retried: they are counted as
+// failed, in the handler's Stats and in Sink.Stats, and reported. When a
+// drained batch is split into several requests (MaxRequestBytes) and one is
+// refused, the others are still sent, and the handler's Written and Failed
+// counts are the records the collector accepted and refused. With
 // asyncbus.Options.RingFile, records accepted before a crash or during an
 // outage are sent by the next start (at least once: a batch in flight at the
 // crash is sent again).
@@ -22,6 +28,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -69,8 +77,8 @@ type Stats struct {
 	Rejected      uint64 // records the collector reported as rejected in a partial success
 	Requests      uint64 // HTTP requests made
 	Retries       uint64 // requests repeated after a retryable failure
-	FailedBatches uint64 // requests given up: permanent rejection, or retrying stopped by Close or the replay timeout
-	FailedRecords uint64 // records in FailedBatches
+	FailedBatches uint64 // requests given up: permanent rejection, or retrying stopped by Close or the replay timeout (once per batch)
+	FailedRecords uint64 // records refused, or left unsent when retrying stopped; each counted once
 	Foreign       uint64 // records that were not encoded LogRecords (drop markers), sent as text bodies
 }
 
@@ -91,6 +99,56 @@ func (e *StatusError) Error() string {
 	}
 	return fmt.Sprintf("otlpsink: collector answered %d (%s): %s", e.Code, kind, e.Body)
 }
+
+// permanentError is a failure to send that no retry can cure: the
+// collector's certificate fails verification, the endpoint does not speak
+// TLS, or the request cannot be built. The batch is counted as failed.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return "otlpsink: not retried: " + e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// isPermanent reports whether err ends the sending of its batch for good.
+func isPermanent(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Permanent
+	}
+	var pe *permanentError
+	return errors.As(err, &pe)
+}
+
+// isTLSConfigError reports whether err, from http.Client.Do, is a TLS
+// verification or protocol mismatch: a configuration problem, which the
+// OTel SDK does not retry either (it retries only temporary errors).
+func isTLSConfigError(err error) bool {
+	var (
+		verify    *tls.CertificateVerificationError
+		authority x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		record    tls.RecordHeaderError
+	)
+	return errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &hostname) ||
+		errors.As(err, &invalid) || errors.As(err, &record)
+}
+
+// retryingError is the report of a collector that keeps failing while the
+// Sink retries (see Sink.noteRetry).
+type retryingError struct {
+	err      error
+	failures uint64 // failed attempts since the outage began
+	since    time.Time
+}
+
+func (e *retryingError) Error() string {
+	return fmt.Sprintf("otlpsink: retrying, %d failed attempts since %s: %v",
+		e.failures, e.since.Format(time.RFC3339), e.err)
+}
+func (e *retryingError) Unwrap() error { return e.err }
+
+// retryReportEvery is how often a continuing outage is reported again.
+const retryReportEvery = time.Minute
 
 // gaveUpError wraps the last error when retrying stops (Close or replay deadline).
 type gaveUpError struct{ err error }
@@ -143,6 +201,18 @@ type Sink struct {
 	}
 	memo time.Duration // how long lastRejected lasts: memoFor the handler's options (set in NewHandler)
 
+	// onError receives the retry reports (the handler's Options.OnError,
+	// set in NewHandler; nil: standard error). Read under mu.
+	onError func(error)
+	// The current outage, for noteRetry's rate limit; under mu.
+	outage struct {
+		failures   uint64
+		since      time.Time
+		reportedAt time.Time
+	}
+	reportEvery time.Duration  // retryReportEvery; shorter in tests
+	reports     sync.WaitGroup // report goroutines still running
+
 	// Counters: atomic because Stats reads them from any goroutine while
 	// the drainer adds; each is independent, so no ordering is needed.
 	sent, rejected, requests, retries, failedBatches, failedRecords, foreignN atomic.Uint64
@@ -160,7 +230,7 @@ func NewSink(o Options) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{cfg: c, closing: make(chan struct{}), memo: rejectMemo}
+	s := &Sink{cfg: c, closing: make(chan struct{}), memo: rejectMemo, reportEvery: retryReportEvery}
 	s.base, s.cancel = context.WithCancel(context.Background())
 
 	res, m := openLen(nil, fRLResource)
@@ -212,8 +282,9 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	if opts != nil {
 		o = *opts
 	}
-	s.mu.Lock() // WriteBatch reads memo under mu
+	s.mu.Lock() // WriteBatch reads memo and onError under mu
 	s.memo = memoFor(o.WriteAttempts, o.WriteRetryMax)
+	s.onError = o.OnError
 	s.mu.Unlock()
 	h, err := plug.NewHandler(s, opts, newEncoder(o.AddSource, o.LoggerKey))
 	// Replay is over: retry without limit until Close. CAS, not Store: a
@@ -239,6 +310,26 @@ func (s *Sink) Closing(ctx context.Context) {
 		context.AfterFunc(ctx, s.cancel)
 		close(s.closing)
 	})
+	s.closeIdle()
+}
+
+// closeIdle closes the idle keep-alive connections of the transport the
+// Sink made (not those of an Options.HTTPClient) once Close has begun, so
+// that none of its goroutines outlives the handler. Requests made later
+// (the final flush) open a connection again, closed by the same call at
+// the end of their WriteBatch.
+func (s *Sink) closeIdle() {
+	if s.cfg.ownTransport == nil {
+		return
+	}
+	select {
+	case <-s.closing:
+		// The body of every response was read to EOF before post
+		// returned, and net/http puts the connection back in the idle
+		// pool before such a read returns: it is closed here.
+		s.cfg.ownTransport.CloseIdleConnections()
+	default:
+	}
 }
 
 // Stats returns the delivery counters.
@@ -264,33 +355,75 @@ func (s *Sink) Write(p []byte) (int, error) {
 
 // WriteBatch sends the leading records of recs that fit in one request,
 // retrying until the collector accepts them, and returns how many it sent.
-// It returns an error for a permanent rejection (the records count as
-// failed) or when retrying stopped at the close or replay deadline.
+//
+// A permanent refusal of that request does not end the batch: the rest of
+// recs is sent too (the bus would otherwise count it as failed unsent),
+// and WriteBatch returns len(recs) minus the records that failed, with the
+// refusal's error. The bus then counts that many records as written and the
+// others (its retries of the tail are answered from lastRejected) as
+// failed: the handler's Written and Failed counts are those the collector
+// accepted and refused, though not which records of the batch they were.
+// When retrying stops at the close or replay deadline, every record of recs
+// counts as failed, once, and the error says so.
 func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
 	if len(recs) == 0 {
 		return 0, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.closeIdle()
 	if lr := &s.lastRejected; lr.err != nil && len(recs[0]) > 0 && &recs[0][0] == lr.first &&
 		len(recs[0]) == lr.size && len(recs) >= lr.n && time.Since(lr.at) < s.memo {
-		// The bus retrying the batch we refused permanently: same answer.
+		// The bus retrying the records we answered for good: same answer.
 		return 0, lr.err
 	}
 	n := s.build(recs)
 	err := s.deliver(n)
-	if err != nil {
-		s.failedBatches.Add(1)
-		s.failedRecords.Add(uint64(n))
-		var se *StatusError
-		if errors.As(err, &se) && se.Permanent && len(recs[0]) > 0 {
-			s.lastRejected.first, s.lastRejected.size, s.lastRejected.n = &recs[0][0], len(recs[0]), n
-			s.lastRejected.at, s.lastRejected.err = time.Now(), err
-		}
+	if err == nil {
+		s.lastRejected.err = nil
+		return n, nil
+	}
+	if !isPermanent(err) { // retrying stopped: nothing of recs will be sent
+		s.fail(len(recs))
+		s.remember(recs, err)
 		return 0, err
 	}
-	s.lastRejected.err = nil
-	return n, nil
+	s.fail(n)
+	failed := n
+	for i := n; i < len(recs); {
+		k := s.build(recs[i:])
+		switch e := s.deliver(k); {
+		case e == nil:
+		case isPermanent(e):
+			s.fail(k)
+			failed += k
+		default:
+			k = len(recs) - i
+			s.fail(k)
+			failed += k
+		}
+		i += k
+	}
+	written := len(recs) - failed
+	s.remember(recs[written:], err)
+	return written, err
+}
+
+// fail counts one request's n records as failed.
+func (s *Sink) fail(n int) {
+	s.failedBatches.Add(1)
+	s.failedRecords.Add(uint64(n))
+}
+
+// remember notes recs, the records the bus will retry after err, so that
+// those retries are answered with err without sending or counting again.
+func (s *Sink) remember(recs [][]byte, err error) {
+	if len(recs) == 0 || len(recs[0]) == 0 {
+		return
+	}
+	lr := &s.lastRejected
+	lr.first, lr.size, lr.n = &recs[0][0], len(recs[0]), len(recs)
+	lr.at, lr.err = time.Now(), err
 }
 
 // build writes the request for the leading records of recs into s.body
@@ -351,8 +484,7 @@ func (s *Sink) wrapForeign(r []byte) []byte {
 	b = protowire.AppendVarint(b, 13)
 	b = appendString(b, fLRSeverityText, "WARN")
 	b, mb := openLen(b, fLRBody)
-	b = protowire.AppendTag(b, fAVString, protowire.BytesType)
-	b = protowire.AppendBytes(b, r)
+	b = appendBytesString(b, fAVString, r) // valid UTF-8, as every string field
 	b = closeLen(b, mb)
 	s.foreign = closeLen(b, m)
 	return s.foreign
@@ -376,12 +508,13 @@ func (s *Sink) deliver(n int) error {
 	for attempt := 0; ; attempt++ {
 		wait, err := s.post(payload, n)
 		if err == nil {
+			s.outage.failures = 0
 			return nil
 		}
-		var se *StatusError
-		if errors.As(err, &se) && se.Permanent {
+		if isPermanent(err) {
 			return err
 		}
+		s.noteRetry(err)
 		if wait <= 0 {
 			wait = s.backoff(attempt)
 		}
@@ -390,6 +523,33 @@ func (s *Sink) deliver(n int) error {
 		}
 		s.retries.Add(1)
 	}
+}
+
+// noteRetry counts a retryable failure and reports it to onError: the
+// first of an outage at once, then at most once per reportEvery with the
+// count so far. The report runs on a goroutine of its own, as the bus's
+// do: onError may log through the handler whose drainer is waiting here.
+func (s *Sink) noteRetry(err error) {
+	o := &s.outage
+	now := time.Now()
+	if o.failures == 0 {
+		o.since, o.reportedAt = now, time.Time{}
+	}
+	o.failures++
+	if !o.reportedAt.IsZero() && now.Sub(o.reportedAt) < s.reportEvery {
+		return
+	}
+	o.reportedAt = now
+	report := &retryingError{err: err, failures: o.failures, since: o.since}
+	onError := s.onError
+	s.reports.Go(func() {
+		defer func() { _ = recover() }() // a panicking OnError must not crash the program
+		if onError == nil {
+			fmt.Fprintln(os.Stderr, report)
+			return
+		}
+		onError(report)
+	})
 }
 
 // backoff is the jittered exponential delay before retry attempt+1:
@@ -447,7 +607,7 @@ func (s *Sink) post(payload []byte, n int) (time.Duration, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.url, bytes.NewReader(payload))
 	if err != nil {
-		return 0, &StatusError{Code: 0, Body: err.Error(), Permanent: true}
+		return 0, &permanentError{err}
 	}
 	for k, v := range s.cfg.headers {
 		req.Header[k] = v
@@ -459,6 +619,9 @@ func (s *Sink) post(payload []byte, n int) (time.Duration, error) {
 	s.requests.Add(1)
 	resp, err := s.cfg.client.Do(req)
 	if err != nil {
+		if isTLSConfigError(err) {
+			return 0, &permanentError{err}
+		}
 		return 0, err // network error: retryable
 	}
 	defer resp.Body.Close()
@@ -471,7 +634,7 @@ func (s *Sink) post(payload []byte, n int) (time.Duration, error) {
 		return 0, nil
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusBadGateway,
 		resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusGatewayTimeout:
-		return retryAfter(resp.Header.Get("Retry-After")), &StatusError{Code: resp.StatusCode, Body: short(body)}
+		return retryAfter(resp.Header.Get("Retry-After"), max(retryAfterCap, s.cfg.retryMax)), &StatusError{Code: resp.StatusCode, Body: short(body)}
 	}
 	return 0, &StatusError{Code: resp.StatusCode, Body: short(body), Permanent: true}
 }
@@ -483,23 +646,34 @@ func short(b []byte) string {
 	return string(b)
 }
 
-// retryAfter parses a Retry-After value: seconds or an HTTP date.
-func retryAfter(v string) time.Duration {
+// retryAfterCap bounds the wait a Retry-After header asks for (at least
+// RetryMax): the OTel Go SDK gives up on a batch rather than wait past its
+// MaxElapsedTime (1 minute by default); this Sink never gives up, so it
+// waits at most that long and asks again.
+const retryAfterCap = time.Minute
+
+// retryAfter parses a Retry-After value, seconds or an HTTP date, as a
+// wait of at most limit (0 if absent, unparsable or in the past).
+func retryAfter(v string, limit time.Duration) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		return max(time.Duration(secs)*time.Second, 0)
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if secs > uint64(limit/time.Second) { // also ErrRange's max value: no overflow below
+			return limit
+		}
+		return time.Duration(secs) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
+		return min(max(time.Until(t), 0), limit)
 	}
 	return 0
 }
 
 // rejectedCount reads ExportLogsServiceResponse.partial_success
-// .rejected_log_records from a protobuf response body (0 if absent or
-// unparsable).
+// .rejected_log_records from a protobuf response body (0 if absent; what
+// was read before a malformed part otherwise), the last value of the field
+// winning, as a protobuf decoder merges repeated fields.
 func rejectedCount(b []byte) uint64 {
 	var rejected uint64
 	for len(b) > 0 {
@@ -524,7 +698,7 @@ func rejectedCount(b []byte) uint64 {
 					if k < 0 {
 						break
 					}
-					rejected += v
+					rejected = v // proto3 scalar: the last value wins, also across merged partial_success fields
 					ps = ps[k:]
 					continue
 				}

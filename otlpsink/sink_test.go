@@ -2,19 +2,25 @@ package otlpsink
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"io"
+	stdlog "log"
 	"log/slog"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/goleak"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/asyncbus/asyncbus"
@@ -207,10 +213,27 @@ func TestUnavailableForAWhileNothingLostRetryAfterHonoured(t *testing.T) {
 }
 
 func TestRetryAfterParsing(t *testing.T) {
-	assert.Equal(t, 3*time.Second, retryAfter("3"))
-	assert.Zero(t, retryAfter(""))
-	assert.Zero(t, retryAfter("soon"))
-	d := retryAfter(time.Now().Add(5 * time.Second).UTC().Format(http.TimeFormat))
+	const limit = time.Minute
+	cases := map[string]time.Duration{
+		"3":                    3 * time.Second,
+		"0":                    0,
+		"":                     0,
+		"soon":                 0,
+		"-5":                   0,
+		"60":                   limit,
+		"61":                   limit,
+		"9300000000":           limit, // seconds whose nanoseconds overflow int64
+		"18446744073":          limit,
+		"99999999999":          limit,
+		"18446744073709551615": limit,
+		"99999999999999999999": limit, // beyond uint64
+		time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat):       0,
+		time.Now().Add(1000 * time.Hour).UTC().Format(http.TimeFormat): limit,
+	}
+	for v, want := range cases {
+		assert.Equal(t, want, retryAfter(v, limit), "Retry-After %q", v)
+	}
+	d := retryAfter(time.Now().Add(5*time.Second).UTC().Format(http.TimeFormat), limit)
 	assert.InDelta(t, float64(5*time.Second), float64(d), float64(1100*time.Millisecond))
 }
 
@@ -352,10 +375,283 @@ func TestCloseWithoutDeadlineUsesCloseTimeout(t *testing.T) {
 	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
 	require.NoError(t, err)
 	slog.New(h).Info("lost", "seq", 0)
+	start := time.Now()
 	err = h.Close()
 	require.Error(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second, "Close gave up at CloseTimeout, not later")
 	assert.EqualValues(t, 1, h.Stats().Failed)
-	assert.NotZero(t, s.Stats().FailedBatches)
+	// The bus retries the given-up batch; each retry is answered without a
+	// request and without counting the batch again.
+	assert.EqualValues(t, 1, s.Stats().FailedBatches)
+	assert.EqualValues(t, 1, s.Stats().FailedRecords)
+}
+
+// TestCloseGiveUpCountsEachBatchOnce: the Sink's failure counters agree
+// with the handler's when Close gives up on a batch of several records.
+func TestCloseGiveUpCountsEachBatchOnce(t *testing.T) {
+	rc := newReceiver(t)
+	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return false
+	})
+	o := testOptions(rc)
+	o.CloseTimeout = 200 * time.Millisecond
+	o.MaxRequestBytes = 300 // several requests per batch
+	s, err := NewSink(o)
+	require.NoError(t, err)
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
+	require.NoError(t, err)
+	for i := range 20 {
+		slog.New(h).Info("lost", "seq", i)
+	}
+	require.Error(t, h.Close())
+	st := s.Stats()
+	assert.EqualValues(t, 20, h.Stats().Failed+h.Stats().Written)
+	assert.Equal(t, h.Stats().Failed, st.FailedRecords, "each record given up is counted once")
+	assert.LessOrEqual(t, st.FailedBatches, h.Stats().Failed)
+	assert.Zero(t, st.Sent)
+}
+
+// TestRefusedRequestDoesNotFailTheRestOfItsBatch: a batch split by
+// MaxRequestBytes, one of whose requests the collector refuses (400): the
+// later requests are still sent, and the handler counts exactly the
+// refused records as failed.
+func TestRefusedRequestDoesNotFailTheRestOfItsBatch(t *testing.T) {
+	rc := newReceiver(t)
+	gate := make(chan struct{})
+	var refused []int // seqs of the refused request, set by the receiver
+	var mu sync.Mutex
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
+		switch i {
+		case 0:
+			<-gate // hold the first request so the rest queue up as one batch
+		case 2:
+			http.Error(w, "one bad request", http.StatusBadRequest)
+			mu.Lock()
+			refused = append(refused, i)
+			mu.Unlock()
+			return false
+		}
+		return true
+	})
+	o := testOptions(rc)
+	o.MaxRequestBytes = 400
+	s, err := NewSink(o)
+	require.NoError(t, err)
+	var reports []error
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(err error) { mu.Lock(); reports = append(reports, err); mu.Unlock() }})
+	require.NoError(t, err)
+	log := slog.New(h)
+	log.Info("first", "seq", 0)
+	for rc.callCount() == 0 {
+		runtime.Gosched() // the drainer's first request is held at the gate
+	}
+	const n = 50
+	for i := 1; i <= n; i++ {
+		log.Info("queued", "seq", i)
+	}
+	close(gate)
+	require.Error(t, h.Flush(), "the refusal is reported to Flush")
+	require.NoError(t, h.Close())
+	st, hs := s.Stats(), h.Stats()
+	got := rc.records()
+	seen := map[int]bool{}
+	for _, r := range got {
+		seen[seqOf(t, r)] = true
+	}
+	assert.Len(t, seen, len(got), "no record sent twice")
+	require.NotZero(t, st.FailedRecords, "one request was refused")
+	assert.EqualValues(t, n+1, hs.Written+hs.Failed)
+	assert.Equal(t, st.FailedRecords, hs.Failed, "the handler counts the refused records, not the unsent ones")
+	assert.EqualValues(t, len(got), hs.Written, "Written are the records the collector accepted")
+	assert.EqualValues(t, len(got), st.Sent)
+	assert.EqualValues(t, 1, st.FailedBatches)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.NotEmpty(t, reports, "the refusal reached OnError")
+	assert.Len(t, refused, 1, "the refused request was sent once")
+}
+
+// TestHeaderNetHTTPRefusesFailsNew: a header net/http would refuse on
+// every request is an error from New naming it, not an endless retry.
+func TestHeaderNetHTTPRefusesFailsNew(t *testing.T) {
+	cases := map[string]struct {
+		headers map[string]string
+		env     string
+		wantErr string // "" means accepted
+	}{
+		"newline in value":       {headers: map[string]string{"X-Token": "abc\ndef"}, wantErr: `header "X-Token": invalid character '\n' in the value`},
+		"carriage return":        {headers: map[string]string{"X-Token": "a\rb"}, wantErr: `"X-Token"`},
+		"NUL in value":           {headers: map[string]string{"X-Token": "a\x00b"}, wantErr: `"X-Token"`},
+		"DEL in value":           {headers: map[string]string{"X-Token": "a\x7fb"}, wantErr: `"X-Token"`},
+		"space in name":          {headers: map[string]string{"X Token": "v"}, wantErr: `header "X Token": invalid character ' ' in the name`},
+		"colon in name":          {headers: map[string]string{"X:Token": "v"}, wantErr: `"X:Token"`},
+		"empty name":             {headers: map[string]string{"": "v"}, wantErr: "empty name"},
+		"from the environment":   {env: "X-Token=a%0Ab", wantErr: `"X-Token"`},
+		"tab and UTF-8 accepted": {headers: map[string]string{"X-Token": "a\tb é"}},
+		"token chars accepted":   {headers: map[string]string{"X-A_b.c~!#$%&'*+^`|": "v"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := Options{Endpoint: "http://127.0.0.1:1", Headers: tc.headers}
+			c, err := resolve(o, func(k string) string {
+				if k == "OTEL_EXPORTER_OTLP_HEADERS" {
+					return tc.env
+				}
+				return ""
+			})
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				for k, v := range tc.headers {
+					req, rerr := http.NewRequest(http.MethodPost, "http://x", nil)
+					require.NoError(t, rerr)
+					req.Header.Set(k, v)
+					require.NotNil(t, c.headers.Values(k), "header %q kept", k)
+				}
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}
+
+// TestUntrustedCertificateFailsTheBatchAndIsReported: a collector whose
+// certificate the client does not trust fails each batch at once, counted
+// and reported, instead of retrying silently (Flush hanging, and with
+// Block the callers once the ring is full).
+func TestUntrustedCertificateFailsTheBatchAndIsReported(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	s, err := NewSink(testOptions(&receiver{srv: srv}))
+	require.NoError(t, err)
+	reports := make(chan error, 16)
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(err error) { reports <- err }})
+	require.NoError(t, err)
+	slog.New(h).Info("x")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a guard: the flush ends at once
+	defer cancel()
+	ferr := h.FlushContext(ctx)
+	require.Error(t, ferr)
+	assert.NotErrorIs(t, ferr, context.DeadlineExceeded)
+	var verr *tls.CertificateVerificationError
+	assert.ErrorAs(t, ferr, &verr, "the TLS error is kept in the chain")
+	require.NoError(t, h.Close())
+	st := s.Stats()
+	assert.Zero(t, st.Retries)
+	assert.EqualValues(t, 1, st.FailedRecords)
+	assert.EqualValues(t, 1, h.Stats().Failed)
+	select {
+	case err := <-reports:
+		assert.ErrorAs(t, err, &verr)
+	default:
+		t.Fatal("OnError was not told") // Close returns after every report
+	}
+}
+
+// TestOutageIsReportedOnceThenRateLimited: retryable failures are retried
+// inside WriteBatch; OnError hears of the first failure of an outage at
+// once, then at most once per reportEvery with the count, and again at
+// the first failure of the next outage.
+func TestOutageIsReportedOnceThenRateLimited(t *testing.T) {
+	rc := newReceiver(t)
+	var failUntil atomic.Int64
+	failUntil.Store(5) // calls 0..4 fail
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
+		if int64(i) < failUntil.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return false
+		}
+		w.WriteHeader(http.StatusOK)
+		return true
+	})
+	s, err := NewSink(testOptions(rc))
+	require.NoError(t, err)
+	s.reportEvery = time.Hour
+	var mu sync.Mutex
+	var reports []error
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(err error) { mu.Lock(); reports = append(reports, err); mu.Unlock() }})
+	require.NoError(t, err)
+	slog.New(h).Info("one", "seq", 0)
+	require.NoError(t, h.Flush())
+	s.reports.Wait()
+	mu.Lock()
+	require.Len(t, reports, 1, "one report for five failed attempts")
+	var re *retryingError
+	require.ErrorAs(t, reports[0], &re)
+	assert.EqualValues(t, 1, re.failures)
+	assert.Contains(t, reports[0].Error(), "503")
+	mu.Unlock()
+	assert.EqualValues(t, 5, s.Stats().Retries, "each failed attempt was repeated")
+
+	failUntil.Store(int64(rc.callCount()) + 3) // a second outage
+	slog.New(h).Info("two", "seq", 1)
+	require.NoError(t, h.Flush())
+	require.NoError(t, h.Close())
+	s.reports.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, reports, 2, "the next outage is reported at its first failure")
+	requireEachOnce(t, rc.records(), 2)
+
+	// With a short interval, a long outage is reported again with its count.
+	s2 := &Sink{reportEvery: 0}
+	var got []error
+	s2.onError = func(err error) { mu.Lock(); got = append(got, err); mu.Unlock() }
+	mu.Unlock()
+	for range 3 {
+		s2.noteRetry(errors.New("refused"))
+	}
+	s2.reports.Wait()
+	mu.Lock()
+	require.Len(t, got, 3)
+	var last *retryingError
+	require.ErrorAs(t, got[0], &last) // delivery order is free; the counts are 1, 2, 3
+	counts := map[uint64]bool{}
+	for _, e := range got {
+		require.ErrorAs(t, e, &last)
+		counts[last.failures] = true
+	}
+	assert.Equal(t, map[uint64]bool{1: true, 2: true, 3: true}, counts)
+}
+
+// closeCountingTransport records CloseIdleConnections calls.
+type closeCountingTransport struct {
+	http.RoundTripper
+	closes atomic.Int32
+}
+
+func (c *closeCountingTransport) CloseIdleConnections() { c.closes.Add(1) }
+
+// TestNoGoroutinesLeftAfterClose: the Sink's own transport keeps no
+// keep-alive connection (and its goroutines) after the handler's Close; a
+// user's HTTPClient is left alone.
+func TestNoGoroutinesLeftAfterClose(t *testing.T) {
+	t.Run("own transport", func(t *testing.T) {
+		rc := newReceiver(t)
+		defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+		h, err := NewHandler(testOptions(rc), nil)
+		require.NoError(t, err)
+		slog.New(h).Info("one", "seq", 0)
+		require.NoError(t, h.Flush()) // a connection is now idle in the pool
+		slog.New(h).Info("two", "seq", 1)
+		require.NoError(t, h.Close()) // the final write opens and closes one more
+		requireEachOnce(t, rc.records(), 2)
+	})
+	t.Run("user's HTTPClient", func(t *testing.T) {
+		rc := newReceiver(t)
+		tr := &closeCountingTransport{RoundTripper: http.DefaultTransport.(*http.Transport).Clone()}
+		t.Cleanup(tr.RoundTripper.(*http.Transport).CloseIdleConnections)
+		o := testOptions(rc)
+		o.HTTPClient = &http.Client{Transport: tr}
+		h, err := NewHandler(o, nil)
+		require.NoError(t, err)
+		slog.New(h).Info("one", "seq", 0)
+		require.NoError(t, h.Close())
+		assert.Zero(t, tr.closes.Load(), "the user's transport is the user's to close")
+	})
 }
 
 func TestForeignRecordsSentAsText(t *testing.T) {
@@ -508,4 +804,29 @@ func TestNamedLoggerAndContextHook(t *testing.T) {
 	recs := rc.records()
 	require.Len(t, recs, 1)
 	assert.Equal(t, []pbKV{{"component", str("db.pool")}, {"tenant", str("t1")}, {"k", i64(1)}}, recs[0].Attrs)
+}
+
+func TestRejectedCountLastValueWins(t *testing.T) {
+	ps := func(vals ...uint64) []byte {
+		var in []byte
+		for _, v := range vals {
+			in = protowire.AppendTag(in, 1, protowire.VarintType)
+			in = protowire.AppendVarint(in, v)
+		}
+		out := protowire.AppendTag(nil, 1, protowire.BytesType)
+		return protowire.AppendBytes(out, in)
+	}
+	cases := map[string]struct {
+		body []byte
+		want uint64
+	}{
+		"absent":                      {nil, 0},
+		"one value":                   {ps(3), 3},
+		"repeated in one message":     {ps(3, 5), 5},
+		"repeated partial_success":    {append(ps(7), ps(2)...), 2},
+		"later message without field": {append(ps(7), ps()...), 7},
+	}
+	for name, tc := range cases {
+		assert.Equal(t, tc.want, rejectedCount(tc.body), name)
+	}
 }
