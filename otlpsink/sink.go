@@ -37,6 +37,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,7 +75,7 @@ func memoFor(attempts int, retryMax time.Duration) time.Duration {
 // Stats are a Sink's delivery counters.
 type Stats struct {
 	Sent          uint64 // records in requests the collector accepted (Rejected included)
-	Rejected      uint64 // records the collector reported as rejected in a partial success
+	Rejected      uint64 // records the collector reported as rejected in a partial success (also told to OnError, rate-limited)
 	Requests      uint64 // HTTP requests made
 	Retries       uint64 // requests repeated after a retryable failure
 	FailedBatches uint64 // requests given up: permanent rejection, or retrying stopped by Close or the replay timeout (once per batch)
@@ -209,6 +210,13 @@ type Sink struct {
 		failures   uint64
 		since      time.Time
 		reportedAt time.Time
+	}
+	// partial is the collector's partial successes (rejected records) since
+	// the last report to OnError, reported at most every reportEvery.
+	partial struct {
+		rejected, requests uint64
+		msg                string // the collector's last error_message
+		reportedAt         time.Time
 	}
 	reportEvery time.Duration  // retryReportEvery; shorter in tests
 	reports     sync.WaitGroup // report goroutines still running
@@ -540,7 +548,37 @@ func (s *Sink) noteRetry(err error) {
 		return
 	}
 	o.reportedAt = now
-	report := &retryingError{err: err, failures: o.failures, since: o.since}
+	s.report(&retryingError{err: err, failures: o.failures, since: o.since})
+}
+
+// notePartial records a partial success (the collector accepted the
+// request but rejected rej of its records, saying msg) and tells OnError
+// at the first one, then at most every reportEvery with the counts since.
+// Only the drainer calls it (through WriteBatch), so s.partial needs no lock.
+func (s *Sink) notePartial(rej uint64, msg string) {
+	p := &s.partial
+	p.rejected += rej
+	p.requests++
+	if msg != "" {
+		p.msg = msg
+	}
+	now := time.Now()
+	if !p.reportedAt.IsZero() && now.Sub(p.reportedAt) < s.reportEvery {
+		return
+	}
+	p.reportedAt = now
+	err := fmt.Errorf("otlpsink: the collector rejected %d records in %d accepted requests (counted in Stats.Rejected): %s", p.rejected, p.requests, p.msg)
+	if p.msg == "" {
+		err = fmt.Errorf("otlpsink: the collector rejected %d records in %d accepted requests (counted in Stats.Rejected)", p.rejected, p.requests)
+	}
+	p.rejected, p.requests, p.msg = 0, 0, ""
+	s.report(err)
+}
+
+// report passes report to OnError (standard error if none) on a goroutine
+// of its own, as the bus's reports are: OnError may log through the
+// handler whose drainer is in this sink's WriteBatch.
+func (s *Sink) report(report error) {
 	onError := s.onError
 	s.reports.Go(func() {
 		defer func() { _ = recover() }() // a panicking OnError must not crash the program
@@ -630,7 +668,10 @@ func (s *Sink) post(payload []byte, n int) (time.Duration, error) {
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		s.sent.Add(uint64(n))
-		s.rejected.Add(rejectedCount(body))
+		if rej := rejectedCount(body); rej > 0 {
+			s.rejected.Add(rej)
+			s.notePartial(rej, partialMessage(body))
+		}
 		return 0, nil
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusBadGateway,
 		resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusGatewayTimeout:
@@ -668,6 +709,55 @@ func retryAfter(v string, limit time.Duration) time.Duration {
 		return min(max(time.Until(t), 0), limit)
 	}
 	return 0
+}
+
+// partialMessage reads ExportLogsServiceResponse.partial_success
+// .error_message from a protobuf response body ("" if absent or malformed;
+// the last value wins), cut to 256 bytes and made valid UTF-8.
+func partialMessage(b []byte) string {
+	var msg string
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			break
+		}
+		b = b[n:]
+		if num == 1 && typ == protowire.BytesType {
+			ps, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				break
+			}
+			b = b[n:]
+			for len(ps) > 0 {
+				pnum, ptyp, m := protowire.ConsumeTag(ps)
+				if m < 0 {
+					break
+				}
+				ps = ps[m:]
+				if pnum == 2 && ptyp == protowire.BytesType {
+					v, k := protowire.ConsumeBytes(ps)
+					if k < 0 {
+						break
+					}
+					msg = strings.ToValidUTF8(short(v), "\uFFFD")
+					ps = ps[k:]
+					continue
+				}
+				k := protowire.ConsumeFieldValue(pnum, ptyp, ps)
+				if k < 0 {
+					break
+				}
+				ps = ps[k:]
+			}
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			break
+		}
+		b = b[n:]
+	}
+	return msg
 }
 
 // rejectedCount reads ExportLogsServiceResponse.partial_success

@@ -830,3 +830,56 @@ func TestRejectedCountLastValueWins(t *testing.T) {
 		assert.Equal(t, tc.want, rejectedCount(tc.body), name)
 	}
 }
+
+// partialSuccess is an ExportLogsServiceResponse body with partial_success
+// {rejected_log_records: rejected, error_message: msg}.
+func partialSuccess(rejected uint64, msg string) []byte {
+	var in []byte
+	in = protowire.AppendTag(in, 1, protowire.VarintType)
+	in = protowire.AppendVarint(in, rejected)
+	if msg != "" {
+		in = protowire.AppendTag(in, 2, protowire.BytesType)
+		in = protowire.AppendString(in, msg)
+	}
+	out := protowire.AppendTag(nil, 1, protowire.BytesType)
+	return protowire.AppendBytes(out, in)
+}
+
+// A partial success (the collector accepts a request but rejects some of
+// its records) is counted in Stats.Rejected and told to OnError with the
+// collector's message: at the first one, then at most every reportEvery
+// with the counts since (the OTel Go SDK reports each one to its handler).
+func TestPartialSuccessIsReported(t *testing.T) {
+	rc := newReceiver(t)
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(partialSuccess(1, "attribute too long"))
+		return true
+	})
+	s, err := NewSink(testOptions(rc))
+	require.NoError(t, err)
+	s.reportEvery = time.Hour
+	var mu sync.Mutex
+	var reports []error
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(err error) { mu.Lock(); reports = append(reports, err); mu.Unlock() }})
+	require.NoError(t, err)
+	for i := range 3 {
+		slog.New(h).Info("one", "seq", i)
+		require.NoError(t, h.Flush()) // one request each
+	}
+	require.NoError(t, h.Close())
+	s.reports.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, reports, 1, "the first partial success is reported, the next two within the interval are not: %v", reports)
+	assert.Equal(t, "otlpsink: the collector rejected 1 records in 1 accepted requests (counted in Stats.Rejected): attribute too long", reports[0].Error())
+	assert.EqualValues(t, 3, s.Stats().Rejected)
+}
+
+func TestPartialMessage(t *testing.T) {
+	assert.Equal(t, "", partialMessage(nil))
+	assert.Equal(t, "", partialMessage(partialSuccess(2, "")))
+	assert.Equal(t, "too big", partialMessage(partialSuccess(2, "too big")))
+	assert.Equal(t, "b", partialMessage(append(partialSuccess(1, "a"), partialSuccess(1, "b")...)), "the last value wins")
+	assert.Equal(t, "x\uFFFDy", partialMessage(partialSuccess(1, "x\xffy")), "made valid UTF-8")
+}
