@@ -42,6 +42,9 @@ func init() {
 		if c, ok := w.(plug.Closer); ok {
 			h.core.closing = c.Closing
 		}
+		if r, ok := w.(plug.Reporter); ok {
+			r.SetReport(h.core.bus.Report)
+		}
 		return h, nil
 	}
 }

@@ -218,8 +218,9 @@ type Sink struct {
 		msg                string // the collector's last error_message
 		reportedAt         time.Time
 	}
-	reportEvery time.Duration  // retryReportEvery; shorter in tests
-	reports     sync.WaitGroup // report goroutines still running
+	reportEvery time.Duration               // retryReportEvery; shorter in tests
+	reports     sync.WaitGroup              // report goroutines still running (before SetReport)
+	busReport   atomic.Pointer[func(error)] // SetReport's function, nil before
 
 	// Counters: atomic because Stats reads them from any goroutine while
 	// the drainer adds; each is independent, so no ordering is needed.
@@ -575,10 +576,21 @@ func (s *Sink) notePartial(rej uint64, msg string) {
 	s.report(err)
 }
 
-// report passes report to OnError (standard error if none) on a goroutine
-// of its own, as the bus's reports are: OnError may log through the
-// handler whose drainer is in this sink's WriteBatch.
+// SetReport implements plug.Reporter: the handler's bus delivers the
+// Sink's reports from then on, one at a time with its own, and its Close
+// waits for them.
+func (s *Sink) SetReport(report func(error)) { s.busReport.Store(&report) }
+
+// report passes report to OnError through the handler's reporter (see
+// SetReport); before the handler is made (a ring file's replay), or for a
+// Sink used without one, on a goroutine of its own (OnError may log
+// through the handler whose drainer is in this sink's WriteBatch), to
+// standard error if there is no OnError.
 func (s *Sink) report(report error) {
+	if r := s.busReport.Load(); r != nil { // atomic: set by the handler while its drainer may already write
+		(*r)(report)
+		return
+	}
 	onError := s.onError
 	s.reports.Go(func() {
 		defer func() { _ = recover() }() // a panicking OnError must not crash the program

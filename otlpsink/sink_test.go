@@ -576,7 +576,18 @@ func TestOutageIsReportedOnceThenRateLimited(t *testing.T) {
 	require.NoError(t, err)
 	slog.New(h).Info("one", "seq", 0)
 	require.NoError(t, h.Flush())
-	s.reports.Wait()
+	// The report goes through the handler's reporter goroutine: wait for
+	// it (polling, yielding), then check that it is the only one.
+	for i := 0; ; i++ {
+		mu.Lock()
+		n := len(reports)
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+		require.Less(t, i, 50_000_000, "the outage was never reported")
+		runtime.Gosched()
+	}
 	mu.Lock()
 	require.Len(t, reports, 1, "one report for five failed attempts")
 	var re *retryingError
@@ -882,4 +893,46 @@ func TestPartialMessage(t *testing.T) {
 	assert.Equal(t, "too big", partialMessage(partialSuccess(2, "too big")))
 	assert.Equal(t, "b", partialMessage(append(partialSuccess(1, "a"), partialSuccess(1, "b")...)), "the last value wins")
 	assert.Equal(t, "x\uFFFDy", partialMessage(partialSuccess(1, "x\xffy")), "made valid UTF-8")
+}
+
+// The Sink's own reports (an outage, a partial success) go through the
+// handler's reporter, so Close returns only after they are delivered, as
+// Options.OnError promises, and OnError is never called concurrently.
+// (They ran on goroutines of their own, which Close did not wait for.)
+func TestCloseWaitsForTheSinksReports(t *testing.T) {
+	rc := newReceiver(t)
+	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return false
+	})
+	o := testOptions(rc)
+	o.CloseTimeout = 100 * time.Millisecond
+	s, err := NewSink(o)
+	require.NoError(t, err)
+	var delivered, inside, overlapped atomic.Int32
+	release := make(chan struct{})
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(err error) {
+		if inside.Add(1) > 1 {
+			overlapped.Add(1)
+		}
+		defer inside.Add(-1)
+		var re *retryingError
+		if errors.As(err, &re) {
+			<-release // a slow OnError: Close must wait for it
+			delivered.Add(1)
+		}
+	}})
+	require.NoError(t, err)
+	slog.New(h).Info("lost", "seq", 0)
+	closed := make(chan error, 1)
+	go func() { closed <- h.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while the outage report was still being delivered", err)
+	case <-time.After(200 * time.Millisecond): // a failure detector: Close must still be waiting
+	}
+	close(release)
+	require.Error(t, <-closed, "the record failed")
+	assert.EqualValues(t, 1, delivered.Load(), "delivered before Close returned")
+	assert.Zero(t, overlapped.Load(), "OnError is never called concurrently")
 }

@@ -1010,6 +1010,15 @@ func (d *drainer) finish() {
 	d.timer.Stop()
 }
 
+// Report passes err to OnError through the bus's reporter: the goroutine
+// that delivers the bus's own reports, one at a time, and that Close waits
+// for. It is for the sink's own reports made from inside its Write,
+// WriteBatch or Sync calls (on the drainer's goroutine, so before the
+// reporter stops); a full queue counts the report as lost, as for the
+// bus's own. Before the drainer starts (a ring file's replay) the report
+// is counted lost too.
+func (b *Bus) Report(err error) { b.rep.send(err) }
+
 // report passes err to OnError at most about once a second per distinct
 // situation (operation and error text), carrying the count of suppressed
 // repeats. It never blocks: the callback runs on the reporter goroutine.

@@ -39,6 +39,15 @@ type Closer interface {
 // an *asyncbus.Handler. Set by package asyncbus's init.
 var Bound func(h any, ctx context.Context) any
 
+// Reporter is implemented by sinks that report their own events (retries,
+// partial successes) to the handler's OnError: the handler gives them a
+// report function that delivers through its bus's reporter, serially with
+// the bus's own reports, and that Close waits for. Only valid from inside
+// the sink's Write, WriteBatch or Sync.
+type Reporter interface {
+	SetReport(report func(error))
+}
+
 // Grouped reports whether h is an *asyncbus.Handler with an open group
 // (WithGroup applied), whose attributes therefore do not land at the top
 // level. Set by package asyncbus's init.
