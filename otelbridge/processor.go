@@ -149,7 +149,10 @@ func NewExporter(h slog.Handler, opts ...Option) *Exporter {
 // record's sync stops, the record staying queued. Records after that are
 // still handed over, without waiting: each is queued if there is room and
 // dropped and counted if not, so every record is accounted for. The error
-// then counts the failures and wraps ctx's. With another handler, Export
+// then counts the failures and wraps ctx's. One wait is not bounded: a
+// handler with Options.Sampler writes the sampler's "suppressed" markers
+// while it samples a record, and such a marker waits for room like any
+// Handle; with a Sampler and a hung output, Export can wait there. With another handler, Export
 // looks at ctx before each record: once it has ended it hands over no more
 // records and returns an error that wraps ctx's and says how many records
 // were not exported (a Handle call already waiting is not interrupted).
