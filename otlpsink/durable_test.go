@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -132,4 +133,82 @@ func TestKill9DuringOutageDurableRing(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, recovered, uint64(n-killPhase), "the outage's records came from the ring file")
 	t.Logf("%d records, %d recovered from the ring file, %d requests refused during the outage", n, recovered, downCalls.Load())
+}
+
+// TestReplayStopsAtFirstRefusal: records a crashed process left in its ring
+// file are replayed by the next start. When the collector refuses one of
+// them for good, the replay stops there and NewHandler fails, keeping the
+// batch in the ring file: nothing after the refusal is sent, so the start
+// after that (collector fixed) sends those records exactly once.
+func TestReplayStopsAtFirstRefusal(t *testing.T) {
+	const n, refusedSeq = 10, 3
+	opts := func(rc *receiver) Options {
+		return Options{Endpoint: rc.srv.URL, Headers: map[string]string{}, Compression: "none",
+			RetryInitial: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, Timeout: 5 * time.Second,
+			CloseTimeout: 100 * time.Millisecond, MaxRequestBytes: 1} // one record per request
+	}
+	dir := t.TempDir()
+	ring, image := filepath.Join(dir, "otlp.ring"), filepath.Join(dir, "crashed.ring")
+
+	// A process logs n records while the collector is down; its ring file,
+	// taken while the drainer retries, is what a kill -9 would leave.
+	down := newReceiver(t)
+	down.setAnswer(func(_ int, w http.ResponseWriter) bool {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return false
+	})
+	h, err := NewHandler(opts(down), &asyncbus.Options{RingFile: ring, OnError: func(error) {}})
+	require.NoError(t, err)
+	for i := range n {
+		slog.New(h).Info("replayed", "seq", i)
+	}
+	for down.callCount() < 2 {
+		runtime.Gosched() // the drainer is retrying: every record is committed in the ring
+	}
+	img, err := os.ReadFile(ring)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(image, img, 0o600))
+	require.Error(t, h.Close(), "the collector stayed down")
+
+	// The next start: the collector refuses the request holding refusedSeq.
+	rc := newReceiver(t)
+	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
+		if i == refusedSeq {
+			http.Error(w, "bad record", http.StatusBadRequest)
+			return false
+		}
+		return true
+	})
+	s, err := NewSink(opts(rc))
+	require.NoError(t, err)
+	_, err = s.NewHandler(&asyncbus.Options{RingFile: image, OnError: func(error) {}})
+	var se *StatusError
+	require.ErrorAs(t, err, &se, "the replay fails with the refusal")
+	assert.Equal(t, http.StatusBadRequest, se.Code)
+	sent := map[int]int{}
+	for _, r := range rc.records() {
+		sent[seqOf(t, r)]++
+	}
+	assert.Equal(t, map[int]int{0: 1, 1: 1, 2: 1}, sent, "only the records before the refusal were sent")
+	assert.Equal(t, refusedSeq+1, rc.callCount(), "nothing was sent after the refusal")
+	assert.EqualValues(t, 1, s.Stats().FailedRecords)
+
+	// The start after that, with the collector fixed, replays the batch
+	// again: the records after the refusal arrive exactly once.
+	rc.setAnswer(nil)
+	h, err = NewHandler(opts(rc), &asyncbus.Options{RingFile: image, OnError: func(error) {}})
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	sent = map[int]int{}
+	for _, r := range rc.records() {
+		sent[seqOf(t, r)]++
+	}
+	for seq := range n {
+		switch {
+		case seq < refusedSeq:
+			assert.Equal(t, 2, sent[seq], "record %d, accepted before the refusal, is sent again (at least once)", seq)
+		default:
+			assert.Equal(t, 1, sent[seq], "record %d, from the refusal on, is sent exactly once", seq)
+		}
+	}
 }

@@ -18,10 +18,15 @@
 // failed, in the handler's Stats and in Sink.Stats, and reported. When a
 // drained batch is split into several requests (MaxRequestBytes) and one is
 // refused, the others are still sent, and the handler's Written and Failed
-// counts are the records the collector accepted and refused. With
+// counts are the records the collector accepted and refused (a refused
+// drop marker is counted in Sink.Stats.FailedRecords and reported, but in
+// the handler's DropMarkers, not its Failed). With
 // asyncbus.Options.RingFile, records accepted before a crash or during an
 // outage are sent by the next start (at least once: a batch in flight at the
-// crash is sent again).
+// crash is sent again). A permanent refusal during that replay stops it:
+// NewHandler fails with the refusal, nothing after the refused request is
+// sent, and the ring file keeps the replayed batch for the next start
+// (which sends again the records accepted before the refusal).
 package otlpsink
 
 import (
@@ -178,7 +183,11 @@ type Sink struct {
 	// read by the drainer between attempts.
 	giveUpAt atomic.Int64
 	closing  chan struct{} // closed by Closing: wakes a back-off sleep to re-read giveUpAt
-	closeMu  sync.Once
+	// replaying is true while NewHandler replays a ring file (see
+	// WriteBatch). Atomic: written by NewHandler, read by WriteBatch on
+	// the goroutine that calls it (the replay, later the drainer).
+	replaying atomic.Bool
+	closeMu   sync.Once
 
 	mu      sync.Mutex // serialises sends: the drainer, and Write by other users
 	body    []byte
@@ -201,6 +210,10 @@ type Sink struct {
 		err   error
 	}
 	memo time.Duration // how long lastRejected lasts: memoFor the handler's options (set in NewHandler)
+	// ownHandler: the Sink serves its own handler (set in NewHandler, read
+	// under mu), whose records are all framed LogRecords, so an unframed
+	// record opening a batch is the bus's drop marker (see markerFailed).
+	ownHandler bool
 
 	// onError receives the retry reports (the handler's Options.OnError,
 	// set in NewHandler; nil: standard error). Read under mu.
@@ -294,8 +307,15 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	s.mu.Lock() // WriteBatch reads memo and onError under mu
 	s.memo = memoFor(o.WriteAttempts, o.WriteRetryMax)
 	s.onError = o.OnError
+	s.ownHandler = true
+	s.lastRejected.err = nil // a new ring: nothing of an earlier one is retried
 	s.mu.Unlock()
+	// The replay runs inside plug.NewHandler, before the drainer starts;
+	// the drainer gets records only once h is returned, after the Store
+	// below, so it never sees the flag set.
+	s.replaying.Store(true)
 	h, err := plug.NewHandler(s, opts, newEncoder(o.AddSource, o.LoggerKey))
+	s.replaying.Store(false)
 	// Replay is over: retry without limit until Close. CAS, not Store: a
 	// Close that already began keeps its own deadline.
 	s.giveUpAt.CompareAndSwap(replayDeadline, 0)
@@ -372,6 +392,14 @@ func (s *Sink) Write(p []byte) (int, error) {
 // others (its retries of the tail are answered from lastRejected) as
 // failed: the handler's Written and Failed counts are those the collector
 // accepted and refused, though not which records of the batch they were.
+// A drop marker opening recs (the bus puts one only there) whose request
+// is refused is left out of that failed count, so that it shifts no user
+// record's count: the handler counts it in DropMarkers like a delivered
+// one, while Stats.FailedRecords and the error, which reaches OnError,
+// say it was refused.
+// While a ring file is replayed (inside NewHandler) a permanent refusal
+// ends the batch instead, with nothing more sent: the replay then fails,
+// NewHandler with it, and the ring file keeps the batch for the next start.
 // When retrying stops at the close or replay deadline, every record of recs
 // counts as failed, once, and the error says so.
 func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
@@ -398,6 +426,12 @@ func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
 		return 0, err
 	}
 	s.fail(n)
+	if s.replaying.Load() {
+		// Replaying a ring file: the bus stops at this error and keeps the
+		// whole replayed batch in the file for the next start, so records
+		// sent after the refusal would be accepted twice. Stop here.
+		return 0, err
+	}
 	failed := n
 	for i := n; i < len(recs); {
 		k := s.build(recs[i:])
@@ -413,8 +447,22 @@ func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
 		}
 		i += k
 	}
+	if s.ownHandler && !isFramed(recs[0]) {
+		// recs opens with a drop marker (see ownHandler), in the refused
+		// first request. The bus counts by position: the views below
+		// written as written (a marker there as a drop marker), the others
+		// as failed. A marker only ever opens a batch, so leaving it out of
+		// the failed count makes the user records' counts exact; the
+		// refused marker is in Stats.FailedRecords and the error reaches
+		// OnError.
+		failed--
+	}
 	written := len(recs) - failed
-	s.remember(recs[written:], err)
+	if written == len(recs) {
+		s.lastRejected.err = nil // nothing left for the bus to retry
+	} else {
+		s.remember(recs[written:], err)
+	}
 	return written, err
 }
 

@@ -1,6 +1,7 @@
 package otlpsink
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,6 +26,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
@@ -935,4 +938,99 @@ func TestCloseWaitsForTheSinksReports(t *testing.T) {
 	require.Error(t, <-closed, "the record failed")
 	assert.EqualValues(t, 1, delivered.Load(), "delivered before Close returned")
 	assert.Zero(t, overlapped.Load(), "OnError is never called concurrently")
+}
+
+// TestRefusedDropMarkerDoesNotShiftWrittenAndFailed: the collector refuses
+// every request holding a drop marker. The bus counts a batch by position
+// and a marker only ever opens one, so the Sink leaves a refused marker out
+// of the failed records it returns: the handler's Written and Failed are
+// exactly the user records the collector accepted and refused, whether the
+// marker went alone (one record per request) or with user records.
+func TestRefusedDropMarkerDoesNotShiftWrittenAndFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		maxRequestBytes int
+	}{
+		{"marker alone in its request", 1},
+		{"marker sharing its request", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gate0, gate1 := make(chan struct{}), make(chan struct{})
+			arrived := make(chan int, 1<<12)
+			var mu sync.Mutex
+			var accepted, refused [][]byte // request bodies, decoded on the test goroutine
+			calls := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				i := calls
+				calls++
+				mu.Unlock()
+				arrived <- i
+				switch i {
+				case 0:
+					<-gate0 // the ring fills behind the first request
+				case 1:
+					<-gate1 // records logged now follow the gap: the marker's batch
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if bytes.Contains(b, []byte(encode.DropMessage)) {
+					refused = append(refused, b)
+					http.Error(w, "no markers here", http.StatusBadRequest)
+					return
+				}
+				accepted = append(accepted, b)
+				w.WriteHeader(http.StatusOK)
+			}))
+			defer srv.Close()
+			o := Options{Endpoint: srv.URL, Headers: map[string]string{}, Compression: "none",
+				RetryInitial: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, Timeout: 5 * time.Second,
+				MaxRequestBytes: tc.maxRequestBytes}
+			s, err := NewSink(o)
+			require.NoError(t, err)
+			h, err := s.NewHandler(&asyncbus.Options{Capacity: 8192, Overflow: asyncbus.Drop, OnError: func(error) {}})
+			require.NoError(t, err)
+			log := slog.New(h)
+			log.Info("first", "pad", strings.Repeat("x", 900))
+			<-arrived // request 0 held
+			for i := range 300 {
+				log.Info("r", "seq", i)
+			}
+			require.NotZero(t, h.Stats().Dropped, "the ring overflowed")
+			close(gate0)
+			<-arrived // request 1 held; the first record's space is free
+			for i := 300; i < 305; i++ {
+				log.Info("r", "seq", i)
+			}
+			close(gate1)
+			_ = h.Flush()
+			require.NoError(t, h.Close())
+
+			mu.Lock()
+			defer mu.Unlock()
+			userRecords := func(bodies [][]byte) (users, markers int) {
+				for _, b := range bodies {
+					for _, r := range decodeRequest(t, b).Records {
+						if r.Body.Kind == "string" && strings.Contains(r.Body.Str, encode.DropMessage) {
+							markers++
+						} else {
+							users++
+						}
+					}
+				}
+				return users, markers
+			}
+			acceptedUsers, acceptedMarkers := userRecords(accepted)
+			refusedUsers, refusedMarkers := userRecords(refused)
+			require.Zero(t, acceptedMarkers)
+			require.Equal(t, 1, refusedMarkers, "one drop marker, refused")
+			hs, st := h.Stats(), s.Stats()
+			assert.EqualValues(t, refusedUsers, hs.Failed, "Failed are the user records the collector refused")
+			assert.EqualValues(t, acceptedUsers, hs.Written, "Written are the user records the collector accepted")
+			assert.EqualValues(t, hs.Enqueued-hs.Dropped, hs.Written+hs.Failed, "every record kept is counted once")
+			assert.EqualValues(t, refusedUsers+refusedMarkers, st.FailedRecords, "the Sink counts the refused marker too")
+			assert.EqualValues(t, len(refused), st.FailedBatches)
+		})
+	}
 }
