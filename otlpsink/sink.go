@@ -231,9 +231,12 @@ type Sink struct {
 		msg                string // the collector's last error_message
 		reportedAt         time.Time
 	}
-	reportEvery time.Duration               // retryReportEvery; shorter in tests
-	reports     sync.WaitGroup              // report goroutines still running (before SetReport)
-	busReport   atomic.Pointer[func(error)] // SetReport's function, nil before
+	reportEvery time.Duration                    // retryReportEvery; shorter in tests
+	reports     sync.WaitGroup                   // report goroutines still running (before SetReport)
+	busReport   atomic.Pointer[func(error) bool] // SetReport's function, nil before
+	// pendingReports are reports made during the ring replay, before
+	// SetReport (under mu).
+	pendingReports []error
 
 	// Counters: atomic because Stats reads them from any goroutine while
 	// the drainer adds; each is independent, so no ordering is needed.
@@ -320,6 +323,14 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	// Close that already began keeps its own deadline.
 	s.giveUpAt.CompareAndSwap(replayDeadline, 0)
 	if err != nil {
+		// No handler, so no SetReport: the replay's reports go out alone.
+		s.mu.Lock()
+		pending := s.pendingReports
+		s.pendingReports = nil
+		s.mu.Unlock()
+		for _, r := range pending {
+			s.reportAlone(r)
+		}
 		return nil, err
 	}
 	return h.(*asyncbus.Handler), nil
@@ -627,18 +638,47 @@ func (s *Sink) notePartial(rej uint64, msg string) {
 // SetReport implements plug.Reporter: the handler's bus delivers the
 // Sink's reports from then on, one at a time with its own, and its Close
 // waits for them.
-func (s *Sink) SetReport(report func(error)) { s.busReport.Store(&report) }
+// Reports made during the ring replay, before the handler existed, were
+// kept (see report) and are handed over now, in order.
+func (s *Sink) SetReport(report func(error) bool) {
+	s.mu.Lock()
+	pending := s.pendingReports
+	s.pendingReports = nil
+	s.busReport.Store(&report)
+	s.mu.Unlock()
+	for _, r := range pending {
+		if !report(r) {
+			s.reportAlone(r)
+		}
+	}
+}
 
 // report passes report to OnError through the handler's reporter (see
 // SetReport); before the handler is made (a ring file's replay), or for a
 // Sink used without one, on a goroutine of its own (OnError may log
 // through the handler whose drainer is in this sink's WriteBatch), to
 // standard error if there is no OnError.
+//
+// Its callers hold s.mu.
 func (s *Sink) report(report error) {
 	if r := s.busReport.Load(); r != nil { // atomic: set by the handler while its drainer may already write
-		(*r)(report)
+		if (*r)(report) {
+			return
+		}
+	} else if s.replaying.Load() {
+		// The handler is being made: its reporter takes the report in
+		// SetReport, so that Close waits for it too.
+		s.pendingReports = append(s.pendingReports, report)
 		return
 	}
+	s.reportAlone(report)
+}
+
+// reportAlone delivers report on a goroutine of its own (OnError may log
+// through the handler whose drainer is in this sink's WriteBatch), to
+// standard error if there is no OnError: for a Sink used without a
+// handler, or after its handler closed.
+func (s *Sink) reportAlone(report error) {
 	onError := s.onError
 	s.reports.Go(func() {
 		defer func() { _ = recover() }() // a panicking OnError must not crash the program

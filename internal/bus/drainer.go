@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -623,6 +624,14 @@ func (d *drainer) write() (int, int) {
 			}
 			err = io.ErrShortWrite // no progress and no error: never loop on it
 		}
+		if idx >= len(d.views) {
+			// Everything was taken, with an error (a batch writer whose
+			// failed records are not retried, such as otlpsink's refused
+			// drop marker): report it, with no back-off for nothing left.
+			d.lastErr = err
+			d.report("write", err)
+			break
+		}
 		attempts++
 		if !d.failed(err, probe, attempts) {
 			break
@@ -1012,12 +1021,12 @@ func (d *drainer) finish() {
 
 // Report passes err to OnError through the bus's reporter: the goroutine
 // that delivers the bus's own reports, one at a time, and that Close waits
-// for. It is for the sink's own reports made from inside its Write,
-// WriteBatch or Sync calls (on the drainer's goroutine, so before the
-// reporter stops); a full queue counts the report as lost, as for the
-// bus's own. Before the drainer starts (a ring file's replay) the report
-// is counted lost too.
-func (b *Bus) Report(err error) { b.rep.send(err) }
+// for. It is for a sink's own reports (retries, partial successes); a full
+// queue counts the report as lost, as for the bus's own. It returns false,
+// taking nothing, before the drainer has started (a ring file's replay)
+// and once the bus has closed (the sink used on by itself): the caller then
+// delivers the report itself.
+func (b *Bus) Report(err error) bool { return b.rep.send(err) }
 
 // report passes err to OnError at most about once a second per distinct
 // situation (operation and error text), carrying the count of suppressed
@@ -1058,7 +1067,12 @@ const reportQueue = 64
 // the count is delivered as a report of its own.
 type reporter struct {
 	onError func(error)
-	queue   chan error    // the drainer is the only sender, and closes it when it exits
+	// queue takes the reports: the drainer's, and a sink's (Bus.Report).
+	// mu orders every send before the close in stop, and stopped refuses
+	// sends after it (a sink used on after its handler closed).
+	queue   chan error
+	mu      sync.Mutex
+	stopped bool
 	done    chan struct{} // closed when every queued report has been delivered
 	lost    atomic.Uint64 // reports refused by a full queue, not yet told to OnError
 }
@@ -1074,18 +1088,29 @@ func (r *reporter) init(onError func(error)) {
 	go r.loop()
 }
 
-// send queues err without blocking (drainer only).
-func (r *reporter) send(err error) {
+// send queues err without blocking. It reports false once the reporter
+// has stopped or before it started (the report is then not taken); a full
+// queue counts the report as lost and still returns true.
+func (r *reporter) send(err error) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || r.done == nil {
+		return false
+	}
 	select {
 	case r.queue <- err:
 	default:
 		r.lost.Add(1) // atomic: the reporter goroutine swaps it
 	}
+	return true
 }
 
-// stop closes the queue (drainer only, once, when it exits): the reporter
-// delivers what is queued and exits.
+// stop closes the queue (the drainer, once, when it exits): the reporter
+// delivers what is queued and exits; later sends are refused.
 func (r *reporter) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
 	if r.queue != nil {
 		close(r.queue)
 	}

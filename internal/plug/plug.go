@@ -45,7 +45,10 @@ var Bound func(h any, ctx context.Context) any
 // the bus's own reports, and that Close waits for. Only valid from inside
 // the sink's Write, WriteBatch or Sync.
 type Reporter interface {
-	SetReport(report func(error))
+	// SetReport gives the sink report, which returns false (taking
+	// nothing) once the handler has closed: the sink then delivers the
+	// report itself.
+	SetReport(report func(error) bool)
 }
 
 // Grouped reports whether h is an *asyncbus.Handler with an open group
