@@ -32,7 +32,7 @@ func TestSinkReportsAfterItsHandlerClosed(t *testing.T) {
 
 	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(partialSuccess(1, "nope"))
+		_, _ = w.Write(partialSuccessBody(1, "nope"))
 		return true
 	})
 	assert.NotPanics(t, func() {

@@ -768,9 +768,9 @@ func (s *Sink) post(payload []byte, n int) (time.Duration, error) {
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		s.sent.Add(uint64(n))
-		if rej := rejectedCount(body); rej > 0 {
+		if rej, msg := partialSuccess(body); rej > 0 {
 			s.rejected.Add(rej)
-			s.notePartial(rej, partialMessage(body))
+			s.notePartial(rej, msg)
 		}
 		return 0, nil
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusBadGateway,
@@ -811,33 +811,43 @@ func retryAfter(v string, limit time.Duration) time.Duration {
 	return 0
 }
 
-// partialMessage reads ExportLogsServiceResponse.partial_success
-// .error_message from a protobuf response body ("" if absent or malformed;
-// the last value wins), cut to 256 bytes and made valid UTF-8.
-func partialMessage(b []byte) string {
-	var msg string
+// partialSuccess reads ExportLogsServiceResponse.partial_success from a
+// protobuf response body: rejected_log_records (0 if absent) and
+// error_message ("" if absent; cut to 256 bytes and made valid UTF-8). What
+// was read before a malformed part is kept, and each field's last value
+// wins, as a protobuf decoder merges repeated fields.
+func partialSuccess(b []byte) (rejected uint64, msg string) {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			break
+			return rejected, msg
 		}
 		b = b[n:]
 		if num == 1 && typ == protowire.BytesType {
 			ps, n := protowire.ConsumeBytes(b)
 			if n < 0 {
-				break
+				return rejected, msg
 			}
-			b = b[n:]
+		fields:
 			for len(ps) > 0 {
 				pnum, ptyp, m := protowire.ConsumeTag(ps)
 				if m < 0 {
 					break
 				}
 				ps = ps[m:]
-				if pnum == 2 && ptyp == protowire.BytesType {
+				switch {
+				case pnum == 1 && ptyp == protowire.VarintType:
+					v, k := protowire.ConsumeVarint(ps)
+					if k < 0 {
+						break fields
+					}
+					rejected = v // proto3 scalar: the last value wins, also across merged partial_success fields
+					ps = ps[k:]
+					continue
+				case pnum == 2 && ptyp == protowire.BytesType:
 					v, k := protowire.ConsumeBytes(ps)
 					if k < 0 {
-						break
+						break fields
 					}
 					msg = strings.ToValidUTF8(short(v), "\uFFFD")
 					ps = ps[k:]
@@ -849,63 +859,14 @@ func partialMessage(b []byte) string {
 				}
 				ps = ps[k:]
 			}
-			continue
-		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
-		if n < 0 {
-			break
-		}
-		b = b[n:]
-	}
-	return msg
-}
-
-// rejectedCount reads ExportLogsServiceResponse.partial_success
-// .rejected_log_records from a protobuf response body (0 if absent; what
-// was read before a malformed part otherwise), the last value of the field
-// winning, as a protobuf decoder merges repeated fields.
-func rejectedCount(b []byte) uint64 {
-	var rejected uint64
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return rejected
-		}
-		b = b[n:]
-		if num == 1 && typ == protowire.BytesType {
-			ps, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return rejected
-			}
-			for len(ps) > 0 {
-				pnum, ptyp, m := protowire.ConsumeTag(ps)
-				if m < 0 {
-					break
-				}
-				ps = ps[m:]
-				if pnum == 1 && ptyp == protowire.VarintType {
-					v, k := protowire.ConsumeVarint(ps)
-					if k < 0 {
-						break
-					}
-					rejected = v // proto3 scalar: the last value wins, also across merged partial_success fields
-					ps = ps[k:]
-					continue
-				}
-				k := protowire.ConsumeFieldValue(pnum, ptyp, ps)
-				if k < 0 {
-					break
-				}
-				ps = ps[k:]
-			}
 			b = b[n:]
 			continue
 		}
 		n = protowire.ConsumeFieldValue(num, typ, b)
 		if n < 0 {
-			return rejected
+			return rejected, msg
 		}
 		b = b[n:]
 	}
-	return rejected
+	return rejected, msg
 }

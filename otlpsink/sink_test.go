@@ -841,13 +841,14 @@ func TestRejectedCountLastValueWins(t *testing.T) {
 		"later message without field": {append(ps(7), ps()...), 7},
 	}
 	for name, tc := range cases {
-		assert.Equal(t, tc.want, rejectedCount(tc.body), name)
+		rejected, _ := partialSuccess(tc.body)
+		assert.Equal(t, tc.want, rejected, name)
 	}
 }
 
-// partialSuccess is an ExportLogsServiceResponse body with partial_success
+// partialSuccessBody is an ExportLogsServiceResponse body with partial_success
 // {rejected_log_records: rejected, error_message: msg}.
-func partialSuccess(rejected uint64, msg string) []byte {
+func partialSuccessBody(rejected uint64, msg string) []byte {
 	var in []byte
 	in = protowire.AppendTag(in, 1, protowire.VarintType)
 	in = protowire.AppendVarint(in, rejected)
@@ -867,7 +868,7 @@ func TestPartialSuccessIsReported(t *testing.T) {
 	rc := newReceiver(t)
 	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(partialSuccess(1, "attribute too long"))
+		_, _ = w.Write(partialSuccessBody(1, "attribute too long"))
 		return true
 	})
 	s, err := NewSink(testOptions(rc))
@@ -891,11 +892,12 @@ func TestPartialSuccessIsReported(t *testing.T) {
 }
 
 func TestPartialMessage(t *testing.T) {
-	assert.Equal(t, "", partialMessage(nil))
-	assert.Equal(t, "", partialMessage(partialSuccess(2, "")))
-	assert.Equal(t, "too big", partialMessage(partialSuccess(2, "too big")))
-	assert.Equal(t, "b", partialMessage(append(partialSuccess(1, "a"), partialSuccess(1, "b")...)), "the last value wins")
-	assert.Equal(t, "x\uFFFDy", partialMessage(partialSuccess(1, "x\xffy")), "made valid UTF-8")
+	msg := func(b []byte) string { _, m := partialSuccess(b); return m }
+	assert.Equal(t, "", msg(nil))
+	assert.Equal(t, "", msg(partialSuccessBody(2, "")))
+	assert.Equal(t, "too big", msg(partialSuccessBody(2, "too big")))
+	assert.Equal(t, "b", msg(append(partialSuccessBody(1, "a"), partialSuccessBody(1, "b")...)), "the last value wins")
+	assert.Equal(t, "x\uFFFDy", msg(partialSuccessBody(1, "x\xffy")), "made valid UTF-8")
 }
 
 // The Sink's own reports (an outage, a partial success) go through the
