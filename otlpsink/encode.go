@@ -109,36 +109,29 @@ func closeLen(dst []byte, mark int) []byte {
 func appendString(dst []byte, num protowire.Number, s string) []byte {
 	if !utf8.ValidString(s) {
 		dst, m := openLen(dst, num)
-		for i := 0; i < len(s); {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-			} else {
-				dst = append(dst, s[i:i+size]...)
-			}
-			i += size
-		}
-		return closeLen(dst, m)
+		return closeLen(appendFixedUTF8(dst, s), m)
 	}
 	dst = appendTag(dst, num, protowire.BytesType)
 	dst = appendVarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
 
+// appendFixedUTF8 appends s with each byte of an invalid UTF-8 sequence
+// replaced by U+FFFD: ranging over a string yields utf8.RuneError, width
+// 1, for each such byte, and every other rune re-encodes to its own bytes.
+// (string(s) copies a []byte: only on this rare path.)
+func appendFixedUTF8[T string | []byte](dst []byte, s T) []byte {
+	for _, r := range string(s) {
+		dst = utf8.AppendRune(dst, r)
+	}
+	return dst
+}
+
 // appendBytesString is appendString for text held in a byte slice.
 func appendBytesString(dst []byte, num protowire.Number, s []byte) []byte {
 	if !utf8.Valid(s) {
 		dst, m := openLen(dst, num)
-		for i := 0; i < len(s); {
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-			} else {
-				dst = append(dst, s[i:i+size]...)
-			}
-			i += size
-		}
-		return closeLen(dst, m)
+		return closeLen(appendFixedUTF8(dst, s), m)
 	}
 	dst = appendTag(dst, num, protowire.BytesType)
 	dst = protowire.AppendVarint(dst, uint64(len(s)))
