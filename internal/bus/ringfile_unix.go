@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -144,15 +145,24 @@ func (r *ringFile) close() {
 	_ = r.f.Close()
 }
 
-// filePosition returns an fstat-based position function for a regular
-// file, or nil.
-func filePosition(f *os.File) func() (SinkPosition, error) {
+// regularConn returns f's raw descriptor if f is a regular file, or nil.
+func regularConn(f *os.File) syscall.RawConn {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// filePosition returns an fstat-based position function for a regular
+// file, or nil.
+func filePosition(f *os.File) func() (SinkPosition, error) {
+	rc := regularConn(f)
+	if rc == nil {
 		return nil
 	}
 	return func() (SinkPosition, error) {
@@ -189,12 +199,8 @@ func pathPosition(path string) (SinkPosition, error) {
 // descriptor is O_APPEND, or its offset is the end (it is then moved back
 // to at). Otherwise it leaves the file alone.
 func fileCutter(f *os.File) sinkCutter {
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
-	rc, err := f.SyscallConn()
-	if err != nil {
+	rc := regularConn(f)
+	if rc == nil {
 		return nil
 	}
 	return func(at int64, now SinkPosition, fragment func([]byte) bool) bool {
@@ -268,12 +274,8 @@ func readTail(fd int, name string, st *unix.Stat_t, b []byte, off int64) bool {
 // output's, however the position was measured): with pread, or through a
 // read-only descriptor of the same inode when it is write-only (readTail).
 func fileReader(f *os.File) sinkReader {
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
-	rc, err := f.SyscallConn()
-	if err != nil {
+	rc := regularConn(f)
+	if rc == nil {
 		return nil
 	}
 	return func(_ SinkPosition, off int64, b []byte) bool {
