@@ -52,7 +52,7 @@ func (p *slogFixed) writes(a slog.Attr, gs []string) bool {
 			if !p.json {
 				return true
 			}
-			a.Value = sourceValue(src)
+			a.Value = sourceGroup(src)
 		}
 	}
 	if a.Value.Kind() != slog.KindGroup {
@@ -72,21 +72,6 @@ func (p *slogFixed) writes(a slog.Attr, gs []string) bool {
 		}
 	}
 	return wrote
-}
-
-// sourceValue is slog's Source.group: the fields that are set.
-func sourceValue(src *slog.Source) slog.Value {
-	var as []slog.Attr
-	if src.Function != "" {
-		as = append(as, slog.String("function", src.Function))
-	}
-	if src.File != "" {
-		as = append(as, slog.String("file", src.File))
-	}
-	if src.Line != 0 {
-		as = append(as, slog.Int("line", src.Line))
-	}
-	return slog.GroupValue(as...)
 }
 
 // attr returns a, an attribute slog will apply ReplaceAttr to, with the
@@ -137,7 +122,7 @@ func (p *slogFixed) replace(gs []string, a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	if v.Kind() == slog.KindAny {
 		if src, ok := v.Any().(*slog.Source); ok && p.json && src != nil && *src != (slog.Source{}) {
-			if !p.writes(slog.Attr{Key: a.Key, Value: sourceValue(src)}, gs) {
+			if !p.writes(slog.Attr{Key: a.Key, Value: sourceGroup(src)}, gs) {
 				p.pruned++
 				return slog.Attr{}
 			}
