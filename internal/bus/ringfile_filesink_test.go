@@ -126,13 +126,7 @@ func TestRingFileFilesinkForeignBannerIsNotARecord(t *testing.T) {
 	require.NoError(t, os.WriteFile(logPath, []byte(earlier), 0o644))
 	before, err := pathPosition(logPath)
 	require.NoError(t, err)
-	im := newImage(capacity)
-	pos := uint64(0)
-	for _, r := range recs {
-		pos = im.record(pos, r)
-	}
-	im.st = ringState{end: pos, size: before.Size, dev: before.Dev, ino: before.Ino}
-	require.NoError(t, os.WriteFile(ringPath, im.bytes(), 0o600))
+	require.NoError(t, os.WriteFile(ringPath, inFlightImage(capacity, recs, len(recs), 0, before), 0o600))
 	banner := strings.Repeat("=", len(recs[1])-1) + "\n"
 	crash := earlier + string(recs[0]) + banner // record 0 was written, then the banner
 	require.NoError(t, os.WriteFile(logPath, []byte(crash), 0o644))

@@ -47,6 +47,22 @@ func (im *image) record(pos uint64, p []byte) uint64 {
 	return pos + align8(hdrSize+uint64(len(p)))
 }
 
+// inFlightImage returns the ring file a crash leaves when recs are in the
+// ring and the first batch of them (with pre bytes of drop marker ahead)
+// were being written to an output that was at position before.
+func inFlightImage(capacity uint64, recs [][]byte, batch, pre int, before SinkPosition) []byte {
+	im := newImage(capacity)
+	pos, batchEnd := uint64(0), uint64(0)
+	for i, r := range recs {
+		pos = im.record(pos, r)
+		if i == batch-1 {
+			batchEnd = pos
+		}
+	}
+	im.st = ringState{end: batchEnd, pre: uint64(pre), size: before.Size, dev: before.Dev, ino: before.Ino}
+	return im.bytes()
+}
+
 // bytes returns the image with im.st in slot 0.
 func (im *image) bytes() []byte {
 	w := im.st.words()
@@ -810,17 +826,7 @@ func TestRingFileCutsTornRecordOfPlainFile(t *testing.T) {
 			require.NoError(t, err)
 
 			// The ring: records 0-4 were the batch in flight, 5-7 came after.
-			im := newImage(capacity)
-			pos := uint64(0)
-			var batchEnd uint64
-			for i, r := range recs {
-				pos = im.record(pos, r)
-				if i == 4 {
-					batchEnd = pos
-				}
-			}
-			im.st = ringState{end: batchEnd, pre: uint64(len(c.pre)), size: before.Size, dev: before.Dev, ino: before.Ino}
-			require.NoError(t, os.WriteFile(ringPath, im.bytes(), 0o600))
+			require.NoError(t, os.WriteFile(ringPath, inFlightImage(capacity, recs, 5, len(c.pre), before), 0o600))
 
 			// What the killed write left in the output.
 			crash := append([]byte(nil), c.pre...)
@@ -933,13 +939,7 @@ func TestRingFileForeignBytesBeforeRestartAreNotRecords(t *testing.T) {
 			before, err := pathPosition(outPath)
 			require.NoError(t, err)
 			// The whole ring was the batch in flight.
-			im := newImage(capacity)
-			pos := uint64(0)
-			for _, r := range recs {
-				pos = im.record(pos, r)
-			}
-			im.st = ringState{end: pos, size: before.Size, dev: before.Dev, ino: before.Ino}
-			require.NoError(t, os.WriteFile(ringPath, im.bytes(), 0o600))
+			require.NoError(t, os.WriteFile(ringPath, inFlightImage(capacity, recs, len(recs), 0, before), 0o600))
 
 			out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND, 0)
 			require.NoError(t, err)
