@@ -140,18 +140,14 @@ func TestKill9DuringOutageDurableRing(t *testing.T) {
 // them for good, the replay stops there and NewHandler fails, keeping the
 // batch in the ring file: nothing after the refusal is sent, so the start
 // after that (collector fixed) sends those records exactly once.
-func TestReplayStopsAtFirstRefusal(t *testing.T) {
-	const n, refusedSeq = 10, 3
-	opts := func(rc *receiver) Options {
-		return Options{Endpoint: rc.srv.URL, Headers: map[string]string{}, Compression: "none",
-			RetryInitial: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, Timeout: 5 * time.Second,
-			CloseTimeout: 100 * time.Millisecond, MaxRequestBytes: 1} // one record per request
-	}
+// crashedRing returns the path of the ring file a kill -9 leaves: a
+// process logged n records ("replayed", seq 0..n-1) while the collector was
+// down, and its ring file was copied while the drainer retried (every
+// record committed in it).
+func crashedRing(t *testing.T, opts func(*receiver) Options, n int) string {
+	t.Helper()
 	dir := t.TempDir()
 	ring, image := filepath.Join(dir, "otlp.ring"), filepath.Join(dir, "crashed.ring")
-
-	// A process logs n records while the collector is down; its ring file,
-	// taken while the drainer retries, is what a kill -9 would leave.
 	down := newReceiver(t)
 	down.setAnswer(func(_ int, w http.ResponseWriter) bool {
 		http.Error(w, "down", http.StatusServiceUnavailable)
@@ -169,6 +165,17 @@ func TestReplayStopsAtFirstRefusal(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(image, img, 0o600))
 	require.Error(t, h.Close(), "the collector stayed down")
+	return image
+}
+
+func TestReplayStopsAtFirstRefusal(t *testing.T) {
+	const n, refusedSeq = 10, 3
+	opts := func(rc *receiver) Options {
+		return Options{Endpoint: rc.srv.URL, Headers: map[string]string{}, Compression: "none",
+			RetryInitial: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, Timeout: 5 * time.Second,
+			CloseTimeout: 100 * time.Millisecond, MaxRequestBytes: 1} // one record per request
+	}
+	image := crashedRing(t, opts, n)
 
 	// The next start: the collector refuses the request holding refusedSeq.
 	rc := newReceiver(t)
@@ -196,7 +203,7 @@ func TestReplayStopsAtFirstRefusal(t *testing.T) {
 	// The start after that, with the collector fixed, replays the batch
 	// again: the records after the refusal arrive exactly once.
 	rc.setAnswer(nil)
-	h, err = NewHandler(opts(rc), &asyncbus.Options{RingFile: image, OnError: func(error) {}})
+	h, err := NewHandler(opts(rc), &asyncbus.Options{RingFile: image, OnError: func(error) {}})
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
 	sent = map[int]int{}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"os"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,23 +64,7 @@ func TestReplayReportDeliveredBeforeClose(t *testing.T) {
 			RetryInitial: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, Timeout: 5 * time.Second,
 			CloseTimeout: 100 * time.Millisecond}
 	}
-	dir := t.TempDir()
-	ring, image := dir+"/otlp.ring", dir+"/crashed.ring"
-	down := newReceiver(t)
-	down.setAnswer(func(_ int, w http.ResponseWriter) bool {
-		http.Error(w, "down", http.StatusServiceUnavailable)
-		return false
-	})
-	h, err := NewHandler(opts(down), &asyncbus.Options{RingFile: ring, OnError: func(error) {}})
-	require.NoError(t, err)
-	slog.New(h).Info("replayed", "seq", 0)
-	for down.callCount() < 2 {
-		runtime.Gosched()
-	}
-	img, err := os.ReadFile(ring)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(image, img, 0o600))
-	_ = h.Close()
+	image := crashedRing(t, opts, 1)
 
 	rc := newReceiver(t)
 	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
@@ -94,7 +76,7 @@ func TestReplayReportDeliveredBeforeClose(t *testing.T) {
 	})
 	release := make(chan struct{})
 	var delivered atomic.Int32
-	h, err = NewHandler(opts(rc), &asyncbus.Options{RingFile: image, OnError: func(err error) {
+	h, err := NewHandler(opts(rc), &asyncbus.Options{RingFile: image, OnError: func(err error) {
 		var re *retryingError
 		if errors.As(err, &re) {
 			<-release
