@@ -93,20 +93,11 @@ func TestKill9Crash(t *testing.T) {
 	for trial := range trials {
 		start := lastSeq + 1
 		require.NoError(t, os.WriteFile(counterPath, make([]byte, 8), 0o644))
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashCounterEnv+"="+counterPath,
-			crashStartEnv+"="+strconv.FormatUint(start, 10))
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		require.NoError(t, err)
-		require.Equal(t, "ready\n", line)
+		cmd := startCrashChild(t, path, counterPath, start)
 		// The random moment of the kill (not a synchronisation): 1-60 ms of logging.
 		time.Sleep(time.Duration(1+rng.IntN(60)) * time.Millisecond)
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-		err = cmd.Wait()
+		err := cmd.Wait()
 		require.Error(t, err)
 		ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 		require.True(t, ok)
@@ -165,6 +156,24 @@ func TestKill9Crash(t *testing.T) {
 		trials, totalAccepted, totalLost, repairs)
 }
 
+// startCrashChild starts this test binary as the crash child, logging
+// into path from sequence number start (counting in counterPath), and
+// returns once the child says it is logging.
+func startCrashChild(t *testing.T, path, counterPath string, start uint64) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashCounterEnv+"="+counterPath,
+		crashStartEnv+"="+strconv.FormatUint(start, 10))
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line)
+	return cmd
+}
+
 // TestOpenFailsWhileAnotherProcessHasTheFile: one File per path across
 // processes. While a child process logs into the file, Open in this one fails
 // with ErrLocked and leaves the file alone (no repair of the record the child
@@ -174,15 +183,7 @@ func TestOpenFailsWhileAnotherProcessHasTheFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
 	counterPath := filepath.Join(dir, "counter")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashCounterEnv+"="+counterPath, crashStartEnv+"=1")
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "ready\n", line)
+	cmd := startCrashChild(t, path, counterPath, 1)
 
 	for range 20 {
 		f, err := filesink.Open(path, filesink.Options{OnError: func(error) {}})
