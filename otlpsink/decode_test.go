@@ -290,6 +290,15 @@ func (rc *receiver) setAnswer(f func(i int, w http.ResponseWriter) bool) {
 	rc.mu.Unlock()
 }
 
+// answerDown is a reply policy for a collector that is down: every
+// request gets code ("down") and nothing is received.
+func answerDown(code int) func(int, http.ResponseWriter) bool {
+	return func(_ int, w http.ResponseWriter) bool {
+		http.Error(w, "down", code)
+		return false
+	}
+}
+
 func (rc *receiver) callCount() int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()

@@ -149,10 +149,7 @@ func crashedRing(t *testing.T, opts func(*receiver) Options, n int) string {
 	dir := t.TempDir()
 	ring, image := filepath.Join(dir, "otlp.ring"), filepath.Join(dir, "crashed.ring")
 	down := newReceiver(t)
-	down.setAnswer(func(_ int, w http.ResponseWriter) bool {
-		http.Error(w, "down", http.StatusServiceUnavailable)
-		return false
-	})
+	down.setAnswer(answerDown(http.StatusServiceUnavailable))
 	h, err := NewHandler(opts(down), &asyncbus.Options{RingFile: ring, OnError: func(error) {}})
 	require.NoError(t, err)
 	for i := range n {

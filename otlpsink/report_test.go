@@ -48,10 +48,7 @@ func TestSinkRetryReportAfterItsHandlerClosed(t *testing.T) {
 	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
 	require.NoError(t, err)
 	require.NoError(t, h.CloseContext(context.Background()))
-	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
-		http.Error(w, "down", http.StatusServiceUnavailable)
-		return false
-	})
+	rc.setAnswer(answerDown(http.StatusServiceUnavailable))
 	assert.NotPanics(t, func() { _, _ = s.Write([]byte("x\n")) })
 }
 

@@ -338,10 +338,7 @@ func TestHeadersSent(t *testing.T) {
 
 func TestCloseStopsRetryingAtDeadline(t *testing.T) {
 	rc := newReceiver(t)
-	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
-		http.Error(w, "down", http.StatusServiceUnavailable)
-		return false
-	})
+	rc.setAnswer(answerDown(http.StatusServiceUnavailable))
 	s, err := NewSink(testOptions(rc))
 	require.NoError(t, err)
 	// Default options (Block mode): an otlpsink handler never writes
@@ -367,10 +364,7 @@ func TestCloseStopsRetryingAtDeadline(t *testing.T) {
 
 func TestCloseWithoutDeadlineUsesCloseTimeout(t *testing.T) {
 	rc := newReceiver(t)
-	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
-		http.Error(w, "down", http.StatusBadGateway)
-		return false
-	})
+	rc.setAnswer(answerDown(http.StatusBadGateway))
 	o := testOptions(rc)
 	o.CloseTimeout = 200 * time.Millisecond
 	s, err := NewSink(o)
@@ -393,10 +387,7 @@ func TestCloseWithoutDeadlineUsesCloseTimeout(t *testing.T) {
 // with the handler's when Close gives up on a batch of several records.
 func TestCloseGiveUpCountsEachBatchOnce(t *testing.T) {
 	rc := newReceiver(t)
-	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
-		http.Error(w, "down", http.StatusServiceUnavailable)
-		return false
-	})
+	rc.setAnswer(answerDown(http.StatusServiceUnavailable))
 	o := testOptions(rc)
 	o.CloseTimeout = 200 * time.Millisecond
 	o.MaxRequestBytes = 300 // several requests per batch
@@ -906,10 +897,7 @@ func TestPartialMessage(t *testing.T) {
 // (They ran on goroutines of their own, which Close did not wait for.)
 func TestCloseWaitsForTheSinksReports(t *testing.T) {
 	rc := newReceiver(t)
-	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
-		http.Error(w, "down", http.StatusServiceUnavailable)
-		return false
-	})
+	rc.setAnswer(answerDown(http.StatusServiceUnavailable))
 	o := testOptions(rc)
 	o.CloseTimeout = 100 * time.Millisecond
 	s, err := NewSink(o)
