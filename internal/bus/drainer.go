@@ -212,8 +212,12 @@ func (b *Bus) run() {
 			}
 			continue
 		}
-		if len(d.reqs) > 0 {
-			d.waitUncommitted() // same: a Flush waits on a record being copied or written through
+		if len(d.reqs) > 0 || b.gapPos.Load() <= d.pos {
+			// Same: a Flush waits on a record being copied or written
+			// through, and so does a marker whose gap collect left for
+			// after a write-through in flight (hasWork would not let idle
+			// park).
+			d.waitUncommitted()
 			continue
 		}
 		d.idle()
@@ -260,11 +264,20 @@ func (d *drainer) collect() {
 			if len(d.views) > 0 {
 				return // cut the batch at the gap; the marker opens the next one
 			}
-			// Not between the part of a record a write-through wrote and
-			// its rest at pos (see Bus.wtRest): the marker then opens the
-			// next batch, after the record. (A gap at or below pos found
-			// after the write-through's gap check was registered at a stale
-			// tail by a producer refused concurrently with it.)
+			// Not while a write-through holds wmu: it may be writing the
+			// record at pos and commit the rest of it there (see
+			// Bus.wtRest), which must come before the marker; run waits
+			// for it (waitUncommitted). With wmu free none is in flight,
+			// and none can start at pos while the gap is pending (its gap
+			// check refuses). Nor between the part of a record a
+			// write-through wrote and its rest at pos: the marker then
+			// opens the next batch, after the record. (A gap at or below
+			// pos found after the write-through's gap check was registered
+			// at a stale tail by a producer refused concurrently with it.)
+			if !b.wmu.TryLock() {
+				return
+			}
+			b.wmu.Unlock()
 			if b.wtRest.Load() != d.pos+1 {
 				d.takeGap()
 			}
