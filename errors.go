@@ -1,6 +1,10 @@
 package asyncbus
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrClosed is returned by Handle after Close. The record is counted in
@@ -19,3 +23,9 @@ var (
 	// records stay queued. The error also matches the output's own error.
 	ErrRetrying = errors.New("asyncbus: the output is failing; the records stay queued and are retried")
 )
+
+// errSyncBound is Handle's result for a record at or above
+// Options.SyncLevel whose write and sync did not finish within the bound
+// on that wait (5 s, or none while the output is stuck): the record stays
+// queued and is written when the output recovers.
+var errSyncBound = fmt.Errorf("asyncbus: the output did not finish the write and sync in time; the record stays queued: %w", context.DeadlineExceeded)

@@ -98,7 +98,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		}
 		o.OnError(err)
 	}
-	if w == nil {
+	if isNilWriter(w) {
 		w = nilOutput{} // reported above; every record is counted as failed
 	}
 	color := false
@@ -179,12 +179,16 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 // policy (or the BlockTimeout expired), and otherwise nil without waiting
 // for the write, except for records at or above slog.LevelError, which are
 // written to the output (not synced) before Handle returns, and records at
-// or above Options.SyncLevel, which are written and synced. A record that
-// finds the ring empty while the handler is quiet is written on the
-// caller's goroutine (write-through), and one that finds only a short
-// queue ahead of it (other goroutines' records of the same moment) waits
-// until the drainer has written it (the quiet wait, at most MaxLatency), so
-// a quiet logger loses nothing when the program returns from main without
+// or above Options.SyncLevel, which are written and synced (an error matching
+// context.DeadlineExceeded if that takes longer than its bound). Every such wait is bounded (see
+// the README's guarantees): a slow or hung output never holds a caller
+// for long. A record that finds the ring empty while the handler is quiet
+// is written on the caller's goroutine (write-through) where that write
+// cannot block (a regular file, a pipe with room, a healthy output), and
+// one that finds only a short queue ahead of it (other goroutines'
+// records of the same moment) waits until the drainer has written it (the
+// quiet wait, at most 10 ms, skipped while the output is slow), so a
+// quiet logger loses nothing when the program returns from main without
 // Close. Both are rate-limited; neither changes what Handle returns.
 // Write-through, the quiet wait and the Error wait apply in Block mode
 // without BlockTimeout (the default) only.
@@ -310,12 +314,17 @@ func (h *Handler) enqueue(b *buffer, level slog.Level) error {
 		return publicErr(err)
 	}
 	if level >= syncLevel {
-		// The caller may be about to exit: sync regardless of ctx.
+		// The caller may be about to exit: sync regardless of ctx, but
+		// never longer than the bus's bound (a hung output).
 		ctx := h.bound
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		return publicErr(h.core.bus.Sync(ctx))
+		err := h.core.bus.SyncBounded(ctx)
+		if err == bus.ErrWaitBound {
+			return errSyncBound
+		}
+		return publicErr(err)
 	}
 	return nil
 }

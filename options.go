@@ -175,6 +175,8 @@ func (o *Options) validate(w io.Writer) error {
 	}
 	if w == nil {
 		bad("nil writer: every record fails (counted in Stats.Failed)")
+	} else if isNilWriter(w) {
+		bad(fmt.Sprintf("nil writer (a nil %T): every record fails (counted in Stats.Failed)", w))
 	}
 	if !o.Format.Valid() {
 		bad("Options.Format %d is not JSON, Text, Logfmt, Console or a zap format; using JSON", int(o.Format))
@@ -241,6 +243,20 @@ func isNilLeveler(l slog.Leveler) bool {
 	}
 	switch v := reflect.ValueOf(l); v.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// isNilWriter reports whether w is nil or a nil pointer, map, slice,
+// func or chan in the interface: a typed nil such as the *os.File of an
+// ignored os.OpenFile error. Such a writer is treated as the nil writer.
+func isNilWriter(w io.Writer) bool {
+	if w == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(w); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
 		return v.IsNil()
 	}
 	return false

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -184,6 +185,11 @@ type Config struct {
 	wtBurst    int
 	qwInterval time.Duration
 	qwBurst    int
+	// direct overrides which writes a caller may make itself (tests;
+	// default directWriter's answer for the output).
+	direct directCheck
+	// slowCall overrides SlowCall, the breaker's bound (tests).
+	slowCall time.Duration
 	// WriteAttempts is how many times the drainer tries to write a batch to
 	// a failing sink, backing off between attempts, before the batch's
 	// remaining records count as failed; <= 0 means DefaultWriteAttempts.
@@ -358,16 +364,19 @@ type Bus struct {
 	retries      int    // attempts per batch before its remaining records count as failed
 	output       string // the output's name in error reports (see outputName)
 	sink         sinkKind
-	ring         *ringFile // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
-	recovered    uint64    // Stats.Recovered, set before the drainer starts
-	unrecovered  uint64    // Stats.Unrecovered, likewise
-	writeThrough bool      // Config.WriteThrough, without a ring file
-	wtInterval   int64     // ns between write-throughs at the sustained rate; <= 0: unlimited
-	wtTolerance  int64     // ns of burst the rate limit allows
-	epoch        time.Time // monotonic origin of wtTAT and qwTAT
-	qwInterval   int64     // quiet-wait rate limit, as wtInterval
-	qwTolerance  int64     // quiet-wait burst, as wtTolerance
-	yieldShift   uint      // see maxYieldShift
+	ring         *ringFile     // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
+	recovered    uint64        // Stats.Recovered, set before the drainer starts
+	unrecovered  uint64        // Stats.Unrecovered, likewise
+	writeThrough bool          // Config.WriteThrough, without a ring file
+	wtInterval   int64         // ns between write-throughs at the sustained rate; <= 0: unlimited
+	wtTolerance  int64         // ns of burst the rate limit allows
+	epoch        time.Time     // monotonic origin of wtTAT and qwTAT
+	qwInterval   int64         // quiet-wait rate limit, as wtInterval
+	qwTolerance  int64         // quiet-wait burst, as wtTolerance
+	yieldShift   uint          // see maxYieldShift
+	direct       directCheck   // which write-throughs cannot block for long (see directWriter); nil: none
+	slowCall     int64         // SlowCall in ns (the breaker, callerwait.go)
+	stopped      chan struct{} // closed once the books are final: every record written or counted, every waiter answered
 
 	_ pad
 	// tail is the producers' reservation cursor (byte position, never wraps;
@@ -418,7 +427,23 @@ type Bus struct {
 	// the ring, behind them. Stored before the drainer publishes head past
 	// the torn batch, so a producer that finds the ring empty there sees it.
 	owing atomic.Bool
-	_     pad
+	// wtStart (1 + position), wtEnd and wtClaim describe the write-through
+	// in flight, for a Close that gives up meanwhile (see giveup.go): the
+	// producer stores them under wmu before its call into the output, and
+	// whichever of it and Close's final count moves wtClaim off wtWriting
+	// first decides who counts the record.
+	wtStart atomic.Uint64
+	wtEnd   atomic.Uint64
+	wtClaim atomic.Uint32
+	_       pad
+	// The breaker (callerwait.go). callSince is when the call into the
+	// output in flight began (ns, Bus.nanotime), 0 if none; speed is how
+	// fast the last one was. Written once per call by whoever calls (the
+	// drainer or a write-through), read by producers deciding whether to
+	// write through or wait: their own line, off the producers' hot lines.
+	callSince atomic.Int64
+	speed     atomic.Uint32
+	_         pad
 	// qwTAT is the quiet-wait rate limit's GCRA theoretical arrival time (ns
 	// since epoch), updated by CAS from any producer that found a short
 	// queue (see quietAllow). Its own line: at high rates it is read (not
@@ -466,8 +491,15 @@ type Bus struct {
 
 	closeOnce sync.Once
 	abortOnce sync.Once
-	closeErr  error    // set by the drainer before done is closed
-	rep       reporter // runs OnError off the drainer (drainer.go)
+	closeErr  error // set before stopped is closed, by the drainer or by a Close that gave up
+	// aborted is set (with abort closed) when a Close gave up; call is the
+	// drainer's call state (callNone, callOut, callAbandoned; giveup.go);
+	// final is set once the books are final after a give-up, when records
+	// left in the ring are counted as failed rather than queued.
+	aborted atomic.Bool
+	call    atomic.Uint32
+	final   atomic.Bool
+	rep     reporter // runs OnError off the drainer (drainer.go)
 
 	d drainer // drainer-private state
 }
@@ -530,6 +562,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		dropMarker:   cfg.DropMarker,
 		wakeCh:       make(chan struct{}, 1),
 		done:         make(chan struct{}),
+		stopped:      make(chan struct{}),
 		abort:        make(chan struct{}),
 		retryBase:    time.Millisecond,
 		retryMax:     DefaultRetryMax,
@@ -571,6 +604,11 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	b.qwInterval, b.qwTolerance = int64(interval), int64(interval)*int64(burst-1)
 	b.wtOne = make([][]byte, 1)
 	b.epoch = time.Now()
+	b.direct = cfg.direct
+	b.slowCall = int64(cmp.Or(cfg.slowCall, SlowCall))
+	if b.direct == nil && b.writeThrough {
+		b.direct = directWriter(w)
+	}
 	b.sink = detectSink(w)
 	b.output = outputName(w)
 	b.d.init(b)
@@ -680,22 +718,22 @@ func (b *Bus) Enqueue(p []byte) error { return b.EnqueueUntil(p, nil) }
 // within the first records of a burst): its answer channel and timer come
 // from pools. A channel goes back only after it delivered its one answer;
 // one whose wait ended otherwise is left to the drainer's late answer.
-func (b *Bus) quietWait(end uint64) error {
+func (b *Bus) quietWait(end uint64, bound time.Duration) error {
 	select {
-	case <-b.done:
+	case <-b.stopped:
 		return b.closeErr
 	default:
 	}
 	ch := quietChans.Get().(chan error)
 	tm := quietTimers.Get().(*time.Timer)
-	tm.Reset(b.maxLatency) // stopped and drained when it was put back
+	tm.Reset(bound) // stopped and drained when it was put back
 	req := flushReq{target: end, ch: ch}
 	b.request(req)
 	var err error
 	select {
 	case err = <-ch:
 		quietChans.Put(ch) // answered once, now empty: reusable
-	case <-b.done:
+	case <-b.stopped:
 		b.forget(req)
 		err = b.closeErr
 	case <-tm.C:
@@ -764,13 +802,14 @@ func (b *Bus) EnqueueWritten(p []byte) error {
 // a write on the caller's goroutine could not be interrupted.
 func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 	end, wrote, ahead, err := b.enqueue(p, false, done)
-	if err != nil || wrote || !b.writeThrough || done != nil || ahead > QuietWaitDepth || !b.quietAllow() {
+	if err != nil || wrote || !b.writeThrough || done != nil || ahead > QuietWaitDepth ||
+		!b.callerMayWait(speedHint) || !b.quietAllow() {
 		return err
 	}
 	// The record was accepted: what the drainer answers (failures since
 	// the last Flush) is not this call's result. Its failure, if any, is
 	// counted and reported by OnError, Flush and Close as for any record.
-	b.quietWait(end)
+	b.quietWait(end, b.quietWaitFor())
 	return nil
 }
 
@@ -779,12 +818,23 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 // ctx.Err() with the record queued, to be written as usual. If ctx can end
 // (a non-nil Done), the record is never written through: the drainer
 // writes it and the caller waits for that, which ctx can interrupt.
+//
+// The wait lasts at most ErrorWaitMax and is skipped while the output is
+// stuck (a call into it has taken longer) or when the caller is itself
+// inside a call into the output (a writer logging through its handler);
+// the record then stays queued and the result is nil.
 func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
 	end, wrote, _, err := b.enqueue(p, true, ctx.Done())
-	if err != nil || wrote {
+	if err != nil || wrote || !b.callerMayWait(speedSlow) {
 		return err
 	}
-	return b.wait(ctx, end, false, false)
+	if ctx.Done() == nil {
+		return b.quietWait(end, ErrorWaitMax) // pooled: an Error record allocates nothing either
+	}
+	if err := b.wait(ctx, end, false, false, ErrorWaitMax); err != ErrWaitBound {
+		return err
+	}
+	return nil
 }
 
 // enqueue reserves, copies and commits p, or writes it through (force:
@@ -828,7 +878,7 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 		if (h == t || wh == t) && total == need && b.writeThrough && done == nil {
 			// The ring was empty when we reserved (see writeThrough1).
 			switch b.writeThrough1(p, t, need, force) {
-			case wtWritten:
+			case wtWritten, wtCounted:
 				return t + need, true, 0, nil
 			case wtCommitted:
 				b.wakeAfterCommit(t, t+need, need)
@@ -942,6 +992,14 @@ const (
 	wtNotTried  wtResult = iota // the caller commits the record to the ring as usual
 	wtWritten                   // written to the sink, the reservation released
 	wtCommitted                 // the sink failed: what it did not take is committed at t
+	wtCounted                   // a Close gave up meanwhile: the record is counted (Written or Failed), nothing committed
+)
+
+// wtClaim values (see Bus.wtClaim and giveup.go).
+const (
+	wtIdle      = 0
+	wtWriting   = 1 // a write-through is in flight at [wtStart-1, wtEnd)
+	wtAbandoned = 2 // Close's final count skipped it: its producer counts it
 )
 
 // writeThrough1 writes p, reserved at [t, t+need) while head == t, straight
@@ -977,13 +1035,31 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 	if b.owing.Load() { // atomic: see owing; the drainer writes the owed bytes before our record
 		return wtNotTried
 	}
+	// Only where the write cannot block for long, and not while the
+	// output is slow (the breaker, callerwait.go).
+	if b.direct == nil || b.outputSpeed() != speedFast || !b.direct(len(p)) {
+		return wtNotTried
+	}
 	// The rate limit last, so that a record that takes the ring anyway
 	// does not spend a write-through's token.
 	if !force && !b.wtAllow() {
 		return wtNotTried
 	}
+	// Published before the abort check (seq-cst): a Close giving up either
+	// sees the claim, or we see its abort (giveup.go).
+	b.wtEnd.Store(t + need)
+	b.wtStart.Store(t + 1)
+	b.wtClaim.Store(wtWriting)
+	if b.aborted.Load() {
+		if b.wtClaim.CompareAndSwap(wtWriting, wtIdle) {
+			return wtNotTried // committed to the ring, where Close's count finds it
+		}
+		b.failed.Add(1) // Close's count skipped our reservation
+		return wtCounted
+	}
 	var n int
 	var err error
+	start := b.beginCall()
 	if b.sink == sinkBatch {
 		b.wtOne[0] = p
 		var k int
@@ -995,6 +1071,17 @@ func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
 	} else {
 		n, err = sinkWrite(b.w, p)
 		n = max(0, min(n, len(p)))
+	}
+	b.endCall(start)
+	if !b.wtClaim.CompareAndSwap(wtWriting, wtIdle) {
+		// Close gave up during the call and left this record to us.
+		if n == len(p) {
+			b.written.Add(1)
+			b.writtenBytes.Add(uint64(n))
+		} else {
+			b.failed.Add(1)
+		}
+		return wtCounted
 	}
 	// Atomic adds: these counters are otherwise the drainer's, which may
 	// add to them at the same time (a marker round), and Stats reads them.
@@ -1224,6 +1311,12 @@ func (b *Bus) full(w *waitState, t, h uint64, ob int64) error {
 	if b.blockTimeout > 0 && !time.Now().Before(w.deadline) {
 		return b.drop(t)
 	}
+	if b.inOutputCall() {
+		// A writer logging through its own handler while the ring is
+		// full: the room it would wait for is freed only after its own
+		// call returns.
+		return b.drop(t)
+	}
 	// Park. Lost-wake-up argument (all operations sequentially consistent):
 	// we increment waiters, then re-check tail/head; the drainer stores head,
 	// then loads waiters. Either our re-check sees the new head, or the
@@ -1270,7 +1363,7 @@ func (b *Bus) broadcastSpace() {
 // retried is answered once the default attempts are spent, with a
 // *SinkError marked Retrying (errors.Is ErrRetrying), the records queued.
 func (b *Bus) Flush(ctx context.Context) error {
-	return b.wait(ctx, b.tail.Load()&^closedBit, true, true) // every record committed before now lies below
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, true, 0) // every record committed before now lies below
 }
 
 // Sync is Flush for a record that must be on disk before its caller goes on
@@ -1278,28 +1371,52 @@ func (b *Bus) Flush(ctx context.Context) error {
 // reports failures since the previous Flush answer, but does not move that
 // mark, so the next Flush or Close still reports them.
 func (b *Bus) Sync(ctx context.Context) error {
-	return b.wait(ctx, b.tail.Load()&^closedBit, true, false)
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, 0)
 }
+
+// SyncBounded is Sync for a log call: it waits at most SyncWaitMax, and not
+// at all while the output is stuck or from inside a call into the output
+// (a writer logging through its handler); it then returns ErrWaitBound,
+// the records still queued.
+func (b *Bus) SyncBounded(ctx context.Context) error {
+	if !b.callerMayWait(speedSlow) {
+		return ErrWaitBound
+	}
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, SyncWaitMax)
+}
+
+// ErrWaitBound is returned by SyncBounded when the output did not answer
+// within its bound: the records stay queued.
+var ErrWaitBound = errors.New("the output did not answer within the wait's bound; the records stay queued")
 
 // wait returns once the drainer has written everything below target, and
 // synced the sink if sync is set (see Flush for the errors); mark says
-// whether its answer moves the mark of failures reported.
-func (b *Bus) wait(ctx context.Context, target uint64, sync, mark bool) error {
+// whether its answer moves the mark of failures reported. With bound > 0
+// it returns ErrWaitBound once bound has passed.
+func (b *Bus) wait(ctx context.Context, target uint64, sync, mark bool, bound time.Duration) error {
 	select {
-	case <-b.done:
-		return b.closeErr // the drainer is gone: nobody would take the request
+	case <-b.stopped:
+		return b.closeErr // the drainer is done: nobody would take the request
 	default:
 	}
 	req := flushReq{target: target, sync: sync, mark: mark, ch: make(chan error, 1)}
 	b.request(req)
+	var expired <-chan time.Time
+	if bound > 0 {
+		tm := time.NewTimer(bound)
+		defer tm.Stop()
+		expired = tm.C
+	}
 	select {
 	case err := <-req.ch:
 		return err
-	case <-b.done:
+	case <-b.stopped:
 		b.forget(req)
 		return b.closeErr
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-expired:
+		return ErrWaitBound // still queued: the drainer answers into req.ch's buffer later
 	}
 }
 
@@ -1312,9 +1429,10 @@ func (b *Bus) request(req flushReq) {
 	b.kick()
 }
 
-// forget removes req after the drainer has exited: the drainer has drained
-// everything up to the final tail, which is at least req's target, but it
-// may have exited before taking req, which would then be kept forever.
+// forget removes req once the books are final (stopped): the drainer has
+// drained or counted everything up to the final tail, which is at least
+// req's target, but it may have finished before taking req, which would
+// then be kept forever.
 func (b *Bus) forget(req flushReq) {
 	b.mu.Lock()
 	b.flushReqs = slices.DeleteFunc(b.flushReqs, func(r flushReq) bool { return r.ch == req.ch })
@@ -1324,9 +1442,9 @@ func (b *Bus) forget(req flushReq) {
 // Close stops accepting records (later Enqueue calls return ErrClosed and are
 // counted), drains the ring, syncs the sink and stops the drainer. It is
 // idempotent and safe from several goroutines; every call waits for the same
-// drain. If ctx ends first, Close tells the drainer to give up: records not
-// yet written are counted as failed, the drainer exits as soon as the sink's
-// current call returns, and Close returns ctx.Err().
+// drain. If ctx ends first, Close gives up (giveUp): before it returns
+// ctx.Err(), every record not written is counted as failed, every waiting
+// caller is answered, and no new call into the output starts.
 func (b *Bus) Close(ctx context.Context) error {
 	b.closeOnce.Do(func() {
 		b.tail.Or(closedBit) // atomic: from now on every reservation CAS fails
@@ -1336,8 +1454,11 @@ func (b *Bus) Close(ctx context.Context) error {
 	select {
 	case <-b.done:
 		return b.closed(ctx)
+	case <-b.abort: // another Close gave up: its count ends at once
+		<-b.stopped
+		return b.closeErr
 	case <-ctx.Done():
-		b.abortOnce.Do(func() { close(b.abort) })
+		b.giveUp()
 		return ctx.Err()
 	}
 }
@@ -1345,6 +1466,9 @@ func (b *Bus) Close(ctx context.Context) error {
 // Stats returns a snapshot of the counters. It is cheap (a few atomic loads)
 // and callable at any time; see the package documentation for Enqueued.
 func (b *Bus) Stats() Stats {
+	// Before the counts: once final is seen, the give-up's counts are in
+	// them (stored before final; giveup.go).
+	final := b.final.Load()
 	// Load the drainer-side counts before tail/head so that records written
 	// between the loads are not counted twice in the in-ring estimate.
 	s := Stats{
@@ -1368,7 +1492,7 @@ func (b *Bus) Stats() Stats {
 	entries, entryBytes := b.entries.Load(), b.entryBytes.Load()
 	h := max(b.head.Load(), b.wtHead.Load()) // a written-through record is not in the ring
 	t := b.tail.Load() &^ closedBit
-	if t > h {
+	if t > h && !final { // after a give-up what is left is counted as failed
 		s.QueueDepth = t - h
 	}
 	for { // atomic max, so a reader never lowers the high-water mark

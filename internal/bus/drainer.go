@@ -97,6 +97,13 @@ type drainer struct {
 	ends    []int
 	marker  []byte
 	wv      writevState
+
+	// progIdx is how many leading views of the batch in hand are written:
+	// set before each call into the output, for a Close that gives up
+	// during the call (giveup.go); 0 between rounds.
+	progIdx int
+	// callStart is when the drainer's call in flight began (the breaker).
+	callStart int64
 }
 
 type pendingFlush struct {
@@ -149,6 +156,10 @@ func (b *Bus) run() {
 		defer b.ring.close()
 	}
 	for {
+		if b.aborted.Load() { // atomic: a Close gave up (giveUp)
+			d.abandon()
+			return
+		}
 		d.adoptHead()
 		if b.flushPending.Load() {
 			d.takeFlushes()
@@ -204,12 +215,13 @@ func (b *Bus) run() {
 		d.answerFlushes()
 		if d.closing {
 			// Anything below the final tail not collected yet is a
-			// reservation not committed yet: wait for it, unless Close gave
-			// up while it was being written through.
-			if d.pos >= t&^closedBit || !d.waitUncommitted() {
+			// reservation not committed yet: wait for it (a Close that
+			// gives up meanwhile ends the wait; the loop's top counts).
+			if d.pos >= t&^closedBit {
 				d.finish()
 				return
 			}
+			d.waitUncommitted()
 			continue
 		}
 		if len(d.reqs) > 0 || b.gapPos.Load() <= d.pos {
@@ -362,25 +374,31 @@ func (d *drainer) writeRound() {
 		b.ring.begin(d.pos, pre) // persisted before the write starts
 	}
 	// wmu: a producer writing through never calls the sink at the same time.
-	b.wmu.Lock()
-	if b.wtErr.Load() != nil { // atomic: set by a failed write-through (reportWriteThrough)
-		d.report("write", *b.wtErr.Swap(nil))
-	}
-	if admitted {
-		done, off = d.write()
-		if cap(d.staging) > maxStagingKeep {
-			d.staging = nil // a batch of large (oversize) records: do not keep its copy's memory
+	// Taken as a call: a write-through holding it may be stuck in the output.
+	// If Close gave up, the batch counts as failed (the loop's top counts
+	// the rest) and wmu is not taken: a stuck write-through may hold it.
+	if d.enterCall() {
+		b.wmu.Lock()
+		d.leaveCall()
+		if b.wtErr.Load() != nil { // atomic: set by a failed write-through (reportWriteThrough)
+			d.report("write", *b.wtErr.Swap(nil))
 		}
-	}
-	if done < len(d.views) {
-		if done == rest {
-			off += restLen // the record's first bytes went out on a write-through
+		if admitted {
+			done, off = d.write()
+			if cap(d.staging) > maxStagingKeep {
+				d.staging = nil // a batch of large (oversize) records: do not keep its copy's memory
+			}
 		}
-		if off > 0 {
-			d.tear(off)
+		if done < len(d.views) {
+			if done == rest {
+				off += restLen // the record's first bytes went out on a write-through
+			}
+			if off > 0 {
+				d.tear(off)
+			}
 		}
+		b.wmu.Unlock()
 	}
-	b.wmu.Unlock()
 	var written, wbytes, failed, markers uint64
 	for i, k := range d.kinds {
 		switch {
@@ -404,6 +422,7 @@ func (d *drainer) writeRound() {
 		b.batches.Add(1)
 	}
 	d.woken = false
+	d.progIdx = 0
 	full := d.nrec >= d.target
 	clear(d.views) // drop references to oversize records
 	d.views, d.kinds, d.nrec = d.views[:0], d.kinds[:0], 0
@@ -538,7 +557,11 @@ func (d *drainer) admit() bool {
 		return false
 	}
 	for attempts := 0; len(d.owed) > 0; {
+		if !d.enterCall() {
+			return false
+		}
 		n, err := sinkWrite(b.w, d.owed)
+		d.leaveCall()
 		b.writeCalls.Add(1)
 		n = max(0, min(n, len(d.owed)))
 		d.owed = d.owed[n:]
@@ -624,7 +647,12 @@ func (d *drainer) write() (int, int) {
 	idx, off, attempts := 0, 0, 0
 	probe := d.failing
 	for idx < len(d.views) {
+		d.progIdx = idx
+		if !d.enterCall() {
+			break // Close gave up: what is left counts as failed
+		}
 		nidx, noff, err := d.step(idx, off)
+		d.leaveCall()
 		progressed := nidx > idx || noff > off
 		idx, off = nidx, noff
 		if progressed {
@@ -637,13 +665,16 @@ func (d *drainer) write() (int, int) {
 			}
 			err = io.ErrShortWrite // no progress and no error: never loop on it
 		}
-		if idx >= len(d.views) {
+		if idx >= len(d.views) || progressed {
 			// Everything was taken, with an error (a batch writer whose
 			// failed records are not retried, such as otlpsink's refused
 			// drop marker): report it, with no back-off for nothing left.
+			// Or part was taken (a net.Conn's write deadline): go on at
+			// once, so that a record is never torn while the output
+			// makes progress; only attempts that write nothing count.
 			d.lastErr = err
 			d.report("write", err)
-			break
+			continue
 		}
 		attempts++
 		if !d.failed(err, probe, attempts) {
@@ -659,7 +690,12 @@ func (d *drainer) write() (int, int) {
 // fragment's end is cut back to the record's start; anything else owes a
 // newline, written before the next record (see admit).
 func (d *drainer) tear(off int) {
-	if err := cutBack(d.b.w, int64(off)); err != nil {
+	err := errNotCut
+	if d.enterCall() {
+		err = cutBack(d.b.w, int64(off))
+		d.leaveCall()
+	}
+	if err != nil {
 		if err != errNotCut {
 			d.report("truncate", err)
 		}
@@ -992,7 +1028,13 @@ func (d *drainer) sync() error {
 		// finish (TestCloseGivesUpOnHungWriteThrough).
 		return nil
 	}
-	d.b.wmu.Lock() // no write-through during the sync: a sink need not allow both at once
+	// No write-through during the sync: a sink need not allow both at
+	// once. Taken as a call: a write-through holding it may be stuck.
+	if !d.enterCall() {
+		return nil
+	}
+	d.b.wmu.Lock()
+	d.leaveCall()
 	defer d.b.wmu.Unlock()
 	return d.syncSinkExcluded()
 }
@@ -1004,7 +1046,11 @@ func (d *drainer) syncSinkExcluded() error {
 	if !ok || chanClosed(d.b.abort) {
 		return nil
 	}
+	if !d.enterCall() {
+		return nil
+	}
 	err := sinkSync(s)
+	d.leaveCall()
 	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
 		return nil // pipes, terminals, sockets: nothing to make durable
 	}
@@ -1030,6 +1076,7 @@ func (d *drainer) finish() {
 	d.reqs = nil
 	b.closeErr = d.result(syncErr, failed-d.closeFail)
 	d.timer.Stop()
+	close(b.stopped) // after closeErr: waiters read it once they see stopped
 }
 
 // Report passes err to OnError through the bus's reporter: the goroutine
@@ -1118,11 +1165,15 @@ func (r *reporter) send(err error) bool {
 	return true
 }
 
-// stop closes the queue (the drainer, once, when it exits): the reporter
+// stop closes the queue (the drainer when it exits, or a Close that gave
+// up during the drainer's call into the output; the second call does nothing): the reporter
 // delivers what is queued and exits; later sends are refused.
 func (r *reporter) stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.stopped {
+		return // a Close that gave up stopped it first (giveup.go)
+	}
 	r.stopped = true
 	if r.queue != nil {
 		close(r.queue)

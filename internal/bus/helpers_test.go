@@ -152,6 +152,13 @@ func splitLines(b []byte) [][]byte {
 
 func newTestBus(t testing.TB, w interface{ Write([]byte) (int, error) }, cfg Config, adjust func(*Bus)) *Bus {
 	t.Helper()
+	if cfg.WriteThrough && cfg.direct == nil {
+		cfg.direct = always // the test's writer stands for an output a caller may write to
+		if cfg.slowCall == 0 {
+			// Not a test of the breaker: a scheduling hiccup must not trip it.
+			cfg.slowCall = time.Hour
+		}
+	}
 	b, err := newBus(w, withMarker(cfg), adjust)
 	require.NoError(t, err)
 	return b

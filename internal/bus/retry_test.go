@@ -138,7 +138,7 @@ func TestWrittenRequestAnsweredDuringRetries(t *testing.T) {
 	require.NoError(t, b.Enqueue(payload(1, 10)))
 	require.ErrorContains(t, b.Flush(context.Background()), "retried", "the second batch is being retried")
 	// A request for the first record only, taken while the second batch is retried.
-	require.NoError(t, b.wait(context.Background(), written, true, false))
+	require.NoError(t, b.wait(context.Background(), written, true, false, 0))
 	assert.Greater(t, sink.syncs.Load(), syncs, "it was synced before the answer")
 
 	sink.down.Store(false)

@@ -1,0 +1,185 @@
+package bus
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"time"
+)
+
+// The bounds on what a caller of Enqueue or EnqueueWritten may wait for
+// (Config.WriteThrough). They are the only waits a log call makes for the
+// output while the ring has room; the root's guarantee table quotes them.
+const (
+	// SlowCall is the breaker's bound. After a call into the output (a
+	// write or a sync, by the drainer or a write-through) that took
+	// longer, callers stop writing through; after two in a row, or while
+	// one has been in flight for longer, they stop waiting quietly too.
+	// The first call that returns within the bound resets the breaker.
+	// (One slow call may be a scheduling hiccup on a loaded machine, and
+	// a record that goes through the ring is still waited for.)
+	SlowCall = 500 * time.Microsecond
+	// QuietWaitMax bounds the quiet wait (see Config.WriteThrough).
+	QuietWaitMax = 10 * time.Millisecond
+	// ErrorWaitMax bounds the wait of a record that must be written before
+	// its call returns (EnqueueWritten: the root's Error records). The wait
+	// is skipped while a call into the output has been in flight for
+	// longer, or the last one took longer: the output is stuck.
+	ErrorWaitMax = time.Second
+	// SyncWaitMax bounds the wait of Sync's callers that give no deadline
+	// of their own (the root's SyncLevel records): a disk's sync may take
+	// seconds, a hung output for ever.
+	SyncWaitMax = 5 * time.Second
+)
+
+// Output speeds, as the breaker records them (Bus.speed), slowest last.
+const (
+	speedFast  = 0 // the last call into the output returned within SlowCall
+	speedHint  = 1 // the last one took longer: no write-through
+	speedSlow  = 2 // the last two did, or the call in flight has: no quiet wait either
+	speedStuck = 3 // the last one, or the one in flight, took longer than ErrorWaitMax: no wait at all
+)
+
+// nextSpeed is the breaker's transition after a call that took d ns.
+func (b *Bus) nextSpeed(prev uint32, d int64) uint32 {
+	switch {
+	case d > int64(ErrorWaitMax):
+		return speedStuck
+	case d > b.slowCall:
+		return min(prev+1, speedSlow) // a stuck output that answers slowly is slow
+	}
+	return speedFast
+}
+
+// inFlightSpeed is what a call in flight for d ns says of the output.
+func (b *Bus) inFlightSpeed(d int64) uint32 {
+	switch {
+	case d > int64(ErrorWaitMax):
+		return speedStuck
+	case d > b.slowCall:
+		return speedSlow
+	}
+	return speedFast
+}
+
+// nanotime is the bus's monotonic clock: ns since New, never 0 after it
+// (callSince uses 0 for "no call in flight").
+func (b *Bus) nanotime() int64 { return int64(time.Since(b.epoch)) + 1 }
+
+// beginCall marks a call into the output as in flight and returns its
+// start. Calls never overlap: the drainer's hold wmu or happen while
+// write-throughs are off (owed bytes), and a write-through holds wmu.
+func (b *Bus) beginCall() int64 {
+	now := b.nanotime()
+	b.callSince.Store(now) // atomic: producers read it to see a stuck call (outputSpeed)
+	return now
+}
+
+// endCall ends the call begun at start and records how fast it was.
+func (b *Bus) endCall(start int64) {
+	b.callSince.Store(0) // atomic: see beginCall
+	// Load and store, not a CAS: calls never overlap, so endCall has one
+	// caller at a time. Stored only on a change, so fast calls leave the
+	// line clean.
+	prev := b.speed.Load()
+	if s := b.nextSpeed(prev, b.nanotime()-start); s != prev {
+		b.speed.Store(s)
+	}
+}
+
+// outputSpeed is what a caller deciding whether to touch or wait for the
+// output knows of it: the last call's speed, or worse if the call in
+// flight has already taken longer.
+func (b *Bus) outputSpeed() uint32 {
+	s := b.speed.Load()         // atomic: endCall's store
+	since := b.callSince.Load() // atomic: beginCall's store
+	if since != 0 && s != speedStuck {
+		s = max(s, b.inFlightSpeed(b.nanotime()-since))
+	}
+	return s
+}
+
+// inOutputCall reports whether the calling goroutine is inside a call into
+// this process's outputs (a writer that logs through the handler it
+// serves, from its Write, WriteBatch or Sync): waiting for the drainer
+// there would wait for the call that waits. Only a caller about to wait
+// pays for the stack walk, and only while a call is in flight.
+func (b *Bus) inOutputCall() bool {
+	if b.callSince.Load() == 0 { // atomic: no call in flight, so not inside one
+		return false
+	}
+	return onStack(sinkWriteFrame, sinkWriteBatchFrame, sinkSyncFrame)
+}
+
+// The wrappers every call into an output goes through (sinkcall.go).
+const (
+	sinkWriteFrame      = "github.com/asyncbus/asyncbus/internal/bus.sinkWrite"
+	sinkWriteBatchFrame = "github.com/asyncbus/asyncbus/internal/bus.sinkWriteBatch"
+	sinkSyncFrame       = "github.com/asyncbus/asyncbus/internal/bus.sinkSync"
+)
+
+// onStack reports whether one of the functions named is on the calling
+// goroutine's stack, however deep.
+func onStack(names ...string) bool {
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(2, pcs)
+	for n == len(pcs) { // maybe truncated: grow until the whole stack fits
+		pcs = make([]uintptr, 2*len(pcs))
+		n = runtime.Callers(2, pcs)
+	}
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		for _, name := range names {
+			if f.Function == name {
+				return true
+			}
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// directCheck reports whether a write of n bytes to the output cannot
+// block for long, so that a caller may make it itself (a write-through).
+type directCheck func(n int) bool
+
+// directWriter returns the check for w: io.Discard and a regular file (an
+// *os.File, or a writer with a Path() method: filesink.File) always qualify; a pipe
+// qualifies while it has room for the record (Linux); anything else
+// (terminals, sockets, writers of unknown kind) never does: its write may
+// wait for a reader or a network.
+func directWriter(w io.Writer) directCheck {
+	if w == io.Discard {
+		return always
+	}
+	switch o := w.(type) {
+	case *os.File:
+		fi, err := o.Stat()
+		switch {
+		case err != nil:
+			return nil
+		case fi.Mode().IsRegular():
+			return always
+		case fi.Mode()&os.ModeNamedPipe != 0:
+			return pipeRoom(o)
+		}
+	case interface{ Path() string }:
+		if p, ok := sinkPath(o); ok && p != "" {
+			return always
+		}
+	}
+	return nil
+}
+
+func always(int) bool { return true }
+
+// quietWaitFor is how long a quiet wait may last.
+func (b *Bus) quietWaitFor() time.Duration { return min(QuietWaitMax, b.maxLatency) }
+
+// callerMayWait reports whether a caller may wait for the drainer to write
+// its record, given the slowest speed that still allows it.
+func (b *Bus) callerMayWait(worst uint32) bool {
+	return b.outputSpeed() <= worst && !b.inOutputCall()
+}

@@ -1,0 +1,158 @@
+package bus
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// A Close whose context ends gives up: before it returns, every record not
+// written is counted as failed, every caller waiting for the drainer is
+// answered, and no new call into the output starts. The drainer may be
+// stuck in a call into the output (a hung pipe, a dead collector) and
+// never return; then Close does the final count itself, from the drainer's
+// state, which the drainer does not touch while it is in such a call, and
+// the drainer exits as soon as the call returns, touching nothing.
+//
+// The handshake is one word, Bus.call:
+//
+//	callNone --enterCall--> callOut --leaveCall--> callNone
+//	                           \--giveUp (CAS)--> callAbandoned (the drainer exits at leaveCall)
+//
+// enterCall stores callOut, then loads aborted; giveUp stores aborted,
+// then CASes call. All sequentially consistent: either the drainer sees
+// aborted and makes no call, or giveUp sees callOut and takes over. When
+// giveUp finds callNone, the drainer is in its own code, where every wait
+// also ends on abort, and counts itself at the top of its loop (abandon).
+const (
+	callNone      = 0
+	callOut       = 1 // in a call into the output, or waiting for wmu before one
+	callAbandoned = 2
+)
+
+// enterCall is called before each call into the output (and before taking
+// wmu, which a stuck write-through may hold). It returns false, making no
+// call, once a Close has given up.
+func (d *drainer) enterCall() bool {
+	b := d.b
+	b.call.Store(callOut) // seq-cst, before the load of aborted (see above)
+	if b.aborted.Load() {
+		b.call.Store(callNone)
+		return false
+	}
+	d.callStart = b.beginCall()
+	return true
+}
+
+// leaveCall is called after the call. If a Close gave up meanwhile and did
+// the final count, the drainer goroutine exits here (run's deferred calls
+// unmap a ring file, now that the call no longer reads it, and close done).
+func (d *drainer) leaveCall() {
+	b := d.b
+	b.endCall(d.callStart)
+	if !b.call.CompareAndSwap(callOut, callNone) { // atomic: giveUp may have moved it to callAbandoned
+		runtime.Goexit()
+	}
+}
+
+// giveUp is Close's end when its context ended first; it returns once the
+// books are final (stopped is closed), which takes no call into the output.
+func (b *Bus) giveUp() {
+	b.abortOnce.Do(func() {
+		b.aborted.Store(true) // seq-cst, before the CAS of call (see above)
+		close(b.abort)        // ends the drainer's sleeps and parks
+		if b.call.CompareAndSwap(callOut, callAbandoned) {
+			// The drainer is in a call into the output and will not touch
+			// its state until the call returns; then it exits.
+			b.d.abandon()
+			b.rep.stop()
+		}
+	})
+	<-b.stopped // the drainer counts itself at once when it was not in a call
+}
+
+// abandon makes the books final after a give-up, on the drainer (at the
+// top of its loop) or on Close (during the drainer's call): the batch in
+// hand and everything left in the ring count as failed, except what the
+// batch had already written, and every waiter is answered.
+func (d *drainer) abandon() {
+	b := d.b
+	var written, wbytes, failed, markers uint64
+	for i, k := range d.kinds {
+		switch {
+		case k == kMarker:
+			if i < d.progIdx {
+				markers++
+			}
+		case i < d.progIdx:
+			written++
+			wbytes += uint64(len(d.views[i]))
+		default:
+			failed++
+		}
+	}
+	failed += d.countLeft()
+	b.takeGaps(^uint64(0), true) // their drops are counted; no marker will be written
+	b.written.Add(written)
+	b.writtenBytes.Add(wbytes)
+	b.markers.Add(markers)
+	b.failed.Add(failed)
+	b.final.Store(true)       // after the counts: Stats loads final first (Stats)
+	since := d.failedAnswered // Close reports, like Flush, what failed since the last Flush answer
+	if d.closing {
+		since = d.closeFail
+	}
+	b.closeErr = d.result(nil, b.failed.Load()-since)
+	b.takeFlushes(d)
+	for _, r := range d.reqs {
+		r.ch <- b.closeErr // buffered 1, answered once
+	}
+	d.reqs = nil
+	close(b.stopped)
+}
+
+// takeFlushes moves the requests not yet taken into d.reqs (any goroutine
+// acting for the drainer).
+func (b *Bus) takeFlushes(d *drainer) {
+	b.mu.Lock()
+	for _, r := range b.flushReqs {
+		d.reqs = append(d.reqs, pendingFlush{flushReq: r, failedAt: d.failedAnswered})
+	}
+	b.flushReqs = nil
+	b.mu.Unlock()
+}
+
+// countLeft counts the records between the drainer's read position and
+// the final tail, releasing oversize ones. A reservation not committed yet
+// is waited for (its producer is a few instructions from its commit),
+// except one being written through, which its producer then counts.
+func (d *drainer) countLeft() uint64 {
+	b := d.b
+	end := b.tail.Load() &^ closedBit // final: closedBit was set before any give-up
+	var n uint64
+	for p := d.pos; p < end; {
+		h := atomic.LoadUint64(b.hdr(p & b.mask)) // acquire: pairs with the commit's release store
+		switch {
+		case h&flagCommit == 0:
+			if wh := b.wtHead.Load(); wh > p { // written through: in the output already
+				p = wh
+			} else if b.wtStart.Load() == p+1 && b.wtClaim.CompareAndSwap(wtWriting, wtAbandoned) {
+				p = b.wtEnd.Load() // its producer counts it (writeThrough1)
+			} else {
+				runtime.Gosched()
+			}
+		case h&flagPadding != 0:
+			p += h & lenMask
+		case h&flagOversize != 0:
+			b.mu.Lock()
+			b.oversizeBytes.Add(-int64(len(b.side[p])))
+			delete(b.side, p)
+			b.mu.Unlock()
+			n++
+			p += hdrSize
+		default:
+			n++
+			p += align8(hdrSize + h&lenMask)
+		}
+	}
+	return n
+}
