@@ -87,22 +87,7 @@ func TestNothingLostAtExit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a program 240 times")
 	}
-	goCmd, root := goTool(t), repoRoot(t)
-	dir := t.TempDir()
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	require.NoError(t, err)
-	for name, body := range map[string]string{
-		"go.mod":  "module exitprog\n\ngo 1.26.0\n\nrequire github.com/asyncbus/asyncbus v0.0.0\n\nreplace github.com/asyncbus/asyncbus => " + root + "\n",
-		"go.sum":  string(sum),
-		"main.go": exitProgram,
-	} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
-	bin := filepath.Join(dir, "exitprog")
-	cmd := exec.Command(goCmd, "build", "-mod=mod", "-o", bin, ".")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin := buildProgram(t, "exitprog", exitProgram)
 
 	const runs = 20
 	for _, mode := range []string{"return", "exit", "return-concurrent", "exit-concurrent"} {
@@ -159,4 +144,27 @@ func checkConcurrentExit(t *testing.T, lines []string, run, runs int) {
 		require.Equal(t, next[g], i, "run %d: goroutine %d's lines in order", run+1, g)
 		next[g]++
 	}
+}
+
+// buildProgram builds src, a main package that imports this module, into a
+// binary in a temporary directory and returns its path.
+func buildProgram(t *testing.T, name, src string) string {
+	t.Helper()
+	goCmd, root := goTool(t), repoRoot(t)
+	dir := t.TempDir()
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	for file, body := range map[string]string{
+		"go.mod":  "module " + name + "\n\ngo 1.26.0\n\nrequire github.com/asyncbus/asyncbus v0.0.0\n\nreplace github.com/asyncbus/asyncbus => " + root + "\n",
+		"go.sum":  string(sum),
+		"main.go": src,
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(body), 0o644))
+	}
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command(goCmd, "build", "-mod=mod", "-o", bin, ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
 }

@@ -1,0 +1,260 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// exitSafeBus is a bus as the root's default handler makes it: write-through
+// and the quiet wait on, the output's kind deciding where a caller may write.
+func exitSafeBus(t testing.TB, w io.Writer, cfg Config) *Bus {
+	t.Helper()
+	cfg.WriteThrough = true
+	b, err := newBus(w, withMarker(cfg), nil)
+	require.NoError(t, err)
+	return b
+}
+
+func TestBreakerTransitions(t *testing.T) {
+	b := &Bus{slowCall: int64(SlowCall)}
+	fast, slow, hung := int64(10*time.Microsecond), int64(2*SlowCall), int64(2*ErrorWaitMax)
+	for _, tc := range []struct {
+		name string
+		from uint32
+		took int64
+		want uint32
+	}{
+		{"fast stays fast", speedFast, fast, speedFast},
+		{"one slow call: no write-through", speedFast, slow, speedHint},
+		{"two slow calls: no quiet wait", speedHint, slow, speedSlow},
+		{"more slow calls stay slow", speedSlow, slow, speedSlow},
+		{"a fast call resets", speedSlow, fast, speedFast},
+		{"a fast call resets a hint", speedHint, fast, speedFast},
+		{"a call past ErrorWaitMax: stuck", speedFast, hung, speedStuck},
+		{"stuck, then a slow answer: slow", speedStuck, slow, speedSlow},
+		{"stuck, then a fast answer: fast", speedStuck, fast, speedFast},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, b.nextSpeed(tc.from, tc.took))
+		})
+	}
+	assert.Equal(t, uint32(speedFast), b.inFlightSpeed(fast))
+	assert.Equal(t, uint32(speedSlow), b.inFlightSpeed(slow), "a call in flight past SlowCall is slow at once")
+	assert.Equal(t, uint32(speedStuck), b.inFlightSpeed(hung))
+}
+
+// pathWriter stands for filesink.File: a writer with a Path method.
+type pathWriter struct{ bytes.Buffer }
+
+func (*pathWriter) Path() string { return "/var/log/app.log" }
+
+func TestDirectWriterByOutputKind(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "out.log"))
+	require.NoError(t, err)
+	defer f.Close()
+	r, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer pw.Close()
+	for _, tc := range []struct {
+		name string
+		w    io.Writer
+		want bool
+	}{
+		{"io.Discard", io.Discard, true},
+		{"regular file", f, true},
+		{"file sink (Path)", &pathWriter{}, true},
+		{"in-memory writer of unknown kind", &bytes.Buffer{}, false},
+		{"hung writer", newHungWriter(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			check := directWriter(tc.w)
+			if !tc.want {
+				assert.Nil(t, check, "never written by a caller")
+				return
+			}
+			require.NotNil(t, check)
+			assert.True(t, check(100))
+		})
+	}
+	t.Run("pipe", func(t *testing.T) {
+		check := directWriter(pw)
+		if runtime.GOOS != "linux" {
+			assert.Nil(t, check, "only Linux tells a pipe's room")
+			return
+		}
+		require.NotNil(t, check)
+		assert.True(t, check(100), "an empty pipe has room")
+		// Fill the pipe: its reader takes nothing.
+		full := make([]byte, 4096)
+		for check(len(full)) {
+			_, err := pw.Write(full)
+			require.NoError(t, err)
+		}
+		assert.False(t, check(len(full)), "a full pipe has no room: the record goes through the ring")
+	})
+}
+
+// The hung output: every Enqueue returns (the first within the quiet
+// wait's bound, the others at once), and five EnqueueWritten calls (Error
+// records) return within 3 s in all. The figures are in the benchmarks
+// (BenchmarkCallerLatency at the root); these bounds only catch a hang.
+func TestHungOutputNeverHoldsCallers(t *testing.T) {
+	w := newHungWriter()
+	b := exitSafeBus(t, w, Config{})
+	var slowest time.Duration
+	for i := range 50 {
+		start := time.Now()
+		require.NoError(t, b.Enqueue(payload(i, 100)))
+		slowest = max(slowest, time.Since(start))
+	}
+	assert.Less(t, slowest, time.Second, "no Enqueue waits for a hung output")
+	start := time.Now()
+	for i := range 5 {
+		require.NoError(t, b.EnqueueWritten(payload(50+i, 100)))
+	}
+	errorWaits := time.Since(start)
+	assert.Less(t, errorWaits, 3*time.Second, "five Error records on a hung output")
+	t.Logf("slowest Enqueue %v, five EnqueueWritten %v", slowest, errorWaits)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.Close(ctx), context.DeadlineExceeded)
+	st := b.Stats()
+	assert.EqualValues(t, 55, st.Written+st.Dropped+st.Failed, "every record counted once Close gave up")
+	assert.EqualValues(t, 55, st.Enqueued)
+	close(w.gate)
+	<-b.done
+}
+
+// A writer that logs through the bus it serves, from Write or Sync, on the
+// drainer or on a write-through: nothing deadlocks, every record is written
+// or counted.
+type reentrantWriter struct {
+	b       atomic.Pointer[Bus]
+	written bool // Error-like records (EnqueueWritten) rather than Enqueue
+	inner   atomic.Int32
+	mu      sync.Mutex
+	buf     bytes.Buffer
+}
+
+func (w *reentrantWriter) log() {
+	if b := w.b.Load(); b != nil && w.inner.Add(1) <= 200 {
+		rec := []byte("inner\n")
+		if w.written {
+			_ = b.EnqueueWritten(rec)
+		} else {
+			_ = b.Enqueue(rec)
+		}
+	}
+}
+
+func (w *reentrantWriter) Write(p []byte) (int, error) {
+	if !bytes.Equal(p, []byte("inner\n")) {
+		w.log()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *reentrantWriter) Sync() error {
+	w.log()
+	return nil
+}
+
+func TestReentrantWriterNeverDeadlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		written bool
+		direct  bool
+	}{
+		{"Enqueue from the drainer's call", false, false},
+		{"EnqueueWritten from the drainer's call", true, false},
+		{"Enqueue from a write-through", false, true},
+		{"EnqueueWritten from a write-through", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &reentrantWriter{written: tc.written}
+			cfg := Config{Capacity: 4096, wtInterval: -1}
+			if tc.direct {
+				cfg.direct = always
+			}
+			b := exitSafeBus(t, w, cfg)
+			w.b.Store(b)
+			finished := make(chan struct{})
+			go func() {
+				defer close(finished)
+				for i := range 100 {
+					_ = b.EnqueueWritten(payload(i, 200))
+					_ = b.Enqueue(payload(i, 200))
+				}
+				_ = b.Flush(context.Background())
+				_ = b.Close(context.Background())
+			}()
+			select {
+			case <-finished:
+			case <-time.After(30 * time.Second): // a failure bound, not synchronisation
+				t.Fatal("deadlock: a writer logging through its own bus")
+			}
+			st := b.Stats()
+			requireAccounting(t, st)
+			assert.EqualValues(t, 200+min(w.inner.Load(), 200), st.Enqueued, "every record counted")
+		})
+	}
+}
+
+// A writer that takes part of every call and returns an error (a net.Conn
+// with a write deadline) makes progress: its records are finished, never
+// torn, and none counts as failed.
+type trickleWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *trickleWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := max(1, len(p)/3)
+	w.buf.Write(p[:n])
+	if n < len(p) {
+		return n, os.ErrDeadlineExceeded
+	}
+	return n, nil
+}
+
+func TestPartialWritesThatProgressAreFinished(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(map[bool]string{false: "drainer", true: "write-through"}[direct], func(t *testing.T) {
+			w := &trickleWriter{}
+			cfg := Config{}
+			if direct {
+				cfg.direct, cfg.wtInterval, cfg.slowCall = always, -1, time.Hour
+			}
+			b := exitSafeBus(t, w, cfg)
+			for i := range 50 {
+				require.NoError(t, b.Enqueue(payload(i, 120)))
+			}
+			closeBus(t, b)
+			st := b.Stats()
+			requireAccounting(t, st)
+			assert.Zero(t, st.Failed)
+			got := splitLines(w.buf.Bytes())
+			require.Len(t, got, 50)
+			for i, r := range got {
+				assert.Equal(t, payload(i, 120), r, "record %d whole and in order", i)
+			}
+		})
+	}
+}

@@ -1,0 +1,128 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countingHung is a hungWriter that counts the calls that started.
+type countingHung struct {
+	*hungWriter
+	calls atomic.Int32
+}
+
+func (w *countingHung) Write(p []byte) (int, error) {
+	w.calls.Add(1)
+	return w.hungWriter.Write(p)
+}
+
+// awaitAll fails the test if the goroutines of wg have not all returned
+// within a generous bound: a failure bound, not synchronisation.
+func awaitAll(t *testing.T, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: still blocked after Close gave up", what)
+	}
+}
+
+// A Close whose deadline expires while the drainer is stuck in the output:
+// every waiting producer returns at once, every record is counted (the
+// books balance before Close returns and stay balanced), and no call into
+// the output starts afterwards. In both overflow modes.
+func TestCloseGiveUpReleasesEveryWaiterAndBalances(t *testing.T) {
+	for _, mode := range []Overflow{Block, Drop} {
+		t.Run(mode.String(), func(t *testing.T) {
+			w := &countingHung{hungWriter: newHungWriter()}
+			b := exitSafeBus(t, w, Config{Capacity: 4096, Overflow: mode})
+			const producers, each, errorWaiters, errorEach = 8, 100, 2, 5
+			var accepted, refused atomic.Int64
+			count := func(err error) {
+				switch {
+				case err == nil:
+					accepted.Add(1)
+				case errors.Is(err, ErrDropped), errors.Is(err, ErrClosed):
+					refused.Add(1)
+				default: // an Error record answered by the give-up: accepted, counted as failed
+					accepted.Add(1)
+				}
+			}
+			var wg sync.WaitGroup
+			for p := range producers {
+				wg.Go(func() {
+					for i := range each {
+						count(b.Enqueue(payload(p*each+i, 100)))
+					}
+				})
+			}
+			for range errorWaiters {
+				wg.Go(func() {
+					for i := range errorEach {
+						count(b.EnqueueWritten(payload(i, 100)))
+					}
+				})
+			}
+			<-w.entered // the drainer is in the output, for good
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			require.ErrorIs(t, b.Close(ctx), context.DeadlineExceeded)
+			callsAtClose := w.calls.Load()
+			st := b.Stats()
+			awaitAll(t, &wg, "producers")
+			total := uint64(producers*each + errorWaiters*errorEach)
+			require.EqualValues(t, total, accepted.Load()+refused.Load())
+			after := b.Stats()
+			assert.Equal(t, total, after.Written+after.Dropped+after.Failed, "every record counted: %+v", after)
+			assert.Equal(t, after.Enqueued, after.Written+after.Dropped+after.Failed)
+			assert.Equal(t, st.Written+st.Failed, after.Written+after.Failed,
+				"records accepted before Close were counted before it returned")
+			assert.Zero(t, after.QueueDepth)
+
+			close(w.gate) // the output answers at last
+			<-b.done
+			final := b.Stats()
+			assert.Equal(t, [3]uint64{after.Written, after.Dropped, after.Failed},
+				[3]uint64{final.Written, final.Dropped, final.Failed}, "the books stay as Close left them")
+			assert.Equal(t, callsAtClose, w.calls.Load(), "no call into the output started after Close returned")
+			require.Error(t, b.Flush(context.Background()), "Flush after the give-up reports the failed records")
+		})
+	}
+}
+
+// A Close that gives up while a producer's write-through is stuck in the
+// output: the drainer is not in a call, counts the ring itself and leaves
+// the write-through's record to its producer, which counts it when the
+// call returns.
+func TestCloseGiveUpDuringWriteThrough(t *testing.T) {
+	w := newHungWriter()
+	b := exitSafeBus(t, w, Config{direct: always})
+	stuck := make(chan error, 1)
+	go func() { stuck <- b.Enqueue([]byte("stuck\n")) }()
+	<-w.entered // the write-through holds the ring's first reservation
+	for i := range 10 {
+		require.NoError(t, b.Enqueue(payload(i, 50)))
+	}
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, b.Close(expired), context.Canceled)
+	st := b.Stats()
+	assert.EqualValues(t, 10, st.Failed, "the ring's records behind the write-through")
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+	close(w.gate)
+	require.NoError(t, <-stuck)
+	<-b.done
+	st = b.Stats()
+	assert.EqualValues(t, 1, st.Written, "the write-through's producer counted its record")
+	assert.EqualValues(t, 11, st.Enqueued)
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+}
