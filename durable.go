@@ -29,7 +29,9 @@ import "io"
 // skipped quietly and not counted. It does not survive power loss or a
 // kernel crash unless the kernel had written the pages back; for that use the
 // sink's sync policy and Options.SyncLevel. Records longer than an eighth of
-// the ring (the oversize path) are not kept in the file.
+// the ring (the oversize path) are not kept in the file: in Block mode
+// Handle returns only once such a record is in the output (for at most
+// BlockTimeout, if set), so a crash cannot lose it.
 func Open(w io.Writer, opts *Options) (*Handler, error) {
 	return newHandler(w, opts, true)
 }

@@ -802,6 +802,9 @@ func (b *Bus) EnqueueWritten(p []byte) error {
 // a write on the caller's goroutine could not be interrupted.
 func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 	end, wrote, ahead, err := b.enqueue(p, false, done)
+	if err == nil && ahead == math.MaxUint64 && b.ring != nil {
+		return b.waitOversize(end, done)
+	}
 	if err != nil || wrote || !b.writeThrough || done != nil || ahead > QuietWaitDepth ||
 		!b.callerMayWait(speedHint) || !b.quietAllow() {
 		return err
@@ -810,6 +813,24 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 	// the last Flush) is not this call's result. Its failure, if any, is
 	// counted and reported by OnError, Flush and Close as for any record.
 	b.quietWait(end, b.quietWaitFor())
+	return nil
+}
+
+// waitOversize waits, with a ring file, until the oversize record ending at
+// end is written: its bytes are on the heap, not in the file, so only the
+// output keeps it across a kill -9. It is back-pressure like a full ring:
+// in Block mode it waits until the write, or for at most BlockTimeout; in
+// Drop mode, with a done channel, or from inside a call into the output it
+// does not wait (the record is then kept in memory only, and a crash
+// before its write counts it in Stats.Unrecovered at the next start).
+func (b *Bus) waitOversize(end uint64, done <-chan struct{}) error {
+	if b.overflow == Drop || done != nil || b.inOutputCall() {
+		return nil
+	}
+	// The drainer's answer (failures since the last Flush) is not this
+	// call's result: a failed write is counted and reported as for any
+	// record.
+	_ = b.wait(context.Background(), end, false, false, b.blockTimeout)
 	return nil
 }
 

@@ -377,7 +377,7 @@ func (d *drainer) writeRound() {
 	// Taken as a call: a write-through holding it may be stuck in the output.
 	// If Close gave up, the batch counts as failed (the loop's top counts
 	// the rest) and wmu is not taken: a stuck write-through may hold it.
-	if d.enterCall() {
+	if d.enterLock() {
 		b.wmu.Lock()
 		d.leaveCall()
 		if b.wtErr.Load() != nil { // atomic: set by a failed write-through (reportWriteThrough)
@@ -1030,7 +1030,7 @@ func (d *drainer) sync() error {
 	}
 	// No write-through during the sync: a sink need not allow both at
 	// once. Taken as a call: a write-through holding it may be stuck.
-	if !d.enterCall() {
+	if !d.enterLock() {
 		return nil
 	}
 	d.b.wmu.Lock()

@@ -29,17 +29,25 @@ const (
 	callAbandoned = 2
 )
 
-// enterCall is called before each call into the output (and before taking
-// wmu, which a stuck write-through may hold). It returns false, making no
-// call, once a Close has given up.
+// enterCall is called before each call into the output. It returns false,
+// making no call, once a Close has given up.
 func (d *drainer) enterCall() bool {
+	if !d.enterLock() {
+		return false
+	}
+	d.callStart = d.b.beginCall()
+	return true
+}
+
+// enterLock is enterCall before taking wmu, which a write-through stuck in
+// the output may hold; the wait is not a call the breaker times.
+func (d *drainer) enterLock() bool {
 	b := d.b
 	b.call.Store(callOut) // seq-cst, before the load of aborted (see above)
 	if b.aborted.Load() {
 		b.call.Store(callNone)
 		return false
 	}
-	d.callStart = b.beginCall()
 	return true
 }
 
@@ -48,7 +56,10 @@ func (d *drainer) enterCall() bool {
 // unmap a ring file, now that the call no longer reads it, and close done).
 func (d *drainer) leaveCall() {
 	b := d.b
-	b.endCall(d.callStart)
+	if d.callStart != 0 {
+		b.endCall(d.callStart)
+		d.callStart = 0
+	}
 	if !b.call.CompareAndSwap(callOut, callNone) { // atomic: giveUp may have moved it to callAbandoned
 		runtime.Goexit()
 	}

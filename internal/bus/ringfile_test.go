@@ -1004,3 +1004,19 @@ func TestRingFileUnreadableOutputReplaysWholeBatch(t *testing.T) {
 	assert.Contains(t, errs[0].Reason, "replayed whole (the output could not be read back")
 	assert.Contains(t, errs[0].Reason, "up to 4 records may appear twice")
 }
+
+// An oversize record's bytes are on the heap, not in the ring file: with a
+// ring file, Enqueue returns only once the output has it, so a kill -9
+// right after cannot lose it. A ring record does not wait.
+func TestOversizeRecordWrittenBeforeEnqueueReturns(t *testing.T) {
+	sink := &batchSink{}
+	b, err := testNew(sink, Config{RingFile: filepath.Join(t.TempDir(), "ring"), Capacity: 4096, MaxLatency: time.Hour})
+	require.NoError(t, err)
+	big := payload(1, 2000) // > Capacity/8
+	require.NoError(t, b.Enqueue(big))
+	require.Equal(t, [][]byte{big}, sink.records(), "written before Enqueue returned")
+	require.NoError(t, b.Close(context.Background()))
+	st := b.Stats()
+	assert.EqualValues(t, 1, st.Oversize)
+	requireAccounting(t, st)
+}
