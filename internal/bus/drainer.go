@@ -68,12 +68,13 @@ type drainer struct {
 
 	failStreak int
 	lastErr    error
-	// failing is set when a batch spent its retry budget: later batches
-	// fail at once, without a call into the sink, until probeAt; the first
-	// batch after probeAt, or one a Flush or Close waits for, makes one
-	// attempt (the probe), and any progress ends the failing state. So a
-	// dead output costs callers nothing while it is probed with back-off.
-	failing   bool
+	// health is the output's state (health.go). Once a batch spent its
+	// retry budget (failing), later batches fail at once, without a call
+	// into the sink, until probeAt; the first batch after probeAt, or one
+	// a Flush or Close waits for, makes one attempt (probing), and any
+	// progress ends the failing state. So a dead output costs callers
+	// nothing while it is probed with back-off.
+	health    outputHealth
 	probeAt   time.Time
 	fastFails uint64 // batches failed without a call while failing (tests read it after Close)
 	yields    uint64 // times waitUncommitted yielded to a producer (tests read it after Close)
@@ -515,7 +516,7 @@ func (d *drainer) adapt(roundFull bool) {
 // ring, Flush, Close) lets the batch go at once: failed fast, or probed.
 func (d *drainer) holdForProbe(urgent bool, t uint64) bool {
 	b := d.b
-	if !d.failing || urgent || d.woken || (t&^closedBit)-d.head >= b.hwBytes || b.waiters.Load() > 0 {
+	if d.health != failing || urgent || d.woken || (t&^closedBit)-d.head >= b.hwBytes || b.waiters.Load() > 0 {
 		return false
 	}
 	wait := d.probeAt.Sub(d.now())
@@ -549,13 +550,16 @@ func (d *drainer) admit() bool {
 	if chanClosed(b.abort) {
 		return false
 	}
-	probe := d.failing
 	// Flush and Close probe at once: their callers wait for the write.
-	if probe && d.now().Before(d.probeAt) && !d.closing && len(d.reqs) == 0 {
+	if d.health == failing && (!d.now().Before(d.probeAt) || d.closing || len(d.reqs) > 0) {
+		d.health = d.health.next(evProbeDue)
+	}
+	if d.health == failing {
 		d.fastFails++
 		d.report("write", d.lastErr) // rate-limited: counted as a suppressed repeat
 		return false
 	}
+	probe := d.health == probing
 	for attempts := 0; len(d.owed) > 0; {
 		if !d.enterCall() {
 			return false
@@ -565,11 +569,12 @@ func (d *drainer) admit() bool {
 		b.writeCalls.Add(1)
 		n = max(0, min(n, len(d.owed)))
 		d.owed = d.owed[n:]
-		if len(d.owed) == 0 {
-			b.owing.Store(false) // atomic: write-throughs may go again (see Bus.owing)
-		}
 		if n > 0 {
-			probe, d.failing = false, false // the output works again
+			probe, d.health = false, d.health.next(evProgress) // the output works again
+		}
+		if len(d.owed) == 0 {
+			d.health = d.health.next(evMended)
+			b.owing.Store(false) // atomic: write-throughs may go again (see Bus.owing)
 		}
 		if err == nil {
 			if n > 0 || len(d.owed) == 0 {
@@ -596,7 +601,7 @@ func (d *drainer) failed(err error, probe bool, attempts int) bool {
 	d.failStreak = min(d.failStreak+1, maxFailShift)
 	backoff := min(b.retryBase<<(d.failStreak-1), b.retryMax)
 	if probe || attempts >= b.retries {
-		d.failing = true
+		d.health = d.health.next(evGiveUp)
 		d.probeAt = d.now().Add(backoff)
 		return false
 	}
@@ -637,7 +642,7 @@ func (d *drainer) answerWaiting(err error) {
 // failures with exponential back-off. It returns how many leading views were
 // written completely (the rest count as failed) and how many bytes of the
 // next one are in the output. While the output is failing (see
-// drainer.failing) the first attempt is a probe: if it makes no progress,
+// drainer.health) the first attempt is a probe: if it makes no progress,
 // the batch fails at once.
 func (d *drainer) write() (int, int) {
 	b := d.b
@@ -645,7 +650,7 @@ func (d *drainer) write() (int, int) {
 		d.stage()
 	}
 	idx, off, attempts := 0, 0, 0
-	probe := d.failing
+	probe := d.health == probing
 	for idx < len(d.views) {
 		d.progIdx = idx
 		if !d.enterCall() {
@@ -656,7 +661,7 @@ func (d *drainer) write() (int, int) {
 		progressed := nidx > idx || noff > off
 		idx, off = nidx, noff
 		if progressed {
-			probe, d.failing = false, false // the output works again
+			probe, d.health = false, d.health.next(evProgress) // the output works again
 		}
 		if err == nil {
 			if progressed || idx >= len(d.views) {
@@ -700,6 +705,7 @@ func (d *drainer) tear(off int) {
 			d.report("truncate", err)
 		}
 		d.owed = append(d.owed[:0], '\n')
+		d.health = d.health.next(evTear)
 		// Before release publishes head past this batch (seq-cst): a
 		// producer that then finds the ring empty sees it (see Bus.owing).
 		d.b.owing.Store(true)
