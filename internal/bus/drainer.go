@@ -105,6 +105,8 @@ type drainer struct {
 	progIdx int
 	// callStart is when the drainer's call in flight began (the breaker).
 	callStart int64
+	// The reasons idleWait looks for, bound once (no closure per wait).
+	readyWanted, readyHasWork, readyCommitted func() bool
 }
 
 type pendingFlush struct {
@@ -127,6 +129,7 @@ func (d *drainer) init(b *Bus) {
 	d.timer = time.NewTimer(time.Hour)
 	d.timer.Stop()
 	d.now = time.Now
+	d.readyWanted, d.readyHasWork, d.readyCommitted = d.wanted, d.hasWork, d.committedAtPos
 	d.limiter = make(map[string]*limitState)
 	if b.sink == sinkWritev {
 		d.wv.init(b.w)
@@ -523,20 +526,10 @@ func (d *drainer) holdForProbe(urgent bool, t uint64) bool {
 	if wait <= 0 {
 		return false
 	}
-	// Sleeping state: producers wake us past the watermark, kick always
-	// (the same protocol as sleepFor).
-	b.state.Store(stSleeping)
-	d.timer.Reset(wait)
-	select {
-	case <-d.timer.C:
-	case <-b.wakeCh:
-		d.timer.Stop()
-		d.woken = true
-	case <-b.abort:
-		d.timer.Stop()
+	// Sleeping state: producers wake us past the watermark, kick always.
+	if d.idleWait(stSleeping, wait, d.readyWanted) != waitTimedOut {
 		d.woken = true
 	}
-	b.state.Store(stRunning)
 	return true
 }
 
@@ -798,44 +791,6 @@ func (d *drainer) stage() {
 	}
 }
 
-// sleepFor sleeps up to dur in the sleeping state. With wakeable, a producer
-// past the high watermark or a kick ends it early. It returns false if Close
-// gave up (abort).
-func (d *drainer) sleepFor(dur time.Duration, wakeable bool) bool {
-	b := d.b
-	var wake chan struct{}
-	if wakeable {
-		wake = b.wakeCh
-		b.state.Store(stSleeping) // producers now wake us only past the watermark
-		// A Flush, Sync or Close that kicked while we were still running
-		// sent no token: look again now that we are marked sleeping.
-		// Lost-wake-up argument as in park: they set their flag
-		// (flushPending, closedBit), then load state; we stored
-		// stSleeping, then load the flags (seq-cst).
-		if d.wanted() {
-			if b.state.CompareAndSwap(stSleeping, stRunning) {
-				return true
-			}
-			// Somebody already woke us; their token is (or will be) in
-			// wakeCh, and the select below takes it at once.
-		}
-	}
-	d.timer.Reset(dur)
-	ok := true
-	select {
-	case <-d.timer.C:
-	case <-wake:
-		d.timer.Stop()
-	case <-b.abort:
-		d.timer.Stop()
-		ok = false
-	}
-	if wakeable {
-		b.state.Store(stRunning)
-	}
-	return ok
-}
-
 // idle backs off: sleeps of 50 µs doubling up to MaxLatency/2, one sleep at
 // the cap, then park.
 func (d *drainer) idle() {
@@ -853,32 +808,6 @@ func (d *drainer) idle() {
 	}
 	d.park()
 	d.sleep, d.sleptAtCap = idleSleepMin, false
-}
-
-// park waits without a timeout until a producer, Flush or Close wakes it.
-//
-// Lost-wake-up argument (Go's sync/atomic operations are sequentially
-// consistent): we store stParked, then load the header at our read position;
-// a producer stores its header, then loads state. In the single total order
-// either our load comes after its store (we see the record and do not park)
-// or its load comes after our store (it sees stParked and sends the token).
-// Flush and Close set their flags before sending a token into the 1-slot
-// channel, so their wake-ups cannot be lost either.
-func (d *drainer) park() {
-	b := d.b
-	b.state.Store(stParked)
-	if d.hasWork() {
-		if b.state.CompareAndSwap(stParked, stRunning) {
-			return
-		}
-		// Somebody already woke us; their token is (or will be) in wakeCh.
-	}
-	b.parks.Add(1)
-	select {
-	case <-b.wakeCh:
-	case <-b.abort:
-	}
-	b.state.Store(stRunning)
 }
 
 // waitUncommitted waits, for a Flush or Close, for the reservation at pos,
@@ -899,25 +828,10 @@ func (d *drainer) waitUncommitted() bool {
 	if chanClosed(b.abort) {
 		return false
 	}
-	// Lost-wake-up argument (seq-cst, as in park): the write-through's
-	// producer stores wtHead (writeThrough1) or commits at pos
-	// (wakeAfterCommit, with head == pos), then loads state; we store
-	// stWaitWT, then load both. Either we see its store, or it sees stWaitWT
-	// and wakes us. Flush and Close kick, and Close's abort ends the wait.
-	b.state.Store(stWaitWT)
-	if (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
-		b.wtHead.Load() > d.head {
-		if b.state.CompareAndSwap(stWaitWT, stRunning) {
-			return true
-		}
-		// Somebody already woke us; their token is (or will be) in wakeCh.
-	}
-	b.parks.Add(1)
-	select {
-	case <-b.wakeCh:
-	case <-b.abort:
-	}
-	b.state.Store(stRunning)
+	// The write-through's producer stores wtHead (writeThrough1) or commits
+	// at pos (wakeAfterCommit, with head == pos), then loads state and
+	// wakes us (see idleWait's proof); Flush and Close kick.
+	d.idleWait(stWaitWT, 0, d.readyCommitted)
 	return true
 }
 
@@ -933,8 +847,7 @@ func (d *drainer) wanted() bool {
 
 func (d *drainer) hasWork() bool {
 	b := d.b
-	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
-		b.wtHead.Load() > d.head || // a write-through to adopt (see writeThrough1's wake-up)
+	return d.committedAtPos() ||
 		b.flushPending.Load() ||
 		b.tail.Load()&closedBit != 0 ||
 		b.gapPos.Load() <= d.pos
