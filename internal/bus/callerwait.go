@@ -1,9 +1,11 @@
 package bus
 
 import (
+	"context"
 	"io"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 )
 
@@ -182,4 +184,100 @@ func (b *Bus) quietWaitFor() time.Duration { return min(QuietWaitMax, b.maxLaten
 // its record, given the slowest speed that still allows it.
 func (b *Bus) callerMayWait(worst uint32) bool {
 	return b.outputSpeed() <= worst && !b.inOutputCall()
+}
+
+// quietWait waits until the record ending at end is written, for at most
+// MaxLatency: the record would be written within about that long anyway,
+// and the bound keeps a caller that cannot be answered from waiting
+// forever: one whose call comes from inside the sink's Write (a writer that
+// logs through the handler it serves), while that Write holds the drainer
+// or a write-through up. At the bound the record simply stays queued, as
+// without the wait. It returns the drainer's answer (nil at the bound).
+//
+// It allocates nothing (the hot path's promise, and quiet waits happen
+// within the first records of a burst): its answer channel and timer come
+// from pools. A channel goes back only after it delivered its one answer;
+// one whose wait ended otherwise is left to the drainer's late answer.
+func (b *Bus) quietWait(end uint64, bound time.Duration) error {
+	select {
+	case <-b.stopped:
+		return b.closeErr
+	default:
+	}
+	ch := quietChans.Get().(chan error)
+	tm := quietTimers.Get().(*time.Timer)
+	tm.Reset(bound) // stopped and drained when it was put back
+	req := flushReq{target: end, ch: ch}
+	b.request(req)
+	var err error
+	select {
+	case err = <-ch:
+		quietChans.Put(ch) // answered once, now empty: reusable
+	case <-b.stopped:
+		b.forget(req)
+		err = b.closeErr
+	case <-tm.C:
+		// Still queued, written as usual; the drainer answers into ch's
+		// buffer later, so ch is not reused.
+	}
+	if !tm.Stop() {
+		// Fired (or firing): with GODEBUG=asynctimerchan=1 (pre-Go 1.23
+		// timers) its tick may still be queued; drain it so that the next
+		// wait does not end at once. With Go 1.23 timers there is none.
+		select {
+		case <-tm.C:
+		default:
+		}
+	}
+	quietTimers.Put(tm)
+	return err
+}
+
+// Pools for quietWait: answer channels (buffered 1, empty) and stopped
+// timers.
+var (
+	quietChans  = sync.Pool{New: func() any { return make(chan error, 1) }}
+	quietTimers = sync.Pool{New: func() any {
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		return t
+	}}
+)
+
+// quietAllow applies the quiet wait's rate limit (GCRA, as wtAllow, but
+// shared by every producer, so by CAS). Once the limit is spent it costs a
+// clock read and one load.
+func (b *Bus) quietAllow() bool {
+	if b.qwInterval <= 0 {
+		return true
+	}
+	now := int64(time.Since(b.epoch)) // monotonic
+	for {
+		tat := b.qwTAT.Load() // atomic: other producers update it by CAS
+		if tat-now > b.qwTolerance {
+			return false
+		}
+		// CAS: two producers allowed from one tat would spend one token.
+		if b.qwTAT.CompareAndSwap(tat, max(tat, now)+b.qwInterval) {
+			return true
+		}
+	}
+}
+
+// waitOversize waits, with a ring file, until the oversize record ending at
+// end is written: its bytes are on the heap, not in the file, so only the
+// output keeps it across a kill -9. It is back-pressure like a full ring:
+// in Block mode it waits until the write, or for at most BlockTimeout; in
+// Drop mode, with a done channel, or from inside a call into the output it
+// does not wait (the record is then kept in memory only, and a crash
+// before its write counts it in Stats.Unrecovered at the next start).
+func (b *Bus) waitOversize(end uint64, done <-chan struct{}) error {
+	if b.overflow == Drop || done != nil || b.inOutputCall() {
+		return nil
+	}
+	// The drainer's answer (failures since the last Flush) is not this
+	// call's result: a failed write is counted and reported as for any
+	// record.
+	_ = b.wait(context.Background(), end, false, false, b.blockTimeout)
+	return nil
 }

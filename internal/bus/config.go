@@ -1,0 +1,397 @@
+package bus
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"strconv"
+	"time"
+	"unsafe"
+)
+
+// Overflow says what Enqueue does when the ring is full.
+type Overflow int
+
+const (
+	// Block waits for space; with Config.BlockTimeout > 0 it waits at most
+	// that long, then drops the record and counts it.
+	Block Overflow = iota
+	// Drop returns ErrDropped at once and counts the drop.
+	Drop
+)
+
+// String returns "Block" or "Drop".
+func (o Overflow) String() string {
+	switch o {
+	case Block:
+		return "Block"
+	case Drop:
+		return "Drop"
+	}
+	return "Overflow(" + strconv.Itoa(int(o)) + ")"
+}
+
+// BatchWriter is implemented by sinks that accept a whole batch of records at
+// once (e.g. filesink, with writev). records are whole records (each ends with
+// the producer's bytes, typically '\n'); the slices alias the ring and are
+// valid only during the call. It returns how many leading records were written
+// completely; on a short/partial write the sink must either complete the record
+// or cut back to the last whole record, and report err.
+type BatchWriter interface {
+	WriteBatch(records [][]byte) (written int, err error)
+}
+
+// Syncer is implemented by sinks that can flush to stable storage (*os.File
+// does). Flush and Close call it.
+type Syncer interface{ Sync() error }
+
+// DefaultCapacity is the default ring size: 8 MiB. At a typical 200-300 byte
+// log line that is ~30k records, i.e. several hundred milliseconds of backlog at
+// 100k lines/s or ~10-20 ms at the bus's peak rate, enough to ride out a slow
+// fsync or a short disk stall without blocking producers, while staying small
+// enough to be allocated once per process (and to mmap for the durable ring)
+// and to keep the hot part of the ring in the last-level cache.
+const DefaultCapacity = 8 << 20
+
+// MinCapacity is the smallest accepted ring size in bytes.
+const MinCapacity = 64
+
+// MaxCapacity is the largest accepted ring size in bytes: 1 GiB. The ring is
+// allocated (or mapped) whole at New, so a larger one is a configuration
+// mistake that would end in the runtime's fatal out-of-memory error.
+const MaxCapacity = 1 << 30
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultMaxLatency    = 20 * time.Millisecond
+	DefaultHighWatermark = 0.75
+	DefaultMinBatch      = 64
+	DefaultMaxBatch      = 4096
+)
+
+// Config configures a Bus. The zero value is valid: every zero field takes its
+// documented default.
+type Config struct {
+	// Capacity is the ring size in bytes, rounded up to a power of two and
+	// raised to MinCapacity. Default DefaultCapacity (8 MiB; see there for
+	// why), or, when memory is set, the largest power of two that fits in it.
+	Capacity int
+	// memory is ring memory supplied by a test; if nil, it is allocated once
+	// (or mapped from RingFile). Its base must be 8-byte aligned and it must
+	// hold at least Capacity bytes; New zeroes the part it uses. The layout
+	// is a plain byte region with inline headers and no Go pointers (see the
+	// package documentation).
+	memory []byte
+	// RingFile, if set, puts the ring in this memory-mapped file (the durable
+	// ring, see ringfile.go): records accepted by a process that then dies
+	// (kill -9, panic, OOM) are written by the next New on the same file
+	// before it accepts anything. New creates the file if needed, takes an
+	// exclusive flock (ErrRingLocked if another process holds it), replays
+	// what it holds, and reports damaged or foreign files to OnError as a
+	// *RingFileError before starting fresh. Oversize records (> maxRecord)
+	// are not durable. Unix only.
+	RingFile string
+	// sinkPosition, used with RingFile, reports where the sink's output ends.
+	// The drainer records it before each batch, so that recovery can tell how
+	// much of a batch interrupted by a crash reached the output and replay
+	// exactly the rest. Default: fstat for an *os.File on a regular file, stat
+	// of Path() for writers with a Path() string method (filesink.File);
+	// otherwise the position is unknown and an interrupted batch is replayed
+	// whole (its records may then appear twice).
+	sinkPosition func() (SinkPosition, error)
+	// maxRecord is the largest record stored inline in the ring; longer ones
+	// take the oversize side path. Default Capacity/8, so one record can never
+	// occupy more than an eighth of the ring and a burst of large records
+	// cannot starve small ones. It must be at most Capacity/2-8, so that a
+	// record plus the padding of a wrap always fits in an empty ring.
+	maxRecord int
+	// Overflow is what Enqueue does when the ring is full (default Block).
+	Overflow Overflow
+	// BlockTimeout applies with Block: 0 waits until space frees; > 0 waits at
+	// most that long, then drops and counts the record.
+	BlockTimeout time.Duration
+	// MaxLatency bounds how long a committed record waits before its write
+	// starts (default 20 ms): idle sleeps are capped at MaxLatency/2, and
+	// batch accumulation (after an idle sleep, or after a round of fewer
+	// than minBatch records) waits at most MaxLatency/2, and after a round
+	// at most what is left of MaxLatency once that round's write returned.
+	MaxLatency time.Duration
+	// HighWatermark is a fraction of capacity in (0, 1]; default 0.75.
+	// Crossing it wakes a sleeping drainer at once and switches it to
+	// MaxBatch-sized rounds.
+	HighWatermark float64
+	// minBatch is the records per drain round at low load (default 64): after
+	// an idle sleep, or a round of fewer records than this, the drainer waits
+	// (see MaxLatency) for more before writing, so light and moderate traffic
+	// still makes few, larger writes.
+	// Only tests change it.
+	minBatch int
+	// maxBatch is the records per drain round at high load (default 4096).
+	// Only tests change it.
+	maxBatch int
+	// OnError is called with a *SinkError when the sink fails, rate-limited
+	// to about once per second per distinct situation (operation and error
+	// text), with the number of suppressed repeats. It runs on a reporter
+	// goroutine of its own, never the drainer's, so it may Enqueue, Flush
+	// or Close on the same bus; reports that find 64 undelivered ones
+	// queued are counted and told as one report. Close waits until every
+	// report is delivered, except when called from OnError. A panic in it
+	// is recovered.
+	OnError func(error)
+	// DropMarker formats the one in-band line written at a gap after drops
+	// (required: the root package supplies the one marker format). It runs
+	// on the drainer goroutine: it must not call Flush, Close or a blocking
+	// Enqueue on the same bus (the drainer would wait for itself); if it panics
+	// or returns nothing, no line is written and OnError is told how many
+	// records were lost there.
+	DropMarker func(dst []byte, dropped uint64) []byte
+	// WriteThrough lets a producer write its record to the sink itself, on
+	// its own goroutine, when the ring is empty and the drainer is not
+	// writing: a quiet logger is then synchronous (nothing waits in the ring
+	// when the process exits), a busy one batched. The rate of such writes
+	// is limited (a burst of WriteThroughBurst, then WriteThroughRate per
+	// second), so that a producer in a tight loop falls back to batching.
+	// Ignored with RingFile (the file keeps accepted records across exits).
+	//
+	// With WriteThrough, a record that finds a short queue ahead of it (at
+	// most QuietWaitDepth bytes: other goroutines logging at the same time)
+	// waits until the drainer has written it, within its own rate limit (a
+	// burst of QuietWaitBurst, then QuietWaitRate per second): a quiet
+	// logger with several goroutines loses nothing at exit either.
+	WriteThrough bool
+	// wtInterval and wtBurst override the write-through rate limit (tests):
+	// wtInterval < 0 means unlimited. qwInterval and qwBurst do the same for
+	// the quiet wait's.
+	wtInterval time.Duration
+	wtBurst    int
+	qwInterval time.Duration
+	qwBurst    int
+	// direct overrides which writes a caller may make itself (tests;
+	// default directWriter's answer for the output).
+	direct directCheck
+	// slowCall overrides SlowCall, the breaker's bound (tests).
+	slowCall time.Duration
+	// WriteAttempts is how many times the drainer tries to write a batch to
+	// a failing sink, backing off between attempts, before the batch's
+	// remaining records count as failed; <= 0 means DefaultWriteAttempts.
+	// While the sink keeps failing, each later batch gets one attempt (a
+	// probe) at the back-off interval, until a write makes progress.
+	WriteAttempts int
+	// RetryMax caps the back-off between attempts, which doubles from
+	// 1 ms (or from RetryMax, if that is shorter); <= 0 means
+	// DefaultRetryMax.
+	RetryMax time.Duration
+}
+
+// Write retry defaults: a batch is tried DefaultWriteAttempts times, the
+// back-off doubling from 1 ms up to DefaultRetryMax.
+const (
+	DefaultWriteAttempts = 4
+	DefaultRetryMax      = time.Second
+)
+
+// Write-through rate limit: a quiet logger writes every record on the
+// caller; at sustained rates above WriteThroughRate records per second (after
+// a burst of WriteThroughBurst) records go through the ring and are batched.
+// A write-through costs the caller one write call (~1-3 µs into a file or
+// pipe), so at WriteThroughRate it costs at most a few percent of a core,
+// and the drainer is never woken for it.
+const (
+	WriteThroughRate  = 10000
+	WriteThroughBurst = 256
+)
+
+// Quiet-wait limits (see Config.WriteThrough). A record that finds at most
+// QuietWaitDepth bytes queued ahead of it waits for the drainer to write
+// it, within a rate limit of a burst of QuietWaitBurst, then QuietWaitRate
+// per second. A wait costs its caller a drainer round trip (a wake-up and a
+// write, ~10-50 µs) and the drainer a small batch, far more than a
+// write-through: at 1 000 a second a busy logger at 1 goroutine, which
+// finds a short queue after each drainer round, had three times the drainer
+// rounds (records per round 990 -> 300). At 100 a second it costs well
+// under 1 % of one goroutine's time; beyond it, records are batched without
+// waiting. The burst covers a shutdown's worth of lines from many
+// goroutines at once. The depth is that of a few dozen typical
+// records: goroutines logging at the same moment, not a backlog.
+const (
+	QuietWaitRate  = 100
+	QuietWaitBurst = 256
+	QuietWaitDepth = 8 << 10
+)
+
+// New validates cfg, allocates the ring (unless cfg.memory is given) and
+// starts the drainer goroutine. It fails only for invalid configuration.
+func New(w io.Writer, cfg Config) (*Bus, error) {
+	return newBus(w, cfg, nil)
+}
+
+// newBus is New with a hook that adjusts internal settings (tests) before the
+// drainer starts.
+func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
+	if w == nil {
+		panic("bus: nil writer")
+	}
+	if cfg.DropMarker == nil {
+		panic("bus: Config.DropMarker is required")
+	}
+	capacity := ringCapacity(cfg)
+	var mem []byte
+	if cfg.RingFile != "" {
+		if cfg.memory != nil {
+			panic("bus: Config.RingFile and Config.memory are exclusive")
+		}
+		// Mapped below, once the rest of the configuration is known valid;
+		// this placeholder keeps the struct literal uniform.
+		mem = make([]byte, 8)
+	} else if cfg.memory != nil {
+		mem = cfg.memory[:capacity:capacity]
+		if uintptr(unsafe.Pointer(&mem[0]))%8 != 0 {
+			panic("bus: Config.memory is not 8-byte aligned")
+		}
+		clear(mem)
+	} else {
+		// Allocate as []uint64 so the base is guaranteed 8-byte aligned, then view
+		// it as bytes; the backing array contains no pointers.
+		words := make([]uint64, capacity/8)
+		mem = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), capacity)
+	}
+	b := &Bus{
+		w:            w,
+		mem:          mem,
+		base:         unsafe.Pointer(&mem[0]),
+		capacity:     capacity,
+		mask:         capacity - 1,
+		overflow:     cfg.Overflow,
+		blockTimeout: cfg.BlockTimeout,
+		maxLatency:   cfg.MaxLatency,
+		minBatch:     cfg.minBatch,
+		maxBatch:     cfg.maxBatch,
+		onError:      cfg.OnError,
+		dropMarker:   cfg.DropMarker,
+		wakeCh:       make(chan struct{}, 1),
+		done:         make(chan struct{}),
+		stopped:      make(chan struct{}),
+		abort:        make(chan struct{}),
+		retryBase:    time.Millisecond,
+		retryMax:     DefaultRetryMax,
+		retries:      DefaultWriteAttempts,
+		spaceCh:      make(chan struct{}),
+		side:         make(map[uint64][]byte),
+	}
+	b.applyDefaults(cfg)
+	if cfg.WriteAttempts > 0 {
+		b.retries = cfg.WriteAttempts
+	}
+	if cfg.RetryMax > 0 {
+		b.retryMax = cfg.RetryMax
+		b.retryBase = min(b.retryBase, cfg.RetryMax)
+	}
+	if cfg.RingFile != "" {
+		if err := b.openRing(cfg); err != nil {
+			return nil, err
+		}
+	}
+	settleTornTail(w) // a sink's held torn-tail report is due now that any replay is done (ringfile.go)
+	b.gapPos.Store(math.MaxUint64)
+	b.writeThrough = cfg.WriteThrough && b.ring == nil
+	interval, burst := time.Second/WriteThroughRate, WriteThroughBurst
+	if cfg.wtInterval != 0 {
+		interval = cfg.wtInterval
+	}
+	if cfg.wtBurst != 0 {
+		burst = cfg.wtBurst
+	}
+	b.wtInterval, b.wtTolerance = int64(interval), int64(interval)*int64(burst-1)
+	interval, burst = time.Second/QuietWaitRate, QuietWaitBurst
+	if cfg.qwInterval != 0 {
+		interval = cfg.qwInterval
+	}
+	if cfg.qwBurst != 0 {
+		burst = cfg.qwBurst
+	}
+	b.qwInterval, b.qwTolerance = int64(interval), int64(interval)*int64(burst-1)
+	b.wtOne = make([][]byte, 1)
+	b.epoch = time.Now()
+	b.direct = cfg.direct
+	b.slowCall = int64(cmp.Or(cfg.slowCall, SlowCall))
+	if b.direct == nil && b.writeThrough {
+		b.direct = directWriter(w)
+	}
+	b.sink = detectSink(w)
+	b.output = outputName(w)
+	b.d.init(b)
+	if adjust != nil {
+		adjust(b)
+	}
+	go b.run()
+	return b, nil
+}
+
+func ringCapacity(cfg Config) uint64 {
+	c := cfg.Capacity
+	switch {
+	case c < 0 || c > MaxCapacity:
+		panic(fmt.Sprintf("bus: Capacity %d outside [0, %d]", c, MaxCapacity))
+	case c == 0 && cfg.memory != nil:
+		if len(cfg.memory) < MinCapacity {
+			panic(fmt.Sprintf("bus: Config.memory holds %d bytes, need at least %d", len(cfg.memory), MinCapacity))
+		}
+		c = min(1<<(bits.Len64(uint64(len(cfg.memory)))-1), MaxCapacity)
+	case c == 0:
+		c = DefaultCapacity
+	}
+	c = max(c, MinCapacity)
+	capacity := uint64(1) << bits.Len64(uint64(c)-1) // round up to a power of two
+	if cfg.memory != nil && uint64(len(cfg.memory)) < capacity {
+		panic(fmt.Sprintf("bus: Config.memory holds %d bytes, Capacity needs %d", len(cfg.memory), capacity))
+	}
+	return capacity
+}
+
+// applyDefaults fills in zero settings. Values the root's validation
+// excludes (negative durations, a bad Overflow or watermark) and bad test
+// settings panic.
+func (b *Bus) applyDefaults(cfg Config) {
+	limit := min(int(b.capacity/2)-hdrSize, maxInline)
+	switch {
+	case cfg.maxRecord == 0:
+		b.maxRecord = min(int(b.capacity/8), limit)
+	case cfg.maxRecord < 0 || cfg.maxRecord > limit:
+		panic(fmt.Sprintf("bus: maxRecord %d outside (0, Capacity/2-8 = %d]", cfg.maxRecord, limit))
+	default:
+		b.maxRecord = cfg.maxRecord
+	}
+	if cfg.Overflow != Block && cfg.Overflow != Drop {
+		panic(fmt.Sprintf("bus: invalid Overflow %d", int(cfg.Overflow)))
+	}
+	if cfg.BlockTimeout < 0 || cfg.MaxLatency < 0 {
+		panic(fmt.Sprintf("bus: negative BlockTimeout %v or MaxLatency %v", cfg.BlockTimeout, cfg.MaxLatency))
+	}
+	if cfg.MaxLatency == 0 {
+		b.maxLatency = DefaultMaxLatency
+	}
+	hw := cfg.HighWatermark
+	if hw == 0 {
+		hw = DefaultHighWatermark
+	}
+	if !(hw > 0 && hw <= 1) { // also rejects NaN
+		panic(fmt.Sprintf("bus: HighWatermark %v not in (0, 1]", cfg.HighWatermark))
+	}
+	b.hwBytes = uint64(hw * float64(b.capacity))
+	b.yieldShift = min(maxYieldShift, uint(bits.Len64(b.capacity))-1-3) // capacity/8; capacity >= 64 is a power of two
+	if b.minBatch == 0 {
+		b.minBatch = DefaultMinBatch
+	}
+	if b.maxBatch == 0 {
+		b.maxBatch = DefaultMaxBatch
+	}
+	// The ring never holds more than capacity/hdrSize entries: larger batch
+	// sizes mean nothing and would make the drainer allocate for them.
+	maxEntries := int(min(b.capacity/hdrSize, math.MaxInt32))
+	b.minBatch, b.maxBatch = min(b.minBatch, maxEntries), min(b.maxBatch, maxEntries)
+	if b.minBatch <= 0 || b.minBatch > b.maxBatch {
+		panic(fmt.Sprintf("bus: minBatch %d, maxBatch %d", b.minBatch, b.maxBatch))
+	}
+}

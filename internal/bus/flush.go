@@ -1,0 +1,273 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"time"
+)
+
+type flushReq struct {
+	target uint64
+	sync   bool       // Flush: sync the sink once target is written; false: written is enough (EnqueueWritten)
+	mark   bool       // Flush: its answer moves the "failures reported" mark; false: Sync and EnqueueWritten
+	ch     chan error // buffered 1
+}
+
+// Flush returns once every record committed before the call has been handed
+// to the sink (or counted as failed), and the sink has been Sync()ed if it is
+// a Syncer. It returns ctx.Err() if ctx ends first, a *SinkError if the sync
+// failed or if records failed since the previous Flush was answered (so a
+// failure is always reported to the next Flush, even one called after the
+// failure), and nil after Close has drained. With Config.WriteAttempts
+// above the default, a Flush waiting for a batch that is still being
+// retried is answered once the default attempts are spent, with a
+// *SinkError marked Retrying (errors.Is ErrRetrying), the records queued.
+func (b *Bus) Flush(ctx context.Context) error {
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, true, 0) // every record committed before now lies below
+}
+
+// Sync is Flush for a record that must be on disk before its caller goes on
+// (SyncLevel): it writes and syncs everything committed before the call and
+// reports failures since the previous Flush answer, but does not move that
+// mark, so the next Flush or Close still reports them.
+func (b *Bus) Sync(ctx context.Context) error {
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, 0)
+}
+
+// SyncBounded is Sync for a log call: it waits at most SyncWaitMax, and not
+// at all while the output is stuck or from inside a call into the output
+// (a writer logging through its handler); it then returns ErrWaitBound,
+// the records still queued.
+func (b *Bus) SyncBounded(ctx context.Context) error {
+	if !b.callerMayWait(speedSlow) {
+		return ErrWaitBound
+	}
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, SyncWaitMax)
+}
+
+// ErrWaitBound is returned by SyncBounded when the output did not answer
+// within its bound: the records stay queued.
+var ErrWaitBound = errors.New("the output did not answer within the wait's bound; the records stay queued")
+
+// wait returns once the drainer has written everything below target, and
+// synced the sink if sync is set (see Flush for the errors); mark says
+// whether its answer moves the mark of failures reported. With bound > 0
+// it returns ErrWaitBound once bound has passed.
+func (b *Bus) wait(ctx context.Context, target uint64, sync, mark bool, bound time.Duration) error {
+	select {
+	case <-b.stopped:
+		return b.closeErr // the drainer is done: nobody would take the request
+	default:
+	}
+	req := flushReq{target: target, sync: sync, mark: mark, ch: make(chan error, 1)}
+	b.request(req)
+	var expired <-chan time.Time
+	if bound > 0 {
+		tm := time.NewTimer(bound)
+		defer tm.Stop()
+		expired = tm.C
+	}
+	select {
+	case err := <-req.ch:
+		return err
+	case <-b.stopped:
+		b.forget(req)
+		return b.closeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-expired:
+		return ErrWaitBound // still queued: the drainer answers into req.ch's buffer later
+	}
+}
+
+// request hands req to the drainer and wakes it.
+func (b *Bus) request(req flushReq) {
+	b.mu.Lock()
+	b.flushReqs = append(b.flushReqs, req)
+	b.mu.Unlock()
+	b.flushPending.Store(true) // seq-cst after the append: the drainer takes the list when it sees the flag
+	b.kick()
+}
+
+// forget removes req once the books are final (stopped): the drainer has
+// drained or counted everything up to the final tail, which is at least
+// req's target, but it may have finished before taking req, which would
+// then be kept forever.
+func (b *Bus) forget(req flushReq) {
+	b.mu.Lock()
+	b.flushReqs = slices.DeleteFunc(b.flushReqs, func(r flushReq) bool { return r.ch == req.ch })
+	b.mu.Unlock()
+}
+
+// Close stops accepting records (later Enqueue calls return ErrClosed and are
+// counted), drains the ring, syncs the sink and stops the drainer. It is
+// idempotent and safe from several goroutines; every call waits for the same
+// drain. If ctx ends first, Close gives up (giveUp): before it returns
+// ctx.Err(), every record not written is counted as failed, every waiting
+// caller is answered, and no new call into the output starts.
+func (b *Bus) Close(ctx context.Context) error {
+	b.closeOnce.Do(func() {
+		b.tail.Or(closedBit) // atomic: from now on every reservation CAS fails
+		b.broadcastSpace()   // parked Block producers re-check and see closed
+		b.kick()
+	})
+	select {
+	case <-b.done:
+		return b.closed(ctx)
+	case <-b.abort: // another Close gave up: its count ends at once
+		<-b.stopped
+		return b.closeErr
+	case <-ctx.Done():
+		b.giveUp()
+		return ctx.Err()
+	}
+}
+
+type pendingFlush struct {
+	flushReq
+	failedAt uint64
+}
+
+// answerWaiting answers every pending Flush, Sync and EnqueueWritten
+// request while the batch that began at d.head is being retried. A request
+// whose records are all below d.head (written before this batch) gets its
+// usual answer (answerWritten). The others get err, marked as still
+// retrying, with the failures since their mark; the "failures reported"
+// mark does not move for them: if their records fail in the end, the next
+// Flush and Close still report it.
+//
+// It runs inside a write round, where no write-through can reach the sink
+// (the drainer holds wmu in write; admit runs while bytes are owed, when
+// write-through is off), so the sink is synced without taking wmu.
+func (d *drainer) answerWaiting(err error) {
+	d.takeFlushes()
+	d.answerWritten(d.head, true)
+	failed := d.b.failed.Load()
+	for _, r := range d.reqs {
+		r.ch <- &SinkError{Op: "write", Output: d.b.output, Err: err, Failed: failed - r.failedAt, Retrying: true}
+	}
+	clear(d.reqs)
+	d.reqs = d.reqs[:0]
+}
+
+func (d *drainer) takeFlushes() {
+	b := d.b
+	b.flushPending.Store(false) // before taking the list: a later append sets it again
+	b.mu.Lock()
+	reqs := b.flushReqs
+	b.flushReqs = d.spareReqs[:0] // the list's two arrays alternate: appends allocate nothing
+	b.mu.Unlock()
+	for _, r := range reqs {
+		d.reqs = append(d.reqs, pendingFlush{flushReq: r, failedAt: d.failedAnswered})
+	}
+	clear(reqs) // drop the channels
+	d.spareReqs = reqs[:0]
+}
+
+// answerFlushes syncs once and answers every Flush whose target is written.
+func (d *drainer) answerFlushes() { d.answerWritten(d.pos, false) }
+
+// answerWritten answers every request whose target is at or below upTo
+// (written), after one sync if any of them asks for it; excluded says the
+// caller already keeps write-throughs from the sink (see answerWaiting), so
+// the sync must not take wmu.
+func (d *drainer) answerWritten(upTo uint64, excluded bool) {
+	if len(d.reqs) == 0 {
+		return
+	}
+	ready := false
+	for _, r := range d.reqs {
+		if r.target <= upTo {
+			ready = true
+			break
+		}
+	}
+	if !ready {
+		return
+	}
+	needSync, mark := false, false
+	for _, r := range d.reqs {
+		needSync = needSync || (r.sync && r.target <= upTo)
+		mark = mark || (r.mark && r.target <= upTo)
+	}
+	var syncErr error
+	switch {
+	case !needSync: // EnqueueWritten asks for the write only
+	case excluded:
+		syncErr = d.syncSinkExcluded()
+	default:
+		syncErr = d.sync()
+	}
+	failed := d.b.failed.Load()
+	keep := d.reqs[:0]
+	for _, r := range d.reqs {
+		if r.target > upTo {
+			keep = append(keep, r)
+			continue
+		}
+		r.ch <- d.result(syncErr, failed-r.failedAt)
+	}
+	if mark {
+		// Only a Flush answer moves the mark: a failure is then still
+		// reported to the next Flush (and to Close) after EnqueueWritten
+		// and Sync calls.
+		d.failedAnswered = failed
+	}
+	clear(d.reqs[len(keep):])
+	d.reqs = keep
+}
+
+func (d *drainer) result(syncErr error, failed uint64) error {
+	switch {
+	case failed > 0:
+		err := d.lastErr
+		if err == nil {
+			err = errAborted
+		}
+		return &SinkError{Op: "write", Output: d.b.output, Err: err, Failed: failed}
+	case syncErr != nil:
+		return &SinkError{Op: "sync", Output: d.b.output, Err: syncErr}
+	}
+	return nil
+}
+
+var errAborted = &abortError{}
+
+type abortError struct{}
+
+func (*abortError) Error() string { return "close deadline expired before the records were written" }
+
+// finish runs once the ring is drained after Close.
+func (d *drainer) finish() {
+	b := d.b
+	if n := b.takeGaps(math.MaxUint64, true); n > 0 {
+		// Drops registered at the very end (a Drop racing with Close).
+		d.addMarker(n)
+		d.writeRound()
+	}
+	syncErr := d.sync()
+	failed := b.failed.Load()
+	for _, r := range d.reqs {
+		r.ch <- d.result(syncErr, failed-r.failedAt)
+	}
+	d.reqs = nil
+	b.closeErr = d.result(syncErr, failed-d.closeFail)
+	d.timer.Stop()
+	close(b.stopped) // after closeErr: waiters read it once they see stopped
+}
+
+// closed is Close's end once the drainer has exited: it waits until every
+// report has reached OnError, unless Close was called from OnError.
+func (b *Bus) closed(ctx context.Context) error {
+	if inCallback() {
+		return b.closeErr
+	}
+	select {
+	case <-b.rep.done:
+		return b.closeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

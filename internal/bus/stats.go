@@ -1,0 +1,87 @@
+package bus
+
+import "sync/atomic"
+
+// Stats is a snapshot of the bus counters. See the package documentation for
+// how Enqueued is derived.
+type Stats struct {
+	Enqueued       uint64 // records offered to Enqueue (accepted + dropped); == Written + Dropped + Failed once the ring is empty (after Flush/Close)
+	Written        uint64 // records handed to the sink successfully
+	WrittenBytes   uint64 // payload bytes of Written
+	Dropped        uint64 // records refused: ring full (Drop / timeout) and after Close
+	DroppedClosed  uint64 // the part of Dropped refused because the bus was closed
+	Failed         uint64 // records accepted but not written because the sink kept failing
+	Oversize       uint64 // records that took the oversize side path
+	Batches        uint64 // drain rounds that wrote something
+	WriteCalls     uint64 // calls into the sink (Write/WriteBatch/writev syscalls)
+	DropMarkers    uint64 // in-band gap markers written
+	QueueDepth     uint64 // bytes in the ring now (headers and padding included)
+	QueueHighWater uint64 // highest QueueDepth seen (sampled by the drainer and by Stats)
+	Capacity       uint64 // ring size in bytes
+	BatchTarget    uint64 // current adaptive batch size (records)
+	Parks          uint64 // times the drainer parked
+	Wakeups        uint64 // times a producer woke a parked/sleeping drainer
+	WriteThrough   uint64 // the part of Written the producers wrote themselves (Config.WriteThrough)
+	Recovered      uint64 // records an earlier process had accepted, replayed from Config.RingFile by New (not part of Enqueued/Written)
+	Unrecovered    uint64 // records found in Config.RingFile that could not be replayed (oversize records, whose bytes were on the heap)
+}
+
+// Stats returns a snapshot of the counters. It is cheap (a few atomic loads)
+// and callable at any time; see the package documentation for Enqueued.
+func (b *Bus) Stats() Stats {
+	// Before the counts: once final is seen, the give-up's counts are in
+	// them (stored before final; giveup.go).
+	final := b.final.Load()
+	// Load the drainer-side counts before tail/head so that records written
+	// between the loads are not counted twice in the in-ring estimate.
+	s := Stats{
+		Written:       b.written.Load(),
+		WrittenBytes:  b.writtenBytes.Load(),
+		Failed:        b.failed.Load(),
+		Dropped:       b.dropped.Load(),
+		DroppedClosed: b.droppedClosed.Load(),
+		Oversize:      b.oversize.Load(),
+		Batches:       b.batches.Load(),
+		WriteCalls:    b.writeCalls.Load(),
+		DropMarkers:   b.markers.Load(),
+		Capacity:      b.capacity,
+		BatchTarget:   b.batchTarget.Load(),
+		Parks:         b.parks.Load(),
+		Wakeups:       b.wakeups.Load(),
+		WriteThrough:  b.wtCount.Load(),
+		Recovered:     b.recovered,
+		Unrecovered:   b.unrecovered,
+	}
+	entries, entryBytes := b.entries.Load(), b.entryBytes.Load()
+	h := max(b.head.Load(), b.wtHead.Load()) // a written-through record is not in the ring
+	t := b.tail.Load() &^ closedBit
+	if t > h && !final { // after a give-up what is left is counted as failed
+		s.QueueDepth = t - h
+	}
+	for { // atomic max, so a reader never lowers the high-water mark
+		hw := b.highWater.Load()
+		if s.QueueDepth <= hw || b.highWater.CompareAndSwap(hw, s.QueueDepth) {
+			s.QueueHighWater = max(hw, s.QueueDepth)
+			break
+		}
+	}
+	var inRing uint64
+	if s.QueueDepth > 0 {
+		avg := uint64(hdrSize + 200) // before the drainer has seen anything
+		if entries > 0 {
+			avg = max(entryBytes/entries, hdrSize)
+		}
+		inRing = max(s.QueueDepth/avg, 1)
+	}
+	s.Enqueued = s.Written + s.Failed + s.Dropped + inRing
+	return s
+}
+
+func atomicMax(a *atomic.Uint64, v uint64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}

@@ -1,0 +1,434 @@
+package bus
+
+import (
+	"errors"
+	"io"
+	"os"
+	"syscall"
+)
+
+// sinkKind is how the drainer hands a batch to the sink.
+type sinkKind int
+
+const (
+	sinkCopy   sinkKind = iota // copy into one staging buffer, one Write
+	sinkBatch                  // BatchWriter.WriteBatch(views)
+	sinkWritev                 // writev(2) through syscall.RawConn, <= iovMax records per call
+)
+
+// viewKind says what a batch entry is, for the accounting after the write.
+type viewKind uint8
+
+const (
+	kRecord   viewKind = iota // inline ring record
+	kOversize                 // heap record from the side table
+	kMarker                   // drop marker (not a record)
+)
+
+// maxStagingKeep is the largest staging buffer (sinkCopy) the drainer keeps
+// between batches: a full batch of 4096 records of 200 bytes takes ~0.8 MiB;
+// a larger one (oversize records, which may be of any size) is released
+// after its write.
+const maxStagingKeep = 4 << 20
+
+// writeRound writes the batch, accounts for it, and releases its ring space.
+func (d *drainer) writeRound() {
+	b := d.b
+	done, off := 0, 0
+	rest, restLen := d.restIndex()
+	admitted := d.admit()
+	if admitted && b.ring != nil {
+		pre := 0
+		if d.kinds[0] == kMarker {
+			pre = len(d.views[0]) // a marker only ever opens a batch
+		}
+		b.ring.begin(d.pos, pre) // persisted before the write starts
+	}
+	// wmu: a producer writing through never calls the sink at the same time.
+	// Taken as a call: a write-through holding it may be stuck in the output.
+	// If Close gave up, the batch counts as failed (the loop's top counts
+	// the rest) and wmu is not taken: a stuck write-through may hold it.
+	if d.enterLock() {
+		b.wmu.Lock()
+		d.leaveCall()
+		if b.wtErr.Load() != nil { // atomic: set by a failed write-through (reportWriteThrough)
+			d.report("write", *b.wtErr.Swap(nil))
+		}
+		if admitted {
+			done, off = d.write()
+			if cap(d.staging) > maxStagingKeep {
+				d.staging = nil // a batch of large (oversize) records: do not keep its copy's memory
+			}
+		}
+		if done < len(d.views) {
+			if done == rest {
+				off += restLen // the record's first bytes went out on a write-through
+			}
+			if off > 0 {
+				d.tear(off)
+			}
+		}
+		b.wmu.Unlock()
+	}
+	var written, wbytes, failed, markers uint64
+	for i, k := range d.kinds {
+		switch {
+		case k == kMarker:
+			if i < done {
+				markers++
+			}
+		case i < done:
+			written++
+			wbytes += uint64(len(d.views[i]))
+		default:
+			failed++
+		}
+	}
+	// Single writer for these counters; Add is an uncontended atomic.
+	b.written.Add(written)
+	b.writtenBytes.Add(wbytes)
+	b.failed.Add(failed)
+	b.markers.Add(markers)
+	if done > 0 {
+		b.batches.Add(1)
+	}
+	d.woken = false
+	d.progIdx = 0
+	full := d.nrec >= d.target
+	clear(d.views) // drop references to oversize records
+	d.views, d.kinds, d.nrec = d.views[:0], d.kinds[:0], 0
+	d.release()
+	d.adapt(full)
+}
+
+// release zeroes the consumed space and publishes the new head.
+func (d *drainer) release() {
+	b := d.b
+	if b.ring != nil {
+		// The sink's write call has returned: only now may the file say so.
+		// Persisted before the zeroing, which destroys the records.
+		b.ring.written(d.pos)
+	}
+	if span := d.pos - d.head; span > 0 {
+		lo, hi := d.head&b.mask, d.pos&b.mask
+		switch {
+		case span >= b.capacity:
+			clear(b.mem)
+		case lo < hi:
+			clear(b.mem[lo:hi])
+		default:
+			clear(b.mem[lo:])
+			clear(b.mem[:hi])
+		}
+		b.entries.Add(d.nent)
+		b.entryBytes.Add(span)
+	}
+	d.nent = 0
+	if b.ring != nil {
+		// After the zeroing, before producers can see the new head: recovery
+		// never scans beyond zeroed+capacity, i.e. into space that may still
+		// hold consumed records.
+		b.ring.zeroedTo(d.pos)
+	}
+	if d.ovBytes > 0 {
+		b.oversizeBytes.Add(-d.ovBytes)
+		d.ovBytes = 0
+	}
+	// Release store: the zeroing above happens-before the writes of any
+	// producer that loads this head and reserves the space.
+	b.head.Store(d.pos)
+	d.head = d.pos
+	// Sequentially consistent after the head store; see the park in Bus.full.
+	if b.waiters.Load() > 0 {
+		b.broadcastSpace()
+	}
+}
+
+// restIndex returns the batch index of the rest of a record whose first
+// bytes a write-through wrote (see Bus.wtRest), and how many bytes those
+// were; -1 if the batch holds none. Such a rest is the batch's first entry:
+// the write-through reserved at the drainer's head, and collect puts no
+// marker in front of it.
+func (d *drainer) restIndex() (int, int) {
+	// Atomic loads after collect's acquire load of the rest's header, which
+	// the producer stored after these (see writeThrough1).
+	if len(d.kinds) > 0 && d.kinds[0] == kRecord && d.b.wtRest.Load() == d.head+1 {
+		return 0, int(d.b.wtRestLen.Load())
+	}
+	return -1, 0
+}
+
+// admit decides whether this batch is written. It is not (the batch
+// fails at once, counted as failed) after Close gave up, while the output
+// is failing and the probe is not due, or when the bytes owed from an
+// earlier torn record cannot be written. The owed bytes go out here, before
+// the ring file records the sink's position for the batch.
+func (d *drainer) admit() bool {
+	b := d.b
+	if chanClosed(b.abort) {
+		return false
+	}
+	// Flush and Close probe at once: their callers wait for the write.
+	if d.health == failing && (!d.now().Before(d.probeAt) || d.closing || len(d.reqs) > 0) {
+		d.health = d.health.next(evProbeDue)
+	}
+	if d.health == failing {
+		d.fastFails++
+		d.report("write", d.lastErr) // rate-limited: counted as a suppressed repeat
+		return false
+	}
+	probe := d.health == probing
+	for attempts := 0; len(d.owed) > 0; {
+		if !d.enterCall() {
+			return false
+		}
+		n, err := sinkWrite(b.w, d.owed)
+		d.leaveCall()
+		b.writeCalls.Add(1)
+		n = max(0, min(n, len(d.owed)))
+		d.owed = d.owed[n:]
+		if n > 0 {
+			probe, d.health = false, d.health.next(evProgress) // the output works again
+		}
+		if len(d.owed) == 0 {
+			d.health = d.health.next(evMended)
+			b.owing.Store(false) // atomic: write-throughs may go again (see Bus.owing)
+		}
+		if err == nil {
+			if n > 0 || len(d.owed) == 0 {
+				continue
+			}
+			err = io.ErrShortWrite
+		}
+		attempts++
+		if !d.failed(err, probe && n == 0, attempts) {
+			return false
+		}
+	}
+	return true
+}
+
+// failed handles a failed attempt: it reports err and, unless this was a
+// probe or the last of the batch's attempts, backs off and returns true
+// (try again). Otherwise the output is failing: it schedules the next probe
+// and returns false.
+func (d *drainer) failed(err error, probe bool, attempts int) bool {
+	b := d.b
+	d.lastErr = err
+	d.report("write", err)
+	d.failStreak = min(d.failStreak+1, maxFailShift)
+	backoff := min(b.retryBase<<(d.failStreak-1), b.retryMax)
+	if probe || attempts >= b.retries {
+		d.health = d.health.next(evGiveUp)
+		d.probeAt = d.now().Add(backoff)
+		return false
+	}
+	if attempts >= DefaultWriteAttempts {
+		// Config.WriteAttempts raised the budget: the batch is retried on,
+		// but callers waiting for the output (Flush, Sync, a record written
+		// before its Handle returns) wait no longer than the default budget
+		// would have made them: they get the error now, and their records
+		// stay queued for the remaining attempts.
+		d.answerWaiting(err)
+	}
+	return d.sleepFor(backoff, false) // false: Close gave up
+}
+
+// write hands the batch to the sink, completing short writes and retrying
+// failures with exponential back-off. It returns how many leading views were
+// written completely (the rest count as failed) and how many bytes of the
+// next one are in the output. While the output is failing (see
+// drainer.health) the first attempt is a probe: if it makes no progress,
+// the batch fails at once.
+func (d *drainer) write() (int, int) {
+	b := d.b
+	if b.sink == sinkCopy {
+		d.stage()
+	}
+	idx, off, attempts := 0, 0, 0
+	probe := d.health == probing
+	for idx < len(d.views) {
+		d.progIdx = idx
+		if !d.enterCall() {
+			break // Close gave up: what is left counts as failed
+		}
+		nidx, noff, err := d.step(idx, off)
+		d.leaveCall()
+		progressed := nidx > idx || noff > off
+		idx, off = nidx, noff
+		if progressed {
+			probe, d.health = false, d.health.next(evProgress) // the output works again
+		}
+		if err == nil {
+			if progressed || idx >= len(d.views) {
+				d.failStreak = 0
+				continue
+			}
+			err = io.ErrShortWrite // no progress and no error: never loop on it
+		}
+		if idx >= len(d.views) || progressed {
+			// Everything was taken, with an error (a batch writer whose
+			// failed records are not retried, such as otlpsink's refused
+			// drop marker): report it, with no back-off for nothing left.
+			// Or part was taken (a net.Conn's write deadline): go on at
+			// once, so that a record is never torn while the output
+			// makes progress; only attempts that write nothing count.
+			d.lastErr = err
+			d.report("write", err)
+			continue
+		}
+		attempts++
+		if !d.failed(err, probe, attempts) {
+			break
+		}
+	}
+	return idx, off
+}
+
+// tear handles a batch given up on with the first off bytes of a record in
+// the output. That record counts as failed, and the next record must not be
+// glued to its fragment: a regular *os.File whose end is still our
+// fragment's end is cut back to the record's start; anything else owes a
+// newline, written before the next record (see admit).
+func (d *drainer) tear(off int) {
+	err := errNotCut
+	if d.enterCall() {
+		err = cutBack(d.b.w, int64(off))
+		d.leaveCall()
+	}
+	if err != nil {
+		if err != errNotCut {
+			d.report("truncate", err)
+		}
+		d.owed = append(d.owed[:0], '\n')
+		d.health = d.health.next(evTear)
+		// Before release publishes head past this batch (seq-cst): a
+		// producer that then finds the ring empty sees it (see Bus.owing).
+		d.b.owing.Store(true)
+	}
+}
+
+var errNotCut = errors.New("not a regular file whose end is this record's fragment")
+
+// cutBack removes the last n bytes of w, the fragment of a record whose
+// write failed part-way, if w is a regular *os.File whose size equals our
+// file offset (so the fragment is still the file's end: with O_APPEND and
+// other writers, another process may have appended after it, and then
+// nothing is cut). It then moves the offset back, so that a file opened
+// without O_APPEND does not get a hole. A writer appending between the
+// size check and the truncate would lose its bytes: files shared with
+// other writers should not fail part-way through a record.
+func cutBack(w io.Writer, n int64) error {
+	f, ok := w.(*os.File)
+	if !ok {
+		return errNotCut
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errNotCut
+	}
+	pos, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if pos != fi.Size() || pos < n {
+		return errNotCut
+	}
+	if err := f.Truncate(pos - n); err != nil {
+		return err
+	}
+	_, err = f.Seek(pos-n, io.SeekStart)
+	return err
+}
+
+// step makes one call into the sink from record idx, byte off.
+func (d *drainer) step(idx, off int) (int, int, error) {
+	b := d.b
+	switch b.sink {
+	case sinkBatch:
+		n, err := sinkWriteBatch(b.w.(BatchWriter), d.views[idx:])
+		b.writeCalls.Add(1)
+		n = max(0, min(n, len(d.views)-idx))
+		return idx + n, 0, err
+	case sinkWritev:
+		return d.wv.step(d, idx, off)
+	}
+	start := off
+	if idx > 0 {
+		start += d.ends[idx-1]
+	}
+	if start >= len(d.staging) {
+		return len(d.views), 0, nil // only empty records remain
+	}
+	n, err := sinkWrite(b.w, d.staging[start:])
+	b.writeCalls.Add(1)
+	n = max(0, min(n, len(d.staging)-start))
+	idx, off = advance(d.ends, idx, start+n)
+	return idx, off, err
+}
+
+// advance converts a byte position in the concatenated batch into (record,
+// offset within it), skipping records that are complete (including empty ones).
+func advance(ends []int, idx, pos int) (int, int) {
+	for idx < len(ends) && ends[idx] <= pos {
+		idx++
+	}
+	switch idx {
+	case 0:
+		return 0, pos
+	case len(ends):
+		return idx, 0
+	}
+	return idx, pos - ends[idx-1]
+}
+
+// stage copies the batch into the reusable staging buffer.
+func (d *drainer) stage() {
+	d.staging, d.ends = d.staging[:0], d.ends[:0]
+	for _, v := range d.views {
+		d.staging = append(d.staging, v...)
+		d.ends = append(d.ends, len(d.staging))
+	}
+}
+
+func (d *drainer) sync() error {
+	if _, ok := d.b.w.(Syncer); !ok || chanClosed(d.b.abort) {
+		// Checked before taking wmu: after Close gave up, a hung
+		// write-through may hold wmu for ever, and the drainer must still
+		// finish (TestCloseGivesUpOnHungWriteThrough).
+		return nil
+	}
+	// No write-through during the sync: a sink need not allow both at
+	// once. Taken as a call: a write-through holding it may be stuck.
+	if !d.enterLock() {
+		return nil
+	}
+	d.b.wmu.Lock()
+	d.leaveCall()
+	defer d.b.wmu.Unlock()
+	return d.syncSinkExcluded()
+}
+
+// syncSinkExcluded syncs the sink for a caller that already keeps
+// write-throughs away from it (holding wmu, or while bytes are owed).
+func (d *drainer) syncSinkExcluded() error {
+	s, ok := d.b.w.(Syncer)
+	if !ok || chanClosed(d.b.abort) {
+		return nil
+	}
+	if !d.enterCall() {
+		return nil
+	}
+	err := sinkSync(s)
+	d.leaveCall()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+		return nil // pipes, terminals, sockets: nothing to make durable
+	}
+	if err != nil {
+		d.report("sync", err)
+	}
+	return err
+}

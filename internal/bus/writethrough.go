@@ -1,0 +1,191 @@
+package bus
+
+import (
+	"errors"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// wtAllow applies the write-through rate limit (GCRA: a burst of
+// WriteThroughBurst, then one per interval). Only a producer whose
+// reservation found the ring empty calls it, holding wmu (see writeThrough1),
+// so wtTAT needs no synchronisation of its own.
+func (b *Bus) wtAllow() bool {
+	if b.wtInterval <= 0 {
+		return true
+	}
+	now := int64(time.Since(b.epoch)) // monotonic
+	tat := max(b.wtTAT, now)
+	if tat-now > b.wtTolerance {
+		return false
+	}
+	b.wtTAT = tat + b.wtInterval
+	return true
+}
+
+// reportWriteThrough hands the error of a failed write-through to the
+// drainer, which reports it through its own rate limit (one report per
+// distinct error a second, shared with its own failures) when it next
+// writes: the record's rest, committed to the ring, is then retried there.
+//
+// An *os.File's or a net.Conn's Write wraps the errno (in a *fs.PathError,
+// a *net.OpError), while the drainer's writev reports the errno itself:
+// the wrappers are taken off, so that one failure is one distinct error to
+// the rate limit, and one report.
+func (b *Bus) reportWriteThrough(err error) {
+	var errno syscall.Errno
+	if b.sink == sinkWritev && errors.As(err, &errno) {
+		err = errno // under *fs.PathError (files), *net.OpError (sockets), ...
+	}
+	if b.onError != nil {
+		b.wtErr.Store(&err) // atomic: the drainer swaps it out; a later error replaces an unreported one
+	}
+}
+
+type wtResult int
+
+const (
+	wtNotTried  wtResult = iota // the caller commits the record to the ring as usual
+	wtWritten                   // written to the sink, the reservation released
+	wtCommitted                 // the sink failed: what it did not take is committed at t
+	wtCounted                   // a Close gave up meanwhile: the record is counted (Written or Failed), nothing committed
+)
+
+// wtClaim values (see Bus.wtClaim and giveup.go).
+const (
+	wtIdle      = 0
+	wtWriting   = 1 // a write-through is in flight at [wtStart-1, wtEnd)
+	wtAbandoned = 2 // Close's final count skipped it: its producer counts it
+)
+
+// writeThrough1 writes p, reserved at [t, t+need) while head == t, straight
+// to the sink, if the rate limit allows it (or force).
+//
+// Why the order of the output is the ring's order: head == t or wtHead == t
+// at the reservation means every entry below t is in the output (head is
+// published only after the sink's write call returned, wtHead after ours).
+// Entries reserved after ours are not: the drainer stops at our header,
+// which stays zero until we publish wtHead past it (the drainer then
+// adopts it, see drainer.adoptHead). So nothing
+// else can be written between the last consumed record and ours except a
+// drop marker or a sync by the drainer, which hold wmu; TryLock fails then,
+// and the record takes the ring. A pending gap at or below t keeps the
+// record in the ring too, behind its marker.
+//
+// Why at most one producer is here at a time (and may use wtTAT, wtOne):
+// the next producer to find head or wtHead == tail at its reservation does
+// so only after one of them passed our reservation, which happens after we
+// stored wtHead or the drainer consumed our committed entry.
+func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
+	if !b.wmu.TryLock() {
+		return wtNotTried
+	}
+	defer b.wmu.Unlock()
+	if b.gapPos.Load() <= t { // atomic: a drop registers its gap with a store under dropMu
+		// (a gap registered after this load belongs to a record refused
+		// concurrently with ours: its marker after our record is in order;
+		// a marker at or below t is held behind a rest committed here, see
+		// drainer.collect)
+		return wtNotTried
+	}
+	if b.owing.Load() { // atomic: see owing; the drainer writes the owed bytes before our record
+		return wtNotTried
+	}
+	// Only where the write cannot block for long, and not while the
+	// output is slow (the breaker, callerwait.go).
+	if b.direct == nil || b.outputSpeed() != speedFast || !b.direct(len(p)) {
+		return wtNotTried
+	}
+	// The rate limit last, so that a record that takes the ring anyway
+	// does not spend a write-through's token.
+	if !force && !b.wtAllow() {
+		return wtNotTried
+	}
+	// Published before the abort check (seq-cst): a Close giving up either
+	// sees the claim, or we see its abort (giveup.go).
+	b.wtEnd.Store(t + need)
+	b.wtStart.Store(t + 1)
+	b.wtClaim.Store(wtWriting)
+	if b.aborted.Load() {
+		if b.wtClaim.CompareAndSwap(wtWriting, wtIdle) {
+			return wtNotTried // committed to the ring, where Close's count finds it
+		}
+		b.failed.Add(1) // Close's count skipped our reservation
+		return wtCounted
+	}
+	var n int
+	var err error
+	start := b.beginCall()
+	if b.sink == sinkBatch {
+		b.wtOne[0] = p
+		var k int
+		k, err = sinkWriteBatch(b.w.(BatchWriter), b.wtOne)
+		b.wtOne[0] = nil
+		if k >= 1 {
+			n = len(p)
+		} // else: the sink cut back to the last whole record, nothing of p
+	} else {
+		n, err = sinkWrite(b.w, p)
+		n = max(0, min(n, len(p)))
+	}
+	b.endCall(start)
+	if !b.wtClaim.CompareAndSwap(wtWriting, wtIdle) {
+		// Close gave up during the call and left this record to us.
+		if n == len(p) {
+			b.written.Add(1)
+			b.writtenBytes.Add(uint64(n))
+		} else {
+			b.failed.Add(1)
+		}
+		return wtCounted
+	}
+	// Atomic adds: these counters are otherwise the drainer's, which may
+	// add to them at the same time (a marker round), and Stats reads them.
+	b.writeCalls.Add(1)
+	if n < len(p) || (err != nil && n == 0) {
+		if err != nil {
+			b.reportWriteThrough(err)
+		}
+		// The drainer writes the rest with its retries and error reports.
+		// Committed under wmu, so no marker can land inside a torn line.
+		// The rest is shorter than the reservation: padding fills the gap
+		// (committed first, so the drainer never waits at a zero word).
+		off, used := t&b.mask, align8(hdrSize+uint64(len(p)-n))
+		if used < need {
+			atomic.StoreUint64(b.hdr(off+used), flagCommit|flagPadding|(need-used))
+		}
+		if n > 0 {
+			// Before the commit (release): the drainer must know that the
+			// record's first n bytes are out, to end the line if the rest fails.
+			b.wtRestLen.Store(uint64(n))
+			b.wtRest.Store(t + 1)
+		}
+		b.commit(off, p[n:])
+		return wtCommitted
+	}
+	b.written.Add(1)
+	b.writtenBytes.Add(uint64(n))
+	b.wtCount.Add(1)
+	// Release store after the counters: a Stats that sees the new wtHead
+	// sees the record as written. Our header at t was never written, so the
+	// space is still zero when the drainer adopts it as released.
+	b.wtHead.Store(t + need)
+	// Producers that reserved after us and committed before our wtHead store
+	// saw head and wtHead below their reservation and did not check the
+	// drainer (see wakeAfterCommit); if there are any (tail moved), we do.
+	// A drainer in stWaitWT waits for this very write-through: we wake it
+	// whatever tail says. The drainer parks after storing its state and
+	// loading wtHead (hasWork, waitUncommitted): either it sees our store,
+	// or our state load below (seq-cst, after it) sees its state.
+	switch s := b.state.Load(); s {
+	case stRunning:
+	case stWaitWT:
+		b.wake(s, 0)
+	default:
+		if next := b.tail.Load() &^ closedBit; next > t+need {
+			b.wake(s, next-(t+need))
+		}
+	}
+	return wtWritten
+}
