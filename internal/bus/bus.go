@@ -41,7 +41,7 @@ const (
 	stParked   = 2 // unbounded wait; the first producer that commits wakes it
 	// stWaitWT: unbounded wait for a Flush or Close behind a write-through
 	// still in the sink (see drainer.waitUncommitted); like stParked, and the
-	// producer that ends the write-through also wakes it (writeThrough1).
+	// producer that ends the write-through also wakes it (tryWriteThrough).
 	stWaitWT = 3
 )
 
@@ -83,11 +83,7 @@ type Bus struct {
 	recovered    uint64        // Stats.Recovered, set before the drainer starts
 	unrecovered  uint64        // Stats.Unrecovered, likewise
 	writeThrough bool          // Config.WriteThrough, without a ring file
-	wtInterval   int64         // ns between write-throughs at the sustained rate; <= 0: unlimited
-	wtTolerance  int64         // ns of burst the rate limit allows
-	epoch        time.Time     // monotonic origin of wtTAT and qwTAT
-	qwInterval   int64         // quiet-wait rate limit, as wtInterval
-	qwTolerance  int64         // quiet-wait burst, as wtTolerance
+	epoch        time.Time     // monotonic origin of the bus's clock (nanotime, the rate limits)
 	yieldShift   uint          // see maxYieldShift
 	direct       directCheck   // which write-throughs cannot block for long (see directWriter); nil: none
 	slowCall     int64         // SlowCall in ns (the breaker, callerwait.go)
@@ -124,7 +120,7 @@ type Bus struct {
 	// whose reservation started at head == tail, and those producers are
 	// serialized by that condition (see writeThrough), so they need no lock.
 	wmu     sync.Mutex
-	wtTAT   int64                 // rate limit: GCRA theoretical arrival time, ns since epoch
+	wtLimit rateLimit             // the write-through rate limit (its CAS is uncontended: see tryWriteThrough)
 	wtErr   atomic.Pointer[error] // the last write-through error the drainer has not reported yet
 	wtOne   [][]byte              // len 1: the record handed to a BatchWriter
 	wtCount atomic.Uint64         // Stats.WriteThrough (atomic: Stats reads it)
@@ -159,14 +155,13 @@ type Bus struct {
 	callSince atomic.Int64
 	speed     atomic.Uint32
 	_         pad
-	// qwTAT is the quiet-wait rate limit's GCRA theoretical arrival time (ns
-	// since epoch), updated by CAS from any producer that found a short
-	// queue (see quietAllow). Its own line: at high rates it is read (not
-	// written: the limit is spent) by the few records per drainer round
-	// that find a short queue, and it must not make tail's or head's line
-	// bounce when it is written.
-	qwTAT atomic.Int64
-	_     pad
+	// qwLimit is the quiet wait's rate limit, updated by CAS from any
+	// producer that found a short queue (see quietAllow). Its own line: at
+	// high rates it is read (not written: the limit is spent) by the few
+	// records per drainer round that find a short queue, and it must not
+	// make tail's or head's line bounce when it is written.
+	qwLimit rateLimit
+	_       pad
 	// Slow-path shared counters: written only on drops, oversize records,
 	// blocking and wake-ups, never on the fast path.
 	dropped       atomic.Uint64

@@ -244,25 +244,9 @@ var (
 	}}
 )
 
-// quietAllow applies the quiet wait's rate limit (GCRA, as wtAllow, but
-// shared by every producer, so by CAS). Once the limit is spent it costs a
-// clock read and one load.
-func (b *Bus) quietAllow() bool {
-	if b.qwInterval <= 0 {
-		return true
-	}
-	now := int64(time.Since(b.epoch)) // monotonic
-	for {
-		tat := b.qwTAT.Load() // atomic: other producers update it by CAS
-		if tat-now > b.qwTolerance {
-			return false
-		}
-		// CAS: two producers allowed from one tat would spend one token.
-		if b.qwTAT.CompareAndSwap(tat, max(tat, now)+b.qwInterval) {
-			return true
-		}
-	}
-}
+// quietAllow applies the quiet wait's rate limit. Once the limit is spent
+// it costs a clock read and one load.
+func (b *Bus) quietAllow() bool { return b.qwLimit.allow(b.nanotime()) }
 
 // waitOversize waits, with a ring file, until the oversize record ending at
 // end is written: its bytes are on the heap, not in the file, so only the

@@ -296,22 +296,8 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	settleTornTail(w) // a sink's held torn-tail report is due now that any replay is done (ringfile.go)
 	b.gapPos.Store(math.MaxUint64)
 	b.writeThrough = cfg.WriteThrough && b.ring == nil
-	interval, burst := time.Second/WriteThroughRate, WriteThroughBurst
-	if cfg.wtInterval != 0 {
-		interval = cfg.wtInterval
-	}
-	if cfg.wtBurst != 0 {
-		burst = cfg.wtBurst
-	}
-	b.wtInterval, b.wtTolerance = int64(interval), int64(interval)*int64(burst-1)
-	interval, burst = time.Second/QuietWaitRate, QuietWaitBurst
-	if cfg.qwInterval != 0 {
-		interval = cfg.qwInterval
-	}
-	if cfg.qwBurst != 0 {
-		burst = cfg.qwBurst
-	}
-	b.qwInterval, b.qwTolerance = int64(interval), int64(interval)*int64(burst-1)
+	b.wtLimit.set(WriteThroughRate, WriteThroughBurst, cfg.wtInterval, cfg.wtBurst)
+	b.qwLimit.set(QuietWaitRate, QuietWaitBurst, cfg.qwInterval, cfg.qwBurst)
 	b.wtOne = make([][]byte, 1)
 	b.epoch = time.Now()
 	b.direct = cfg.direct

@@ -189,7 +189,7 @@ func (b *Bus) run() {
 	}
 }
 
-// adoptHead releases what producers wrote through (see Bus.writeThrough1):
+// adoptHead releases what producers wrote through (see Bus.tryWriteThrough):
 // wtHead is past head only while the drainer has nothing collected (pos ==
 // head, at the written-through reservation, whose header stays zero), so
 // skipping to it loses nothing, and the skipped space was never written, so
@@ -352,7 +352,7 @@ func (d *drainer) waitUncommitted() bool {
 	if chanClosed(b.abort) {
 		return false
 	}
-	// The write-through's producer stores wtHead (writeThrough1) or commits
+	// The write-through's producer stores wtHead (tryWriteThrough) or commits
 	// at pos (wakeAfterCommit, with head == pos), then loads state and
 	// wakes us (see idleWait's proof); Flush and Close kick.
 	d.idleWait(stWaitWT, 0, d.readyCommitted)

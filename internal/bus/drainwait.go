@@ -86,5 +86,5 @@ func (d *drainer) park() { d.idleWait(stParked, 0, d.readyHasWork) }
 func (d *drainer) committedAtPos() bool {
 	b := d.b
 	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
-		b.wtHead.Load() > d.head // a write-through to adopt (see writeThrough1's wake-up)
+		b.wtHead.Load() > d.head // a write-through to adopt (see tryWriteThrough's wake-up)
 }

@@ -147,7 +147,7 @@ func (d *drainer) countLeft() uint64 {
 			if wh := b.wtHead.Load(); wh > p { // written through: in the output already
 				p = wh
 			} else if b.wtStart.Load() == p+1 && b.wtClaim.CompareAndSwap(wtWriting, wtAbandoned) {
-				p = b.wtEnd.Load() // its producer counts it (writeThrough1)
+				p = b.wtEnd.Load() // its producer counts it (tryWriteThrough)
 			} else {
 				runtime.Gosched()
 			}

@@ -12,7 +12,7 @@ import (
 // ErrDropped (ring full in Drop mode, or Block timeout expired) or ErrClosed.
 // In Block mode without timeout it waits for space. With
 // Config.WriteThrough, a record that finds the ring empty may be written to
-// the sink before Enqueue returns (see writeThrough1), and one that finds a
+// the sink before Enqueue returns (see tryWriteThrough), and one that finds a
 // short queue ahead of it may wait until the drainer has written it (the
 // quiet wait, see Config.WriteThrough); Enqueue's result is the same
 // either way.
@@ -103,7 +103,7 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 			total = room + need // padding to the end of the region, record at offset 0
 		}
 		if t+total-h > b.capacity {
-			if err := b.full(&w, t, h, -1); err != nil {
+			if err := b.waitForRoom(&w, t, h, -1); err != nil {
 				return 0, false, 0, err
 			}
 			continue
@@ -113,8 +113,8 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 			continue
 		}
 		if (h == t || wh == t) && total == need && b.writeThrough && done == nil {
-			// The ring was empty when we reserved (see writeThrough1).
-			switch b.writeThrough1(p, t, need, force) {
+			// The ring was empty when we reserved (see tryWriteThrough).
+			switch b.tryWriteThrough(p, t, need, force) {
 			case wtWritten, wtCounted:
 				return t + need, true, 0, nil
 			case wtCommitted:
@@ -166,7 +166,7 @@ func (b *Bus) commit(off uint64, rec []byte) {
 // If the drainer's header load misses our store, it precedes our head load,
 // which therefore sees the drainer's last head (>= t, as the drainer waits at
 // our record), and our state load, later still, sees stParked. When the
-// drainer waits at a written-through reservation instead, see writeThrough1.
+// drainer waits at a written-through reservation instead, see tryWriteThrough.
 func (b *Bus) wakeAfterCommit(t, end, depth uint64) {
 	if depth >= b.hwBytes || b.head.Load() >= t || b.wtHead.Load() >= t {
 		if s := b.state.Load(); s != stRunning {
@@ -203,7 +203,7 @@ func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uin
 		// always admitted when none is outstanding, so any size makes progress.
 		ob := b.oversizeBytes.Load()
 		if t+hdrSize-h > b.capacity || (ob > 0 && ob+sz > int64(b.capacity)) {
-			if err := b.full(&w, t, h, ob); err != nil {
+			if err := b.waitForRoom(&w, t, h, ob); err != nil {
 				return 0, false, math.MaxUint64, err
 			}
 			continue
@@ -281,11 +281,11 @@ const (
 	yieldLimit = 64 // then runtime.Gosched until this many, then park
 )
 
-// full handles a ring that had no room at tail t and head h (or, with ob >= 0,
+// waitForRoom handles a ring that had no room at tail t and head h (or, with ob >= 0,
 // an oversize budget that held ob bytes): it drops (Drop mode, or Block after
 // its timeout) or waits for the drainer to free space. A nil return means
 // "try again".
-func (b *Bus) full(w *waitState, t, h uint64, ob int64) error {
+func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 	if b.overflow == Drop {
 		b.kick()
 		return b.drop(t)

@@ -79,7 +79,7 @@ func TestQuietWaitRateLimit(t *testing.T) {
 	waited := make(chan error, 1)
 	go func() { waited <- b.Enqueue(payload(1, 30)) }()
 	// Record 1 finds record 0 ahead of it and spends the one token.
-	waitFor(t, "record 1 takes the quiet wait's token", func() bool { return b.qwTAT.Load() != 0 })
+	waitFor(t, "record 1 takes the quiet wait's token", func() bool { return b.qwLimit.tat.Load() != 0 })
 	third := make(chan error, 1)
 	go func() { third <- b.Enqueue(payload(2, 30)) }()
 	select {
@@ -122,7 +122,7 @@ func TestQuietWaitFromInsideWrite(t *testing.T) {
 			if !writeThrough {
 				// The outer record goes to the drainer: spend the
 				// write-through limit first with records that do not reenter.
-				b.wtInterval, b.wtTolerance = int64(time.Hour), 0
+				b.wtLimit.interval, b.wtLimit.tolerance = int64(time.Hour), 0
 				require.NoError(t, b.Enqueue([]byte("spend\n")))
 			}
 			require.NoError(t, b.Enqueue([]byte("outer\n")))

@@ -138,7 +138,7 @@ func (d *drainer) release() {
 	// producer that loads this head and reserves the space.
 	b.head.Store(d.pos)
 	d.head = d.pos
-	// Sequentially consistent after the head store; see the park in Bus.full.
+	// Sequentially consistent after the head store; see the park in Bus.waitForRoom.
 	if b.waiters.Load() > 0 {
 		b.broadcastSpace()
 	}
@@ -151,7 +151,7 @@ func (d *drainer) release() {
 // marker in front of it.
 func (d *drainer) restIndex() (int, int) {
 	// Atomic loads after collect's acquire load of the rest's header, which
-	// the producer stored after these (see writeThrough1).
+	// the producer stored after these (see tryWriteThrough).
 	if len(d.kinds) > 0 && d.kinds[0] == kRecord && d.b.wtRest.Load() == d.head+1 {
 		return 0, int(d.b.wtRestLen.Load())
 	}
@@ -201,18 +201,18 @@ func (d *drainer) admit() bool {
 			err = io.ErrShortWrite
 		}
 		attempts++
-		if !d.failed(err, probe && n == 0, attempts) {
+		if !d.afterWriteError(err, probe && n == 0, attempts) {
 			return false
 		}
 	}
 	return true
 }
 
-// failed handles a failed attempt: it reports err and, unless this was a
+// afterWriteError handles a failed attempt: it reports err and, unless this was a
 // probe or the last of the batch's attempts, backs off and returns true
 // (try again). Otherwise the output is failing: it schedules the next probe
 // and returns false.
-func (d *drainer) failed(err error, probe bool, attempts int) bool {
+func (d *drainer) afterWriteError(err error, probe bool, attempts int) bool {
 	b := d.b
 	d.lastErr = err
 	d.report("write", err)
@@ -278,7 +278,7 @@ func (d *drainer) write() (int, int) {
 			continue
 		}
 		attempts++
-		if !d.failed(err, probe, attempts) {
+		if !d.afterWriteError(err, probe, attempts) {
 			break
 		}
 	}

@@ -4,25 +4,13 @@ import (
 	"errors"
 	"sync/atomic"
 	"syscall"
-	"time"
 )
 
-// wtAllow applies the write-through rate limit (GCRA: a burst of
-// WriteThroughBurst, then one per interval). Only a producer whose
-// reservation found the ring empty calls it, holding wmu (see writeThrough1),
-// so wtTAT needs no synchronisation of its own.
-func (b *Bus) wtAllow() bool {
-	if b.wtInterval <= 0 {
-		return true
-	}
-	now := int64(time.Since(b.epoch)) // monotonic
-	tat := max(b.wtTAT, now)
-	if tat-now > b.wtTolerance {
-		return false
-	}
-	b.wtTAT = tat + b.wtInterval
-	return true
-}
+// wtAllow applies the write-through rate limit (a burst of
+// WriteThroughBurst, then WriteThroughRate a second). Only a producer
+// whose reservation found the ring empty calls it, holding wmu (see
+// tryWriteThrough), so its CAS never contends.
+func (b *Bus) wtAllow() bool { return b.wtLimit.allow(b.nanotime()) }
 
 // reportWriteThrough hands the error of a failed write-through to the
 // drainer, which reports it through its own rate limit (one report per
@@ -59,7 +47,7 @@ const (
 	wtAbandoned = 2 // Close's final count skipped it: its producer counts it
 )
 
-// writeThrough1 writes p, reserved at [t, t+need) while head == t, straight
+// tryWriteThrough writes p, reserved at [t, t+need) while head == t, straight
 // to the sink, if the rate limit allows it (or force).
 //
 // Why the order of the output is the ring's order: head == t or wtHead == t
@@ -73,11 +61,11 @@ const (
 // and the record takes the ring. A pending gap at or below t keeps the
 // record in the ring too, behind its marker.
 //
-// Why at most one producer is here at a time (and may use wtTAT, wtOne):
+// Why at most one producer is here at a time (and may use wtOne):
 // the next producer to find head or wtHead == tail at its reservation does
 // so only after one of them passed our reservation, which happens after we
 // stored wtHead or the drainer consumed our committed entry.
-func (b *Bus) writeThrough1(p []byte, t, need uint64, force bool) wtResult {
+func (b *Bus) tryWriteThrough(p []byte, t, need uint64, force bool) wtResult {
 	if !b.wmu.TryLock() {
 		return wtNotTried
 	}
