@@ -1,0 +1,468 @@
+package bus
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// flightEnd says how the output ends relative to the interrupted batch, as
+// flightDone found it.
+type flightEnd uint8
+
+const (
+	// flightExact: the output holds the batch's first j entries, checked
+	// byte by byte, and then ends (or holds the whole batch, followed by
+	// whatever was appended later). Exactly the rest is replayed.
+	flightExact flightEnd = iota
+	// flightTorn: the output holds the first j entries and then ends inside
+	// entry j (or inside the drop marker, j == 0), with bytes that are its
+	// beginning: a write torn by the crash (see tornTail).
+	flightTorn
+	// flightForeign: after the first j entries the output holds bytes that
+	// are not entry j's: something else wrote to the file. The batch is
+	// replayed from entry j, with a warning.
+	flightForeign
+	// flightUnknown: the position is unknown (no position, the output shrank,
+	// an oversize reference of unknown length): the whole batch is replayed.
+	flightUnknown
+	// flightUnread: bytes that should be the batch's could not be read back:
+	// the whole batch is replayed.
+	flightUnread
+)
+
+// flightReadChunk bounds one read of flightDone (and its buffer).
+const flightReadChunk = 1 << 20
+
+// sinkReader reads a file output back for recovery: it fills b with the
+// bytes at off of the output now at now and reports whether it could (all
+// of b). A descriptor-based reader reads the file the descriptor is open on.
+type sinkReader func(now SinkPosition, off int64, b []byte) bool
+
+// flightDone returns how many leading entries of the interrupted batch ents
+// (the valid entries in [st.head, st.end)) are wholly in the sink, given
+// where the sink ends now, and how the sink goes on after them (see
+// flightEnd).
+//
+// An entry counts as written only if its bytes are in the output where the
+// batch put them: the batch's records are still in the ring, so they are
+// compared with the output from its size before the batch (after the drop
+// marker, whose bytes are not in the ring and are measured by length only).
+// Bytes someone else appended after the crash (a wrapper's banner, another
+// handler's first line) are then never taken for records, whatever their
+// length. Oversize records were on the heap: their bytes cannot be compared,
+// so one counts as written by its length if a checked record follows it or
+// the output ends right after it, and not written if bytes that are not the
+// next record follow it. Reads stay within the batch's inline records (at
+// most the ring's capacity), in reads of at most flightReadChunk bytes (or
+// one record, if longer).
+func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error, read sinkReader) (j int, end flightEnd) {
+	if st.size == unknownSinkSize || nowErr != nil || now.Size < 0 {
+		return 0, flightUnknown
+	}
+	base := st.size
+	if now.Dev != st.dev || now.Ino != st.ino {
+		base = 0 // the sink switched files (rotation) at the start of the batch
+	}
+	pos := base + int64(st.pre) // where entry i's bytes begin in the output
+	switch {
+	case now.Size == base:
+		return 0, flightExact // nothing written, not even the marker
+	case now.Size < base:
+		return 0, flightUnknown // the sink shrank
+	case now.Size < pos:
+		return 0, flightTorn // inside the marker
+	}
+	// unchecked is the first oversize entry after the last checked record:
+	// written or not depends on what follows it.
+	unchecked := -1
+	var buf []byte
+	for i := 0; i < len(ents); {
+		e := ents[i]
+		if e.kind == entOversize {
+			if e.size == lenMask {
+				return 0, flightUnknown // unknown length: cannot measure past it
+			}
+			if rest := now.Size - pos; rest < int64(e.size) {
+				if rest == 0 {
+					return i, flightExact // ends where it begins
+				}
+				return i, flightTorn // ends inside its bytes
+			}
+			if unchecked < 0 {
+				unchecked = i
+			}
+			pos += int64(e.size)
+			i++
+			continue
+		}
+		// The inline entries up to the next oversize one, at most
+		// flightReadChunk bytes of them (at least one): read what the output
+		// holds where they belong, at most their length.
+		k, runLen := i, int64(0)
+		for ; k < len(ents) && ents[k].kind != entOversize; k++ {
+			if k > i && runLen+int64(ents[k].size) > flightReadChunk {
+				break
+			}
+			runLen += int64(ents[k].size) // padding: 0
+		}
+		n := min(runLen, now.Size-pos)
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		got := buf[:n]
+		if n > 0 && (read == nil || !read(now, pos, got)) {
+			return 0, flightUnread
+		}
+		for ; i < k; i++ {
+			d := ents[i].data // padding: nil
+			if len(got) >= len(d) && bytes.Equal(got[:len(d)], d) {
+				if len(d) > 0 {
+					unchecked = -1 // its bytes follow the oversize ones before it
+				}
+				got, pos = got[len(d):], pos+int64(len(d))
+				continue
+			}
+			// got is shorter than d only where the output ends (n < runLen).
+			if len(got) < len(d) && bytes.HasPrefix(d, got) {
+				if len(got) == 0 {
+					return i, flightExact // ends where it begins
+				}
+				return i, flightTorn
+			}
+			if unchecked >= 0 {
+				return unchecked, flightForeign // the oversize bytes were not ours either
+			}
+			return i, flightForeign
+		}
+	}
+	if unchecked >= 0 && pos < now.Size {
+		// More bytes after oversize records that no checked record follows:
+		// whether those bytes were ours cannot be told.
+		return unchecked, flightForeign
+	}
+	return len(ents), flightExact
+}
+
+// tornTail locates a record torn by the crash in a file output: when the
+// output is still the file the interrupted batch went to (same device and
+// inode) and ends inside the batch's drop marker (idx -1) or inside entry
+// idx, it returns where the last whole record ends (cut) and how many bytes
+// of the torn piece follow it (frag, > 0). ok is false in every other case.
+func tornTail(ents []ringEntry, st ringState, now SinkPosition) (cut int64, idx int, frag int64, ok bool) {
+	if st.size == unknownSinkSize || now.Dev != st.dev || now.Ino != st.ino || now.Size <= st.size {
+		return 0, 0, 0, false
+	}
+	rem := now.Size - st.size
+	if rem < int64(st.pre) {
+		return st.size, -1, rem, true // inside the marker
+	}
+	at := st.size + int64(st.pre)
+	rem -= int64(st.pre)
+	for i, e := range ents {
+		if e.kind == entOversize && e.size == lenMask {
+			return 0, 0, 0, false // unknown length: cannot measure past it
+		}
+		n := int64(e.size)
+		if rem < n {
+			if rem == 0 {
+				return 0, 0, 0, false // ends at a record boundary: nothing torn
+			}
+			return at, i, rem, true
+		}
+		at, rem = at+n, rem-n
+	}
+	return 0, 0, 0, false // ends at or beyond the batch's end
+}
+
+// SinkCutter cuts a file output back to the end of its last whole record,
+// removing a record's beginning that a crash left at its end: cut, after
+// checking that the output is still at now (device, inode, size) and that
+// fragment accepts the bytes from at to its end. It reports whether it cut.
+type sinkCutter func(at int64, now SinkPosition, fragment func([]byte) bool) bool
+
+// tornTailSettler is a sink that set aside a torn tail when it was opened and
+// holds the report until it knows whether a replay writes that record again
+// (filesink.File). The bus calls SettleTornTail once before its first write:
+// with the record a durable ring's recovery is about to write again, whole,
+// because the crash interrupted its write, or with nil.
+type tornTailSettler interface {
+	SettleTornTail(rec []byte)
+}
+
+// settleTornTail tells a sink that holds a torn-tail report that no replay
+// covers it (called by New after any replay; once settled, later calls do
+// nothing).
+func settleTornTail(w io.Writer) {
+	if s, ok := w.(tornTailSettler); ok {
+		s.SettleTornTail(nil)
+	}
+}
+
+// recoveryResult is what recover did.
+type recoveryResult struct {
+	recovered   uint64 // records replayed
+	unrecovered uint64 // oversize references found (their bytes were on the heap)
+	suspects    int    // damaged entries: invalid headers at entry boundaries (see next)
+	replayedAll bool   // an in-flight batch was replayed whole: it may appear twice
+	unread      bool   // ... because the output could not be read back
+	flight      int    // records in that batch
+	torn        bool   // the sink ended inside a record of the in-flight batch
+	cutMarker   bool   // the sink ended inside the batch's drop marker, which was cut
+	foreign     bool   // the sink held other bytes where a record of the batch belonged
+	foreignFrom int    // records of that batch found in the sink (not replayed)
+	foreignOf   int    // records in that batch
+	foreignNext []byte // the beginning of the first record replayed then
+}
+
+// recover replays the committed records the file holds to w (see the
+// comment at the top of this file) and resets the ring. It returns an error
+// only if the sink failed; the file then still holds what was not written.
+func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
+	var res recoveryResult
+	im := &ringImage{capacity: r.capacity, mask: r.capacity - 1, st: r.st, ring: r.ring()}
+	head := r.st.head
+	if r.st.end > head {
+		head = r.settleFlight(w, im, &res)
+	}
+	if err := r.replay(w, im, head, maxBatch, &res); err != nil {
+		return res, err
+	}
+	if res.recovered > 0 {
+		if s, ok := w.(Syncer); ok {
+			if err := sinkSync(s); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
+				return res, fmt.Errorf("asyncbus: sync after replaying the ring file: %w", err)
+			}
+		}
+	}
+	return res, nil
+}
+
+// settleFlight is recovery's first phase: it decides how much of the batch
+// the crash interrupted ([head, end) in the state) reached the output, by
+// reading the output back (flightDone), cuts back a record the crash tore
+// where that is safe, records what it found in res, and publishes the new
+// head. It returns the position replay starts from.
+func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult) uint64 {
+	head := r.st.head
+	var ents []ringEntry
+	for pos := head; ; {
+		e, sus, ok := im.next(pos, r.st.end)
+		res.suspects += sus
+		if !ok {
+			break
+		}
+		ents = append(ents, e)
+		pos = e.end
+	}
+	var now SinkPosition
+	nowErr := errors.New("unknown sink position")
+	if r.pos != nil {
+		now, nowErr = r.pos()
+	}
+	j, end := flightDone(ents, r.st, now, nowErr, r.read)
+	if end == flightTorn && r.cut != nil {
+		j, end = r.cutTorn(ents, now, j, end, res)
+	}
+	if (end == flightExact || end == flightForeign) && j < len(ents) && ents[j].kind == entRecord {
+		// A sink that set a torn tail aside at its own open learns which
+		// record is written again first (filesink: no alarm if the
+		// fragment is its beginning).
+		if s, isSettler := w.(tornTailSettler); isSettler {
+			s.SettleTornTail(ents[j].data)
+		}
+	}
+	res.noteFlight(ents, j, end)
+	if j > 0 {
+		head = ents[j-1].end
+	}
+	s := r.st
+	s.head, s.end, s.pre = head, head, 0
+	r.publish(s) // one atomic switch: the measurement is never applied twice
+	return head
+}
+
+// cutTorn handles an output that ends in the beginning of a record (or of
+// the marker) that the crash tore: it cuts it back, if it is exactly that,
+// so the record is written again whole and only once, and returns the
+// flight's new first record to write and its end kind.
+func (r *ringFile) cutTorn(ents []ringEntry, now SinkPosition, j int, end flightEnd, res *recoveryResult) (int, flightEnd) {
+	at, idx, frag, torn := tornTail(ents, r.st, now)
+	if !torn {
+		return j, end
+	}
+	match := func(b []byte) bool { return int64(len(b)) == frag && bytes.IndexByte(b, '\n') < 0 }
+	if idx >= 0 && ents[idx].kind == entRecord {
+		want := ents[idx].data[:frag]
+		match = func(b []byte) bool { return bytes.Equal(b, want) }
+	}
+	if !r.cut(at, now, match) {
+		return j, end
+	}
+	res.cutMarker = idx < 0
+	return max(idx, 0), flightExact
+}
+
+// noteFlight records in res what recovery found of the interrupted batch
+// ents, of which the first j reached the output, ended as end says.
+func (res *recoveryResult) noteFlight(ents []ringEntry, j int, end flightEnd) {
+	switch end {
+	case flightTorn:
+		res.torn = true
+	case flightForeign:
+		res.foreign = true
+		for i, e := range ents {
+			if e.kind != entRecord {
+				continue
+			}
+			if i < j {
+				res.foreignFrom++
+			} else if res.foreignNext == nil {
+				res.foreignNext = bytes.Clone(e.data[:min(len(e.data), 60)])
+			}
+			res.foreignOf++
+		}
+	case flightUnknown, flightUnread:
+		for _, e := range ents {
+			if e.kind == entRecord {
+				res.flight++
+			}
+		}
+		res.replayedAll = res.flight > 0
+		res.unread = end == flightUnread
+	}
+}
+
+// replay is recovery's second phase: it writes every record from head to
+// the end of the image to w, in batches of maxBatch, persisting progress
+// after each, and counts oversize references (their bytes were on the
+// heap) as unrecovered.
+func (r *ringFile) replay(w io.Writer, im *ringImage, head uint64, maxBatch int, res *recoveryResult) error {
+	limit := r.st.zeroed + r.capacity
+	var batch [][]byte
+	var buf []byte
+	pos := head
+	flush := func(end uint64) error {
+		if len(batch) > 0 {
+			r.begin(end, 0)
+			err := writeAll(w, batch, &buf)
+			if err != nil {
+				return err
+			}
+			res.recovered += uint64(len(batch))
+			clear(batch)
+			batch = batch[:0]
+		}
+		r.written(end)
+		return nil
+	}
+	for {
+		e, sus, ok := im.next(pos, limit)
+		res.suspects += sus
+		if !ok {
+			break
+		}
+		pos = e.end
+		switch e.kind {
+		case entOversize:
+			if err := flush(e.pos); err != nil {
+				return err
+			}
+			res.unrecovered++
+			r.written(e.end)
+		case entRecord:
+			batch = append(batch, e.data)
+			if len(batch) >= maxBatch {
+				if err := flush(e.end); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if err := flush(pos); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeAll writes recs to w in order: one WriteBatch loop for a BatchWriter,
+// one Write of the concatenation otherwise.
+func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
+	if bw, ok := w.(BatchWriter); ok {
+		for len(recs) > 0 {
+			n, err := sinkWriteBatch(bw, recs)
+			n = max(0, min(n, len(recs)))
+			recs = recs[n:]
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return io.ErrShortWrite
+			}
+		}
+		return nil
+	}
+	b := (*buf)[:0]
+	for _, r := range recs {
+		b = append(b, r...)
+	}
+	*buf = b
+	if len(b) == 0 {
+		return nil
+	}
+	n, err := sinkWrite(w, b)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
+	}
+	return err
+}
+
+// sinkPositionOf returns the position function New uses by default: for an
+// *os.File on a regular file, fstat; for a writer with a Path() string
+// method (filesink.File), stat of that path; otherwise nil (unknown).
+func sinkPositionOf(w io.Writer) func() (SinkPosition, error) {
+	switch s := w.(type) {
+	case *os.File:
+		return filePosition(s)
+	case interface{ Path() string }:
+		if strings.TrimSpace(s.Path()) == "" {
+			return nil
+		}
+		return func() (SinkPosition, error) { return pathPosition(s.Path()) }
+	}
+	return nil
+}
+
+// sinkReaderOf returns the reader recovery uses to check which records of an
+// interrupted batch are in the output: for an *os.File on a regular file,
+// fileReader; for a writer with a Path() string method (filesink.File),
+// pathReader; otherwise nil (the output cannot be read back).
+func sinkReaderOf(w io.Writer) sinkReader {
+	switch s := w.(type) {
+	case *os.File:
+		return fileReader(s)
+	case interface{ Path() string }:
+		p, ok := sinkPath(s)
+		if !ok || strings.TrimSpace(p) == "" {
+			return nil
+		}
+		return pathReader(p)
+	}
+	return nil
+}
+
+// sinkCutterOf returns the cutter New uses: for an *os.File on a regular
+// file, fileCutter; otherwise nil (a filesink.File repairs its own tail when
+// it is opened; other writers cannot be cut).
+func sinkCutterOf(w io.Writer) sinkCutter {
+	if f, ok := w.(*os.File); ok {
+		return fileCutter(f)
+	}
+	return nil
+}
