@@ -46,7 +46,7 @@ type drainer struct {
 	probeAt   time.Time
 	fastFails uint64 // batches failed without a call while failing (tests read it after Close)
 	yields    uint64 // times waitUncommitted yielded to a producer (tests read it after Close)
-	woken     bool   // holdForProbe was woken: the batch is wanted now (cleared by writeRound)
+	woken     bool   // a hold was cut short: the batch is wanted now (cleared by writeRound)
 	// owed is what must reach the output before the next record: the
 	// newline that ends a fragment left by a write that failed part-way
 	// through a record and could not be cut back (see tear).
@@ -127,7 +127,11 @@ func (b *Bus) run() {
 			atomicMax(&b.highWater, depth)
 		}
 		d.collect()
-		if len(d.views) > 0 && d.gather && !urgent && d.nrec < b.minBatch && (t&^closedBit)-d.head < b.hwBytes {
+		act := actWrite
+		if len(d.views) > 0 {
+			act = d.decide(urgent, t)
+		}
+		if act == actGather {
 			// Light or moderate load: wait for a worthwhile batch. Flush,
 			// Close, a full ring and the high watermark cut the wait short.
 			// Without it, a steady producer got a write(2) of ~14 records
@@ -143,9 +147,12 @@ func (b *Bus) run() {
 				d.sleepFor(d.gatherFor, true)
 				d.collect()
 			}
+			d.gather = false
+			act = d.decide(urgent, t)
 		}
 		d.gather = false
-		if len(d.views) > 0 && d.holdForProbe(urgent, t) {
+		if act == actHold {
+			d.hold()
 			continue
 		}
 		if len(d.views) > 0 {
@@ -156,7 +163,7 @@ func (b *Bus) run() {
 			if small {
 				start = d.now()
 			}
-			d.writeRound()
+			d.writeRound(act)
 			if small {
 				d.gather = true
 				d.gatherFor = min(b.maxLatency/2, b.maxLatency-d.now().Sub(start))
@@ -290,29 +297,6 @@ func (d *drainer) adapt(roundFull bool) {
 		d.target = t
 		b.batchTarget.Store(uint64(t))
 	}
-}
-
-// holdForProbe keeps the batch in the ring while the output is failing
-// and its next probe is not due, as long as nothing needs the space: no
-// Flush or Close waits, the ring is below its high watermark and no Block
-// caller waits. It sleeps until the probe is due and returns true (collect
-// again), so that records of a short outage are written by the probe rather
-// than failed. Anything that wakes it (a producer past the watermark, a full
-// ring, Flush, Close) lets the batch go at once: failed fast, or probed.
-func (d *drainer) holdForProbe(urgent bool, t uint64) bool {
-	b := d.b
-	if d.health != failing || urgent || d.woken || (t&^closedBit)-d.head >= b.hwBytes || b.waiters.Load() > 0 {
-		return false
-	}
-	wait := d.probeAt.Sub(d.now())
-	if wait <= 0 {
-		return false
-	}
-	// Sleeping state: producers wake us past the watermark, kick always.
-	if d.idleWait(stSleeping, wait, d.readyWanted) != waitTimedOut {
-		d.woken = true
-	}
-	return true
 }
 
 // idle backs off: sleeps of 50 µs doubling up to MaxLatency/2, one sleep at

@@ -245,7 +245,7 @@ func (d *drainer) finish() {
 	if n := b.takeGaps(math.MaxUint64, true); n > 0 {
 		// Drops registered at the very end (a Drop racing with Close).
 		d.addMarker(n)
-		d.writeRound()
+		d.writeRound(d.decide(true, b.tail.Load()))
 	}
 	syncErr := d.sync()
 	failed := b.failed.Load()

@@ -32,11 +32,11 @@ const (
 const maxStagingKeep = 4 << 20
 
 // writeRound writes the batch, accounts for it, and releases its ring space.
-func (d *drainer) writeRound() {
+func (d *drainer) writeRound(act batchAction) {
 	b := d.b
 	done, off := 0, 0
 	rest, restLen := d.restIndex()
-	admitted := d.admit()
+	admitted := d.admit(act)
 	if admitted && b.ring != nil {
 		pre := 0
 		if d.kinds[0] == kMarker {
@@ -158,24 +158,22 @@ func (d *drainer) restIndex() (int, int) {
 	return -1, 0
 }
 
-// admit decides whether this batch is written. It is not (the batch
-// fails at once, counted as failed) after Close gave up, while the output
-// is failing and the probe is not due, or when the bytes owed from an
+// admit carries out decide's action up to the batch's write: it reports
+// whether the batch is written. It is not (the batch fails at once,
+// counted as failed) for actFailFast, or when the bytes owed from an
 // earlier torn record cannot be written. The owed bytes go out here, before
 // the ring file records the sink's position for the batch.
-func (d *drainer) admit() bool {
+func (d *drainer) admit(act batchAction) bool {
 	b := d.b
-	if chanClosed(b.abort) {
+	switch act {
+	case actFailFast:
+		if !b.aborted.Load() { // atomic: a Close that gave up counts without a report
+			d.fastFails++
+			d.report("write", d.lastErr) // rate-limited: counted as a suppressed repeat
+		}
 		return false
-	}
-	// Flush and Close probe at once: their callers wait for the write.
-	if d.health == failing && (!d.now().Before(d.probeAt) || d.closing || len(d.reqs) > 0) {
+	case actProbe:
 		d.health = d.health.next(evProbeDue)
-	}
-	if d.health == failing {
-		d.fastFails++
-		d.report("write", d.lastErr) // rate-limited: counted as a suppressed repeat
-		return false
 	}
 	probe := d.health == probing
 	for attempts := 0; len(d.owed) > 0; {
