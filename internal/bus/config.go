@@ -237,26 +237,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		panic("bus: Config.DropMarker is required")
 	}
 	capacity := ringCapacity(cfg)
-	var mem []byte
-	if cfg.RingFile != "" {
-		if cfg.memory != nil {
-			panic("bus: Config.RingFile and Config.memory are exclusive")
-		}
-		// Mapped below, once the rest of the configuration is known valid;
-		// this placeholder keeps the struct literal uniform.
-		mem = make([]byte, 8)
-	} else if cfg.memory != nil {
-		mem = cfg.memory[:capacity:capacity]
-		if uintptr(unsafe.Pointer(&mem[0]))%8 != 0 {
-			panic("bus: Config.memory is not 8-byte aligned")
-		}
-		clear(mem)
-	} else {
-		// Allocate as []uint64 so the base is guaranteed 8-byte aligned, then view
-		// it as bytes; the backing array contains no pointers.
-		words := make([]uint64, capacity/8)
-		mem = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), capacity)
-	}
+	mem := ringMemory(cfg, capacity)
 	b := &Bus{
 		w:            w,
 		mem:          mem,
@@ -313,6 +294,31 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	}
 	go b.run()
 	return b, nil
+}
+
+// ringMemory returns the ring's memory: cfg.memory (tests), a fresh
+// 8-byte-aligned region, or, with a ring file, a placeholder that
+// openRing replaces with the mapping once the rest of the configuration is
+// known valid.
+func ringMemory(cfg Config, capacity uint64) []byte {
+	switch {
+	case cfg.RingFile != "":
+		if cfg.memory != nil {
+			panic("bus: Config.RingFile and Config.memory are exclusive")
+		}
+		return make([]byte, 8) // keeps the Bus literal uniform
+	case cfg.memory != nil:
+		mem := cfg.memory[:capacity:capacity]
+		if uintptr(unsafe.Pointer(&mem[0]))%8 != 0 {
+			panic("bus: Config.memory is not 8-byte aligned")
+		}
+		clear(mem)
+		return mem
+	}
+	// Allocate as []uint64 so the base is guaranteed 8-byte aligned, then
+	// view it as bytes; the backing array contains no pointers.
+	words := make([]uint64, capacity/8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), capacity)
 }
 
 func ringCapacity(cfg Config) uint64 {

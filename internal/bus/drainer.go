@@ -127,51 +127,11 @@ func (b *Bus) run() {
 			atomicMax(&b.highWater, depth)
 		}
 		d.collect()
-		act := actWrite
 		if len(d.views) > 0 {
-			act = d.decide(urgent, t)
-		}
-		if act == actGather {
-			// Light or moderate load: wait for a worthwhile batch. Flush,
-			// Close, a full ring and the high watermark cut the wait short.
-			// Without it, a steady producer got a write(2) of ~14 records
-			// (3 KB) per round at 1 goroutine: a core's worth of write calls,
-			// where one wait makes the batches hundreds of records (see
-			// BenchmarkEnqueuePaced). The wait keeps MaxLatency: after an idle
-			// sleep (at most MaxLatency/2) it is MaxLatency/2; after a small
-			// round, whose write took W, it is MaxLatency-W, at most
-			// MaxLatency/2, for a record committed just after that round's
-			// collect has waited W already.
-			d.lastGather = max(d.gatherFor, 0)
-			if d.gatherFor > 0 {
-				d.sleepFor(d.gatherFor, true)
-				d.collect()
-			}
-			d.gather = false
-			act = d.decide(urgent, t)
+			d.handleBatch(urgent, t)
+			continue
 		}
 		d.gather = false
-		if act == actHold {
-			d.hold()
-			continue
-		}
-		if len(d.views) > 0 {
-			// A small round that nothing urgent asked for: gather the next,
-			// for what is left of MaxLatency once this round's write is done.
-			small := d.nrec < b.minBatch && !urgent
-			var start time.Time
-			if small {
-				start = d.now()
-			}
-			d.writeRound(act)
-			if small {
-				d.gather = true
-				d.gatherFor = min(b.maxLatency/2, b.maxLatency-d.now().Sub(start))
-			}
-			d.sleep, d.sleptAtCap = idleSleepMin, false
-			d.answerFlushes()
-			continue
-		}
 		d.answerFlushes()
 		if d.closing {
 			// Anything below the final tail not collected yet is a
@@ -194,6 +154,52 @@ func (b *Bus) run() {
 		}
 		d.idle()
 	}
+}
+
+// handleBatch decides what to do with the batch collected (decide) and
+// does it: gather more, hold it until the probe, or write it (or fail it
+// fast) and answer the Flushes it completes. t is the round's tail.
+func (d *drainer) handleBatch(urgent bool, t uint64) {
+	b := d.b
+	act := d.decide(urgent, t)
+	if act == actGather {
+		// Light or moderate load: wait for a worthwhile batch. Flush,
+		// Close, a full ring and the high watermark cut the wait short.
+		// Without it, a steady producer got a write(2) of ~14 records
+		// (3 KB) per round at 1 goroutine: a core's worth of write calls,
+		// where one wait makes the batches hundreds of records (see
+		// BenchmarkEnqueuePaced). The wait keeps MaxLatency: after an idle
+		// sleep (at most MaxLatency/2) it is MaxLatency/2; after a small
+		// round, whose write took W, it is MaxLatency-W, at most
+		// MaxLatency/2, for a record committed just after that round's
+		// collect has waited W already.
+		d.lastGather = max(d.gatherFor, 0)
+		if d.gatherFor > 0 {
+			d.sleepFor(d.gatherFor, true)
+			d.collect()
+		}
+		d.gather = false
+		act = d.decide(urgent, t)
+	}
+	d.gather = false
+	if act == actHold {
+		d.hold()
+		return
+	}
+	// A small round that nothing urgent asked for: gather the next, for
+	// what is left of MaxLatency once this round's write is done.
+	small := d.nrec < b.minBatch && !urgent
+	var start time.Time
+	if small {
+		start = d.now()
+	}
+	d.writeRound(act)
+	if small {
+		d.gather = true
+		d.gatherFor = min(b.maxLatency/2, b.maxLatency-d.now().Sub(start))
+	}
+	d.sleep, d.sleptAtCap = idleSleepMin, false
+	d.answerFlushes()
 }
 
 // adoptHead releases what producers wrote through (see Bus.tryWriteThrough):

@@ -60,6 +60,10 @@ type sinkReader func(now SinkPosition, off int64, b []byte) bool
 // next record follow it. Reads stay within the batch's inline records (at
 // most the ring's capacity), in reads of at most flightReadChunk bytes (or
 // one record, if longer).
+//
+// It is longer than the package's other functions (about 85 lines): its
+// cases are one pass over the batch sharing the read cursor and the
+// buffer, and each reads best next to the others.
 func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error, read sinkReader) (j int, end flightEnd) {
 	if st.size == unknownSinkSize || nowErr != nil || now.Size < 0 {
 		return 0, flightUnknown

@@ -70,24 +70,7 @@ func (b *Bus) tryWriteThrough(p []byte, t, need uint64, force bool) wtResult {
 		return wtNotTried
 	}
 	defer b.wmu.Unlock()
-	if b.gapPos.Load() <= t { // atomic: a drop registers its gap with a store under dropMu
-		// (a gap registered after this load belongs to a record refused
-		// concurrently with ours: its marker after our record is in order;
-		// a marker at or below t is held behind a rest committed here, see
-		// drainer.collect)
-		return wtNotTried
-	}
-	if b.owing.Load() { // atomic: see owing; the drainer writes the owed bytes before our record
-		return wtNotTried
-	}
-	// Only where the write cannot block for long, and not while the
-	// output is slow (the breaker, callerwait.go).
-	if b.direct == nil || b.outputSpeed() != speedFast || !b.direct(len(p)) {
-		return wtNotTried
-	}
-	// The rate limit last, so that a record that takes the ring anyway
-	// does not spend a write-through's token.
-	if !force && !b.wtAllow() {
+	if !b.mayWriteThrough(t, len(p), force) {
 		return wtNotTried
 	}
 	// Published before the abort check (seq-cst): a Close giving up either
@@ -102,22 +85,7 @@ func (b *Bus) tryWriteThrough(p []byte, t, need uint64, force bool) wtResult {
 		b.failed.Add(1) // Close's count skipped our reservation
 		return wtCounted
 	}
-	var n int
-	var err error
-	start := b.beginCall()
-	if b.sink == sinkBatch {
-		b.wtOne[0] = p
-		var k int
-		k, err = sinkWriteBatch(b.w.(BatchWriter), b.wtOne)
-		b.wtOne[0] = nil
-		if k >= 1 {
-			n = len(p)
-		} // else: the sink cut back to the last whole record, nothing of p
-	} else {
-		n, err = sinkWrite(b.w, p)
-		n = max(0, min(n, len(p)))
-	}
-	b.endCall(start)
+	n, err := b.writeOne(p)
 	if !b.wtClaim.CompareAndSwap(wtWriting, wtIdle) {
 		// Close gave up during the call and left this record to us.
 		if n == len(p) {
@@ -135,26 +103,80 @@ func (b *Bus) tryWriteThrough(p []byte, t, need uint64, force bool) wtResult {
 		if err != nil {
 			b.reportWriteThrough(err)
 		}
-		// The drainer writes the rest with its retries and error reports.
-		// Committed under wmu, so no marker can land inside a torn line.
-		// The rest is shorter than the reservation: padding fills the gap
-		// (committed first, so the drainer never waits at a zero word).
-		off, used := t&b.mask, align8(hdrSize+uint64(len(p)-n))
-		if used < need {
-			atomic.StoreUint64(b.hdr(off+used), flagCommit|flagPadding|(need-used))
-		}
-		if n > 0 {
-			// Before the commit (release): the drainer must know that the
-			// record's first n bytes are out, to end the line if the rest fails.
-			b.wtRestLen.Store(uint64(n))
-			b.wtRest.Store(t + 1)
-		}
-		b.commit(off, p[n:])
+		b.commitRest(p, n, t, need)
 		return wtCommitted
 	}
 	b.written.Add(1)
 	b.writtenBytes.Add(uint64(n))
 	b.wtCount.Add(1)
+	b.releaseWrittenThrough(t, need)
+	return wtWritten
+}
+
+// mayWriteThrough reports whether the record of n bytes reserved at t may
+// be written through now (wmu held).
+func (b *Bus) mayWriteThrough(t uint64, n int, force bool) bool {
+	if b.gapPos.Load() <= t { // atomic: a drop registers its gap with a store under dropMu
+		// (a gap registered after this load belongs to a record refused
+		// concurrently with ours: its marker after our record is in order;
+		// a marker at or below t is held behind a rest committed here, see
+		// drainer.collect)
+		return false
+	}
+	if b.owing.Load() { // atomic: see owing; the drainer writes the owed bytes before our record
+		return false
+	}
+	// Only where the write cannot block for long, and not while the
+	// output is slow (the breaker, callerwait.go).
+	if b.direct == nil || b.outputSpeed() != speedFast || !b.direct(n) {
+		return false
+	}
+	// The rate limit last, so that a record that takes the ring anyway
+	// does not spend a write-through's token.
+	return force || b.wtAllow()
+}
+
+// writeOne makes the write-through's one call into the output and returns
+// how many bytes of p it took.
+func (b *Bus) writeOne(p []byte) (n int, err error) {
+	start := b.beginCall()
+	defer b.endCall(start)
+	if b.sink == sinkBatch {
+		b.wtOne[0] = p
+		k, err := sinkWriteBatch(b.w.(BatchWriter), b.wtOne)
+		b.wtOne[0] = nil
+		if k >= 1 {
+			return len(p), err
+		}
+		return 0, err // the sink cut back to the last whole record, nothing of p
+	}
+	n, err = sinkWrite(b.w, p)
+	return max(0, min(n, len(p))), err
+}
+
+// commitRest commits what the output did not take of p (its first n bytes
+// went out) at the reservation [t, t+need), for the drainer to write with
+// its retries and error reports. Committed under wmu, so no marker can
+// land inside a torn line. The rest is shorter than the reservation:
+// padding fills the gap (committed first, so the drainer never waits at a
+// zero word).
+func (b *Bus) commitRest(p []byte, n int, t, need uint64) {
+	off, used := t&b.mask, align8(hdrSize+uint64(len(p)-n))
+	if used < need {
+		atomic.StoreUint64(b.hdr(off+used), flagCommit|flagPadding|(need-used))
+	}
+	if n > 0 {
+		// Before the commit (release): the drainer must know that the
+		// record's first n bytes are out, to end the line if the rest fails.
+		b.wtRestLen.Store(uint64(n))
+		b.wtRest.Store(t + 1)
+	}
+	b.commit(off, p[n:])
+}
+
+// releaseWrittenThrough publishes the written-through reservation [t,
+// t+need) as consumed and wakes the drainer if it waits for it.
+func (b *Bus) releaseWrittenThrough(t, need uint64) {
 	// Release store after the counters: a Stats that sees the new wtHead
 	// sees the record as written. Our header at t was never written, so the
 	// space is still zero when the drainer adopts it as released.
@@ -175,5 +197,4 @@ func (b *Bus) tryWriteThrough(p []byte, t, need uint64, force bool) wtResult {
 			b.wake(s, next-(t+need))
 		}
 	}
-	return wtWritten
 }
