@@ -48,6 +48,63 @@
 // them on the next start; see ringfile.go for the file format, the ordering
 // of the drainer's persisted cursors and the recovery rules.
 //
+// # Protocol
+//
+// Every cross-goroutine word, who writes it, who reads it, and what the
+// ordering guarantees. All are sync/atomic (sequentially consistent in Go's
+// memory model), so a "release" store below is simply an atomic store that a
+// reader's atomic load of the same word pairs with; the comment at each
+// site names its row here.
+//
+//	word           stored by                      loaded by                      pairs with / invariant
+//	header word    producer (commit, padding),    drainer (collect), Close's     payload copy happens-before the header store;
+//	               write-through rest             give-up count, recovery        a zero word means "not committed"
+//	tail           producers (CAS), Close (Or     producers, drainer, Stats      the only contended producer write; closedBit
+//	               closedBit)                                                    set once: every reservation below the final tail
+//	head           drainer (release, adoptHead)   producers (before tail)        zeroing happens-before the store; h <= t
+//	wtHead         write-through producer         producers, drainer (adopt,     everything below it is in the output; only the
+//	                                                waits), Close's count         drainer moves head past it
+//	state          drainer (idleWait), wakers     producers (wakeAfterCommit),   see idleWait's lost-wake-up proof
+//	               (CAS to running)               kick, tryWriteThrough
+//	wtRest(+Len)   write-through producer under   drainer (restIndex), after     stored before the rest's header (release)
+//	               wmu                            its acquire of that header
+//	owing          drainer (tear, admit)          write-through producer         stored before head moves past the torn batch
+//	wtStart/End    write-through producer under   Close's give-up count          stored before wtClaim and the load of aborted
+//	wtClaim        write-through producer, give-  both (CAS)                     whoever moves it off wtWriting first decides who
+//	               up count (CAS)                                                counts the record
+//	callSince      whoever calls the output       producers (outputSpeed,        0 when no call is in flight; calls never overlap
+//	speed          (beginCall/endCall)            inOutputCall)                  (wmu, or owing keeps write-throughs out)
+//	gapPos         producers under dropMu,        drainer (collect), write-      lowest pending gap; the lock orders the list
+//	               drainer (takeGaps)             through (mayWriteThrough)
+//	waiters        Block producers (park)         drainer after its head store   see waitForRoom's lost-wake-up proof
+//	flushPending   Flush/Sync/Close (request)     drainer (takeFlushes, ready)   set after the request is appended under mu
+//	aborted        Close giving up                drainer (enterCall, loop),     stored before call is CASed (giveup.go)
+//	                                              write-through producer
+//	call           drainer (enterCall/leaveCall)  Close giving up (CAS)          none/out/abandoned handshake (giveup.go)
+//	final          the give-up count              Stats (first)                  stored after the give-up's counts
+//	counters       drainer (single writer), or    Stats                          a snapshot; exact once the ring is empty
+//	               producers on slow paths
+//	rate limits    producers (CAS)                producers                      GCRA tat; see rateLimit
+//
+// The drainer's states (Bus.state; idleWait publishes every one but
+// running, and a waker CASes it back to running and sends one token):
+//
+//	running --idle sleep, gather, hold--> sleeping --timer | past watermark | kick--> running
+//	running --nothing to do---------------> parked --commit | Flush | Close--> running
+//	running --Flush/Close behind a
+//	          write-through in flight----> waitWT --its end | commit | kick--> running
+//
+// The output's health (drainer.health, health.go), moved by what calls
+// into the output return:
+//
+//	healthy --batch spent its attempts--> failing --probe due or wanted--> probing
+//	probing --progress--> healthy          probing --nothing written--> failing
+//	healthy/probing --given up mid-record, no cut back--> torn --owed bytes out--> healthy
+//
+// and, for callers, the breaker (callerwait.go): fast, hint (one call over
+// SlowCall: no write-through), slow (two, or one in flight: no quiet
+// wait), stuck (over ErrorWaitMax: no wait at all); one fast call resets.
+//
 // # Accounting
 //
 // Stats.Enqueued is not counted on the producer path (that would be a second
@@ -57,4 +114,7 @@
 // and the average entry size the drainer has seen. It is therefore exact
 // whenever the ring is empty, in particular after Flush or Close returns with no
 // Enqueue running concurrently, where Enqueued == Written + Dropped + Failed.
+// After a Close that gave up it is exact at once: what was left in the ring
+// is counted as failed (Stats then reports no queue), and a write-through
+// still in flight counts its own record when its call returns.
 package bus
