@@ -219,7 +219,12 @@ func TestFileSizeLimitChild(t *testing.T) {
 	require.NoError(t, err)
 
 	signal.Ignore(syscall.SIGXFSZ) // writes past the limit fail with EFBIG instead of killing us
-	require.NoError(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(limit), Max: uint64(limit)}))
+	// Only the soft limit: it is raised back when the test ends, so that
+	// the test binary can still write its coverage data under -cover.
+	var old unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_FSIZE, &old))
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(limit), Max: old.Max}))
+	t.Cleanup(func() { _ = unix.Setrlimit(unix.RLIMIT_FSIZE, &old) })
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appendMode {
 		flags |= os.O_APPEND
