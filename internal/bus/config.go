@@ -47,12 +47,8 @@ type BatchWriter interface {
 // does). Flush and Close call it.
 type Syncer interface{ Sync() error }
 
-// DefaultCapacity is the default ring size: 8 MiB. At a typical 200-300 byte
-// log line that is ~30k records, i.e. several hundred milliseconds of backlog at
-// 100k lines/s or ~10-20 ms at the bus's peak rate, enough to ride out a slow
-// fsync or a short disk stall without blocking producers, while staying small
-// enough to be allocated once per process (and to mmap for the durable ring)
-// and to keep the hot part of the ring in the last-level cache.
+// DefaultCapacity is the default ring size, 8 MiB: about 30 000 typical
+// records (docs/design.md says why).
 const DefaultCapacity = 8 << 20
 
 // MinCapacity is the smallest accepted ring size in bytes.
@@ -192,29 +188,18 @@ const (
 	DefaultRetryMax      = time.Second
 )
 
-// Write-through rate limit: a quiet logger writes every record on the
-// caller; at sustained rates above WriteThroughRate records per second (after
-// a burst of WriteThroughBurst) records go through the ring and are batched.
-// A write-through costs the caller one write call (~1-3 µs into a file or
-// pipe), so at WriteThroughRate it costs at most a few percent of a core,
-// and the drainer is never woken for it.
+// Write-through rate limit: above WriteThroughRate records a second, after
+// a burst of WriteThroughBurst, records go through the ring and are
+// batched (docs/design.md gives the cost).
 const (
 	WriteThroughRate  = 10000
 	WriteThroughBurst = 256
 )
 
-// Quiet-wait limits (see Config.WriteThrough). A record that finds at most
+// Quiet-wait limits (see Config.WriteThrough): a record that finds at most
 // QuietWaitDepth bytes queued ahead of it waits for the drainer to write
-// it, within a rate limit of a burst of QuietWaitBurst, then QuietWaitRate
-// per second. A wait costs its caller a drainer round trip (a wake-up and a
-// write, ~10-50 µs) and the drainer a small batch, far more than a
-// write-through: at 1 000 a second a busy logger at 1 goroutine, which
-// finds a short queue after each drainer round, had three times the drainer
-// rounds (records per round 990 -> 300). At 100 a second it costs well
-// under 1 % of one goroutine's time; beyond it, records are batched without
-// waiting. The burst covers a shutdown's worth of lines from many
-// goroutines at once. The depth is that of a few dozen typical
-// records: goroutines logging at the same moment, not a backlog.
+// it, within a burst of QuietWaitBurst, then QuietWaitRate a second
+// (docs/design.md gives the measurements behind them).
 const (
 	QuietWaitRate  = 100
 	QuietWaitBurst = 256

@@ -163,16 +163,9 @@ func (d *drainer) handleBatch(urgent bool, t uint64) {
 	b := d.b
 	act := d.decide(urgent, t)
 	if act == actGather {
-		// Light or moderate load: wait for a worthwhile batch. Flush,
-		// Close, a full ring and the high watermark cut the wait short.
-		// Without it, a steady producer got a write(2) of ~14 records
-		// (3 KB) per round at 1 goroutine: a core's worth of write calls,
-		// where one wait makes the batches hundreds of records (see
-		// BenchmarkEnqueuePaced). The wait keeps MaxLatency: after an idle
-		// sleep (at most MaxLatency/2) it is MaxLatency/2; after a small
-		// round, whose write took W, it is MaxLatency-W, at most
-		// MaxLatency/2, for a record committed just after that round's
-		// collect has waited W already.
+		// Light or moderate load: wait for a worthwhile batch, within
+		// MaxLatency (docs/design.md, Batching). Flush, Close, a full
+		// ring and the high watermark cut the wait short.
 		d.lastGather = max(d.gatherFor, 0)
 		if d.gatherFor > 0 {
 			d.sleepFor(d.gatherFor, true)

@@ -175,14 +175,9 @@ func (b *Bus) wakeAfterCommit(t, end, depth uint64) {
 	}
 	if depth >= b.hwBytes && (t^(end-1))>>b.yieldShift != 0 {
 		// Back-pressure before the ring is full: when producers outnumber
-		// cores, the drainer may be runnable but waiting behind them for a
-		// processor. Yielding lets it run. Only the producer whose
-		// reservation crosses a 2^b.yieldShift-byte boundary yields, not every
-		// one: a yield costs a scheduler round trip and a wakep (~150 ns,
-		// more than the rest of Enqueue), and a drainer that cannot keep up
-		// keeps the ring past the watermark, so a yield on every record made
-		// producers spend most of their time in the scheduler, taking CPU
-		// from the drainer and the kernel's write on a small machine.
+		// cores, the drainer may be waiting behind them for a processor.
+		// Only the producer whose reservation crosses a 2^b.yieldShift-byte
+		// boundary yields, not every one (docs/design.md, Batching).
 		runtime.Gosched()
 	}
 }
