@@ -187,7 +187,7 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 // cannot block (a regular file, a pipe with room, a healthy output), and
 // one that finds only a short queue ahead of it (other goroutines'
 // records of the same moment) waits until the drainer has written it (the
-// quiet wait, at most 10 ms, skipped while the output is slow), so a
+// quiet wait, at most 20 ms, skipped while the output is slow), so a
 // quiet logger loses nothing when the program returns from main without
 // Close. Both are rate-limited; neither changes what Handle returns.
 // Write-through, the quiet wait and the Error wait apply in Block mode

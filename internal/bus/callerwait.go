@@ -22,7 +22,7 @@ const (
 	// a record that goes through the ring is still waited for.)
 	SlowCall = 500 * time.Microsecond
 	// QuietWaitMax bounds the quiet wait (see Config.WriteThrough).
-	QuietWaitMax = 10 * time.Millisecond
+	QuietWaitMax = 20 * time.Millisecond
 	// ErrorWaitMax bounds the wait of a record that must be written before
 	// its call returns (EnqueueWritten: the root's Error records). The wait
 	// is skipped while a call into the output has been in flight for
