@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,63 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// checkSink verifies records on the fly: exactly once, per-producer order,
-// none torn. It keeps no copies, so the stress test stays small in memory.
-type checkSink struct {
-	next    []int // next expected seq per producer
-	scratch []byte
-	err     error
-	records int
-	markers int
-}
-
-func (c *checkSink) WriteBatch(recs [][]byte) (int, error) {
-	for _, r := range recs {
-		if c.err != nil {
-			break
-		}
-		if bytes.HasPrefix(r, []byte("asyncbus: dropped ")) {
-			c.markers++
-			continue
-		}
-		p, s, ok := fastParse(r)
-		switch {
-		case !ok || p >= len(c.next):
-			c.err = errors.New("unparsable record " + strconv.Quote(string(r)))
-		case s != c.next[p]:
-			c.err = errors.New("producer " + strconv.Itoa(p) + ": got seq " + strconv.Itoa(s) + ", want " + strconv.Itoa(c.next[p]))
-		default:
-			c.scratch = rec(c.scratch, p, s, len(r))
-			if !bytes.Equal(c.scratch, r) {
-				c.err = errors.New("torn record " + strconv.Quote(string(r)))
-			}
-			c.next[p]++
-			c.records++
-		}
-	}
-	return len(recs), nil
-}
-
-func fastParse(r []byte) (p, s int, ok bool) {
-	num := func(i int) (int, int, bool) {
-		n, j := 0, i
-		for j < len(r) && r[j] >= '0' && r[j] <= '9' {
-			n = n*10 + int(r[j]-'0')
-			j++
-		}
-		return n, j, j > i
-	}
-	if len(r) < 5 || r[0] != 'p' {
-		return 0, 0, false
-	}
-	p, i, ok1 := num(1)
-	if !ok1 || i+1 >= len(r) || r[i] != ' ' || r[i+1] != 's' {
-		return 0, 0, false
-	}
-	s, _, ok2 := num(i + 2)
-	return p, s, ok2
-}
 
 func TestStress(t *testing.T) {
 	producers, perProducer := 64, 100_000
@@ -109,52 +51,6 @@ func TestStress(t *testing.T) {
 	require.Zero(t, st.Dropped)
 	require.Less(t, st.WriteCalls, st.Written/8, "batching: %+v", st)
 	t.Logf("stress: %d records, %d batches, %d write calls, high water %d/%d", st.Written, st.Batches, st.WriteCalls, st.QueueHighWater, st.Capacity)
-}
-
-// payload returns a record of exactly size bytes ending in '\n' (size >= 1).
-func payload(i, size int) []byte {
-	p := make([]byte, size)
-	for j := range p {
-		p[j] = byte('A' + (i+j)%26)
-	}
-	p[size-1] = '\n'
-	return p
-}
-
-type sinkCase struct {
-	name string
-	make func(t *testing.T) (io.Writer, func() [][]byte)
-}
-
-func sinkCases() []sinkCase {
-	return []sinkCase{
-		{"batch", func(*testing.T) (io.Writer, func() [][]byte) {
-			s := &batchSink{}
-			return s, func() [][]byte {
-				var out [][]byte
-				for _, r := range s.records() {
-					if len(r) > 0 {
-						out = append(out, r)
-					}
-				}
-				return out
-			}
-		}},
-		{"stream", func(*testing.T) (io.Writer, func() [][]byte) {
-			s := &streamSink{}
-			return s, func() [][]byte { return splitLines(s.bytes()) }
-		}},
-		{"file", func(t *testing.T) (io.Writer, func() [][]byte) {
-			f, err := os.Create(filepath.Join(t.TempDir(), "out.log"))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = f.Close() })
-			return f, func() [][]byte {
-				data, err := os.ReadFile(f.Name())
-				require.NoError(t, err)
-				return splitLines(data)
-			}
-		}},
-	}
 }
 
 func TestWrapAroundEveryOffset(t *testing.T) {

@@ -250,30 +250,6 @@ func TestFileSizeLimitChild(t *testing.T) {
 	fmt.Printf("RESULT %s\n", res)
 }
 
-// switchWriter is a plain io.Writer that fails while broken is set.
-type switchWriter struct {
-	broken atomic.Bool
-	calls  atomic.Uint64
-	mu     sync.Mutex
-	buf    bytes.Buffer
-}
-
-func (w *switchWriter) Write(p []byte) (int, error) {
-	w.calls.Add(1)
-	if w.broken.Load() {
-		return 0, errSink
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *switchWriter) bytes() []byte {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return bytes.Clone(w.buf.Bytes())
-}
-
 // TestFailingOutputDoesNotStallBlock (issue 13 item 7): with an output that
 // always fails, a 64 KiB ring and Block mode, callers logging a fixed number
 // of records all return, the records are counted as failed, Close finishes

@@ -2,9 +2,6 @@ package bus
 
 import (
 	"context"
-	"errors"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,49 +33,6 @@ func TestRetryConfig(t *testing.T) {
 			assert.Equal(t, tt.wantM, b.retryMax)
 		})
 	}
-}
-
-// switchSink fails every write while down is set.
-type switchSink struct {
-	down  atomic.Bool
-	calls atomic.Int64
-	syncs atomic.Int64
-	mu    sync.Mutex
-	recs  [][]byte
-}
-
-var errDown = errors.New("output down")
-
-func (s *switchSink) WriteBatch(recs [][]byte) (int, error) {
-	s.calls.Add(1)
-	if s.down.Load() {
-		return 0, errDown
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, r := range recs {
-		s.recs = append(s.recs, append([]byte(nil), r...))
-	}
-	return len(recs), nil
-}
-
-func (s *switchSink) Write(p []byte) (int, error) {
-	n, err := s.WriteBatch([][]byte{p})
-	if n == 1 {
-		return len(p), nil
-	}
-	return 0, err
-}
-
-func (s *switchSink) Sync() error {
-	s.syncs.Add(1)
-	return nil
-}
-
-func (s *switchSink) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.recs)
 }
 
 // TestRaisedBudgetDoesNotHoldWaiters: with WriteAttempts far above the

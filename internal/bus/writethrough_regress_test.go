@@ -123,27 +123,6 @@ func TestWriteThroughRestNotSplitByMarker(t *testing.T) {
 	requireAccounting(t, st)
 }
 
-// hungWriter is a plain io.Writer whose calls wait until gate is closed,
-// signalling entered (buffered) when a call starts.
-type hungWriter struct {
-	gate    chan struct{}
-	entered chan struct{}
-	mu      sync.Mutex
-	buf     bytes.Buffer
-}
-
-func newHungWriter() *hungWriter {
-	return &hungWriter{gate: make(chan struct{}), entered: make(chan struct{}, 16)}
-}
-
-func (w *hungWriter) Write(p []byte) (int, error) {
-	w.entered <- struct{}{}
-	<-w.gate
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
 // A Flush waiting behind a write-through stuck in the sink: the drainer
 // parks (it used to spin on runtime.Gosched for as long as the sink call
 // lasted), and the producer that ends the write-through wakes it.
