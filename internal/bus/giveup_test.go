@@ -36,6 +36,30 @@ func awaitAll(t *testing.T, wg *sync.WaitGroup, what string) {
 	}
 }
 
+func TestCloseHonoursContext(t *testing.T) {
+	sink := &batchSink{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	b := newTestBus(t, sink, Config{Capacity: 4096}, nil)
+	require.NoError(t, b.Enqueue(payload(1, 10)))
+	<-sink.entered
+	for i := range 5 {
+		require.NoError(t, b.Enqueue(payload(i, 10)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, b.Close(ctx), context.Canceled)
+	// The books are final before Close returns, with the drainer still in
+	// the sink's call: the record in that call counts as failed too.
+	st := b.Stats()
+	requireAccounting(t, st)
+	require.EqualValues(t, 0, st.Written)
+	require.EqualValues(t, 6, st.Failed)
+	close(sink.gate)
+	<-b.done // the call returns; the drainer exits and counts nothing more
+	after := b.Stats()
+	require.Equal(t, [4]uint64{st.Enqueued, st.Written, st.Failed, st.Dropped},
+		[4]uint64{after.Enqueued, after.Written, after.Failed, after.Dropped}, "the books stay as Close left them")
+}
+
 // A Close whose deadline expires while the drainer is stuck in the output:
 // every waiting producer returns at once, every record is counted (the
 // books balance before Close returns and stay balanced), and no call into
@@ -96,6 +120,30 @@ func TestCloseGiveUpReleasesEveryWaiterAndBalances(t *testing.T) {
 			assert.Equal(t, callsAtClose, w.calls.Load(), "no call into the output started after Close returned")
 			require.Error(t, b.Flush(context.Background()), "Flush after the give-up reports the failed records")
 		})
+	}
+}
+
+// Close whose deadline expires while a write-through hangs in the sink:
+// the drainer stops waiting for it and exits (it used to spin for ever).
+func TestCloseGivesUpOnHungWriteThrough(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{WriteThrough: true}, nil)
+	enqueued := make(chan error, 1)
+	go func() { enqueued <- b.Enqueue([]byte("stuck\n")) }()
+	<-w.entered
+	defer func() { // on every path, so that nothing leaks
+		close(w.gate)
+		require.NoError(t, <-enqueued)
+	}()
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, b.Close(expired), context.Canceled)
+	guard, cancelGuard := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelGuard()
+	select {
+	case <-b.done:
+	case <-guard.Done():
+		t.Fatal("the drainer did not exit after Close gave up")
 	}
 }
 

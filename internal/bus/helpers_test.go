@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,6 +83,12 @@ func (s *batchSink) records() [][]byte {
 	return append([][]byte(nil), s.recs...)
 }
 
+// Write makes batchSink an io.Writer; the bus only calls WriteBatch.
+func (s *batchSink) Write(p []byte) (int, error) {
+	_, err := s.WriteBatch([][]byte{p})
+	return len(p), err
+}
+
 // streamSink is a plain io.Writer (the copy path); maxWrite > 0 makes it
 // write at most that many bytes per call (short writes, err == nil).
 type streamSink struct {
@@ -107,6 +116,157 @@ func (s *streamSink) bytes() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return bytes.Clone(s.buf.Bytes())
+}
+
+// checkSink verifies records on the fly: exactly once, per-producer order,
+// none torn. It keeps no copies, so the stress test stays small in memory.
+type checkSink struct {
+	next    []int // next expected seq per producer
+	scratch []byte
+	err     error
+	records int
+	markers int
+}
+
+func (c *checkSink) WriteBatch(recs [][]byte) (int, error) {
+	for _, r := range recs {
+		if c.err != nil {
+			break
+		}
+		if bytes.HasPrefix(r, []byte("asyncbus: dropped ")) {
+			c.markers++
+			continue
+		}
+		p, s, ok := fastParse(r)
+		switch {
+		case !ok || p >= len(c.next):
+			c.err = errors.New("unparsable record " + strconv.Quote(string(r)))
+		case s != c.next[p]:
+			c.err = errors.New("producer " + strconv.Itoa(p) + ": got seq " + strconv.Itoa(s) + ", want " + strconv.Itoa(c.next[p]))
+		default:
+			c.scratch = rec(c.scratch, p, s, len(r))
+			if !bytes.Equal(c.scratch, r) {
+				c.err = errors.New("torn record " + strconv.Quote(string(r)))
+			}
+			c.next[p]++
+			c.records++
+		}
+	}
+	return len(recs), nil
+}
+
+// Write makes checkSink an io.Writer; the bus only calls WriteBatch.
+func (c *checkSink) Write(p []byte) (int, error) {
+	_, err := c.WriteBatch([][]byte{p})
+	return len(p), err
+}
+
+func fastParse(r []byte) (p, s int, ok bool) {
+	num := func(i int) (int, int, bool) {
+		n, j := 0, i
+		for j < len(r) && r[j] >= '0' && r[j] <= '9' {
+			n = n*10 + int(r[j]-'0')
+			j++
+		}
+		return n, j, j > i
+	}
+	if len(r) < 5 || r[0] != 'p' {
+		return 0, 0, false
+	}
+	p, i, ok1 := num(1)
+	if !ok1 || i+1 >= len(r) || r[i] != ' ' || r[i+1] != 's' {
+		return 0, 0, false
+	}
+	s, _, ok2 := num(i + 2)
+	return p, s, ok2
+}
+
+// switchSink fails every write while down is set.
+type switchSink struct {
+	down  atomic.Bool
+	calls atomic.Int64
+	syncs atomic.Int64
+	mu    sync.Mutex
+	recs  [][]byte
+}
+
+var errDown = errors.New("output down")
+
+func (s *switchSink) WriteBatch(recs [][]byte) (int, error) {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return 0, errDown
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range recs {
+		s.recs = append(s.recs, append([]byte(nil), r...))
+	}
+	return len(recs), nil
+}
+
+func (s *switchSink) Write(p []byte) (int, error) {
+	n, err := s.WriteBatch([][]byte{p})
+	if n == 1 {
+		return len(p), nil
+	}
+	return 0, err
+}
+
+func (s *switchSink) Sync() error {
+	s.syncs.Add(1)
+	return nil
+}
+
+func (s *switchSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.recs)
+}
+
+// switchWriter is a plain io.Writer that fails while broken is set.
+type switchWriter struct {
+	broken atomic.Bool
+	calls  atomic.Uint64
+	mu     sync.Mutex
+	buf    bytes.Buffer
+}
+
+func (w *switchWriter) Write(p []byte) (int, error) {
+	w.calls.Add(1)
+	if w.broken.Load() {
+		return 0, errSink
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *switchWriter) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
+}
+
+// hungWriter is a plain io.Writer whose calls wait until gate is closed,
+// signalling entered (buffered) when a call starts.
+type hungWriter struct {
+	gate    chan struct{}
+	entered chan struct{}
+	mu      sync.Mutex
+	buf     bytes.Buffer
+}
+
+func newHungWriter() *hungWriter {
+	return &hungWriter{gate: make(chan struct{}), entered: make(chan struct{}, 16)}
+}
+
+func (w *hungWriter) Write(p []byte) (int, error) {
+	w.entered <- struct{}{}
+	<-w.gate
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
 }
 
 var errSink = errors.New("sink broken")
@@ -150,6 +310,52 @@ func splitLines(b []byte) [][]byte {
 	return out
 }
 
+// payload returns a record of exactly size bytes ending in '\n' (size >= 1).
+func payload(i, size int) []byte {
+	p := make([]byte, size)
+	for j := range p {
+		p[j] = byte('A' + (i+j)%26)
+	}
+	p[size-1] = '\n'
+	return p
+}
+
+type sinkCase struct {
+	name string
+	make func(t *testing.T) (io.Writer, func() [][]byte)
+}
+
+func sinkCases() []sinkCase {
+	return []sinkCase{
+		{"batch", func(*testing.T) (io.Writer, func() [][]byte) {
+			s := &batchSink{}
+			return s, func() [][]byte {
+				var out [][]byte
+				for _, r := range s.records() {
+					if len(r) > 0 {
+						out = append(out, r)
+					}
+				}
+				return out
+			}
+		}},
+		{"stream", func(*testing.T) (io.Writer, func() [][]byte) {
+			s := &streamSink{}
+			return s, func() [][]byte { return splitLines(s.bytes()) }
+		}},
+		{"file", func(t *testing.T) (io.Writer, func() [][]byte) {
+			f, err := os.Create(filepath.Join(t.TempDir(), "out.log"))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = f.Close() })
+			return f, func() [][]byte {
+				data, err := os.ReadFile(f.Name())
+				require.NoError(t, err)
+				return splitLines(data)
+			}
+		}},
+	}
+}
+
 func newTestBus(t testing.TB, w interface{ Write([]byte) (int, error) }, cfg Config, adjust func(*Bus)) *Bus {
 	t.Helper()
 	if cfg.WriteThrough && cfg.direct == nil {
@@ -190,18 +396,6 @@ func requireAccounting(t testing.TB, st Stats) {
 	t.Helper()
 	require.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed, "accounting: %+v", st)
 	require.Zero(t, st.QueueDepth, "ring not empty: %+v", st)
-}
-
-// Write makes batchSink an io.Writer; the bus only calls WriteBatch.
-func (s *batchSink) Write(p []byte) (int, error) {
-	_, err := s.WriteBatch([][]byte{p})
-	return len(p), err
-}
-
-// Write makes checkSink an io.Writer; the bus only calls WriteBatch.
-func (c *checkSink) Write(p []byte) (int, error) {
-	_, err := c.WriteBatch([][]byte{p})
-	return len(p), err
 }
 
 // testDropMarker is the drop marker of these tests (the root package

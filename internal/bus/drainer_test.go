@@ -1,0 +1,124 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAdaptiveBatchTarget(t *testing.T) {
+	sink := &batchSink{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	b := newTestBus(t, sink, Config{Capacity: 1 << 16, minBatch: 4, maxBatch: 256}, nil)
+	require.EqualValues(t, 4, b.Stats().BatchTarget)
+	require.NoError(t, b.Enqueue(payload(0, 30)))
+	<-sink.entered
+	for i := range 1500 { // fill past the 75 % watermark behind the blocked sink
+		require.NoError(t, b.Enqueue(payload(i, 30)))
+	}
+	close(sink.gate)
+	require.NoError(t, b.Flush(context.Background()))
+	require.Equal(t, 256, sink.maxBatch, "past the watermark the drainer switches to MaxBatch")
+	require.Less(t, b.Stats().BatchTarget, uint64(256), "and shrinks once the ring is empty")
+	closeBus(t, b)
+	st := b.Stats()
+	requireAccounting(t, st)
+	require.GreaterOrEqual(t, st.QueueHighWater, uint64(1500*40))
+}
+
+// clockSink is a BatchWriter whose every call takes `took` on a fake clock
+// (the drainer's d.now), and which holds its first call until gate closes.
+type clockSink struct {
+	batchSink
+	clock *atomic.Int64
+	took  time.Duration
+}
+
+func (s *clockSink) WriteBatch(recs [][]byte) (int, error) {
+	s.clock.Add(int64(s.took))
+	return s.batchSink.WriteBatch(recs)
+}
+
+// TestGatherAfterSlowWriteKeepsMaxLatency: after a small round whose write
+// took W, the drainer gathers the next batch for at most MaxLatency-W (and
+// never more than MaxLatency/2), so a record committed just after that
+// round's collect still has its write started within MaxLatency. The write
+// time comes from a fake clock, so the figures are exact.
+func TestGatherAfterSlowWriteKeepsMaxLatency(t *testing.T) {
+	const maxLatency = 20 * time.Millisecond
+	for _, tc := range []struct {
+		took, want time.Duration
+	}{
+		{took: 14 * time.Millisecond, want: 6 * time.Millisecond}, // MaxLatency - W
+		{took: 2 * time.Millisecond, want: 10 * time.Millisecond}, // capped at MaxLatency/2
+		{took: 25 * time.Millisecond, want: 0},                    // no time left: no wait
+	} {
+		t.Run(tc.took.String(), func(t *testing.T) {
+			var clock atomic.Int64
+			sink := &clockSink{clock: &clock, took: tc.took}
+			sink.gate, sink.entered = make(chan struct{}), make(chan struct{}, 1)
+			b := newTestBus(t, sink, Config{Capacity: 1 << 16, MaxLatency: maxLatency}, func(b *Bus) {
+				b.d.now = func() time.Time { return time.Unix(0, clock.Load()) }
+			})
+			require.NoError(t, b.Enqueue(payload(1, 10)))
+			<-sink.entered // the first (small) round is in the sink
+			require.NoError(t, b.Enqueue(payload(2, 10)))
+			close(sink.gate) // its write returns, having taken tc.took
+			// The second record is collected right after: gathered, or not.
+			waitFor(t, "the second record written", func() bool { return len(sink.records()) == 2 })
+			closeBus(t, b)
+			// The second record's round was the last to consider a wait
+			// (the first one's may have come after an idle sleep).
+			require.Equal(t, tc.want, b.d.lastGather)
+			requireAccounting(t, b.Stats())
+		})
+	}
+}
+
+// After a write-through the drainer adopts the new head: a later Flush
+// returns, and ring records after it are written.
+func TestWriteThroughThenParkedDrainer(t *testing.T) {
+	s := &batchSink{}
+	b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 1, wtInterval: time.Hour}, nil)
+	require.NoError(t, b.Enqueue(payload(0, 30))) // written through
+	waitFor(t, "drainer parked", func() bool { return b.Stats().Parks > 0 })
+	require.NoError(t, b.Enqueue(payload(1, 30))) // rate-limited: the ring, wakes the drainer
+	require.NoError(t, b.Flush(context.Background()))
+	recs := s.records()
+	require.Len(t, recs, 2)
+	assert.True(t, bytes.Equal(payload(1, 30), recs[1]))
+	closeBus(t, b)
+	requireAccounting(t, b.Stats())
+}
+
+// A Flush waiting behind a write-through stuck in the sink: the drainer
+// parks (it used to spin on runtime.Gosched for as long as the sink call
+// lasted), and the producer that ends the write-through wakes it.
+func TestFlushBehindHungWriteThroughParks(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{WriteThrough: true}, nil)
+	enqueued := make(chan error, 1)
+	go func() { enqueued <- b.Enqueue([]byte("stuck\n")) }()
+	<-w.entered // the producer is in the sink, holding the reservation at 0
+	release := sync.OnceFunc(func() { close(w.gate) })
+	defer release() // on every path, so that nothing leaks
+	guard, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	flushed := make(chan error, 1)
+	go func() { flushed <- b.Flush(guard) }()
+	waitFor(t, "drainer parked behind the write-through", func() bool { return b.state.Load() == stWaitWT })
+	release()
+	require.NoError(t, <-enqueued)
+	require.NoError(t, <-flushed, "the write-through's producer woke the drainer")
+	closeBus(t, b)
+	assert.Zero(t, b.d.yields, "the drainer never yielded in a loop waiting for the write-through")
+	assert.EqualValues(t, 1, b.Stats().WriteThrough)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	assert.Equal(t, "stuck\n", w.buf.String())
+}

@@ -1,0 +1,246 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFailingSinkRecovers(t *testing.T) {
+	cases := []struct {
+		name       string
+		failCalls  int // the first failCalls sink calls fail
+		wantFailed bool
+	}{
+		{"transient", 3, false},    // fewer failures than attempts per batch
+		{"outage", 40, true},       // several batches give up, then the sink recovers
+		{"short-outage", 1, false}, // one failure
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &batchSink{fail: func(call int) error {
+				if call <= tc.failCalls {
+					return errSink
+				}
+				return nil
+			}}
+			var reports atomic.Int32
+			cfg := Config{Capacity: 4096, OnError: func(err error) {
+				var se *SinkError
+				if assert.ErrorAs(t, err, &se) {
+					assert.ErrorIs(t, err, errSink)
+					assert.Equal(t, "write", se.Op)
+				}
+				reports.Add(1)
+			}}
+			b := newTestBus(t, sink, cfg, fastRetry)
+			var flushErrs int
+			for i := range 60 {
+				require.NoError(t, b.Enqueue(rec(nil, 0, i, 20)))
+				if err := b.Flush(context.Background()); err != nil {
+					var se *SinkError
+					require.ErrorAs(t, err, &se)
+					require.ErrorIs(t, err, errSink)
+					flushErrs++
+				}
+			}
+			closeBus(t, b)
+			st := b.Stats()
+			requireAccounting(t, st)
+			require.EqualValues(t, 60, st.Enqueued)
+			require.GreaterOrEqual(t, reports.Load(), int32(1))
+			recs := sink.records()
+			require.EqualValues(t, len(recs), st.Written)
+			if tc.wantFailed {
+				require.NotZero(t, st.Failed)
+				require.NotZero(t, flushErrs)
+			} else {
+				require.Zero(t, st.Failed)
+				require.Zero(t, flushErrs)
+			}
+			// Whatever was written is in order and unique, and the last record
+			// (after recovery) made it.
+			last := -1
+			for _, r := range recs {
+				_, s, err := parseRec(r)
+				require.NoError(t, err)
+				require.Greater(t, s, last)
+				last = s
+			}
+			require.Equal(t, 59, last)
+		})
+	}
+}
+
+func TestStreamSinkShortWritesAndErrors(t *testing.T) {
+	sink := &streamSink{maxWrite: 7, failAt: map[int]bool{2: true, 5: true}}
+	b := newTestBus(t, sink, Config{Capacity: 1024}, fastRetry)
+	var want bytes.Buffer
+	for i := range 300 {
+		p := payload(i, 1+i%90)
+		require.NoError(t, b.Enqueue(p))
+		want.Write(p)
+	}
+	closeBus(t, b)
+	require.Equal(t, want.String(), string(sink.bytes()))
+	st := b.Stats()
+	requireAccounting(t, st)
+	require.Zero(t, st.Failed)
+}
+
+// TestRegularFileStagingNotKept: a regular file is written from a staged
+// copy of the batch (sinkCopy); a batch holding a large oversize record must
+// not leave a staging buffer of its size behind.
+func TestRegularFileStagingNotKept(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "out.log"))
+	require.NoError(t, err)
+	defer f.Close()
+	b := newTestBus(t, f, Config{Capacity: 64 << 10}, nil)
+	require.Equal(t, sinkCopy, b.sink, "a regular file is written with one write of a staged copy")
+	big := payload(1, 2*maxStagingKeep)
+	small := payload(2, 100)
+	require.NoError(t, b.Enqueue(small))
+	require.NoError(t, b.Enqueue(big))
+	require.NoError(t, b.Enqueue(small))
+	closeBus(t, b) // the drainer has exited: its state may be read
+	assert.LessOrEqual(t, cap(b.d.staging), maxStagingKeep)
+	st := b.Stats()
+	assert.EqualValues(t, 3, st.Written)
+	assert.EqualValues(t, 1, st.Oversize)
+	data, err := os.ReadFile(f.Name())
+	require.NoError(t, err)
+	assert.Equal(t, string(small)+string(big)+string(small), string(data))
+}
+
+// tearWriter is a plain io.Writer (the copy path) that fails part-way
+// through a record: call tearAt writes only cut bytes and fails, the next
+// down calls fail without writing, and then it works again; with hold set,
+// it keeps failing until hold is cleared.
+type tearWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	calls  int
+	tearAt int
+	cut    int
+	down   int
+	hold   atomic.Bool
+}
+
+func (w *tearWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls++
+	switch {
+	case w.calls == w.tearAt:
+		n, _ := w.buf.Write(p[:min(w.cut, len(p))])
+		return n, errSink
+	case w.calls > w.tearAt && (w.calls <= w.tearAt+w.down || w.hold.Load()):
+		return 0, errSink
+	}
+	return w.buf.Write(p)
+}
+
+func (w *tearWriter) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
+}
+
+// TestTornRecordIsEndedByNewline (issue 13 item 6): a writer that fails
+// part-way through a record for longer than the batch's retry budget, then
+// recovers. The fragment is ended with a newline before the next record, so
+// no record is glued to it; the torn record counts as failed, the glued one
+// would have counted as written.
+func TestTornRecordIsEndedByNewline(t *testing.T) {
+	w := &tearWriter{tearAt: 1, cut: 10}
+	w.hold.Store(true)
+	b := newTestBus(t, w, Config{Capacity: 4096}, fastRetry)
+	for i := range 3 {
+		require.NoError(t, b.Enqueue(rec(nil, 0, i, 40)))
+	}
+	err := b.Flush(context.Background())
+	require.ErrorIs(t, err, errSink)
+	require.EqualValues(t, 3, b.Stats().Failed, "the torn record and the two after it")
+
+	// The writer recovers: log until a record is written (Flush probes).
+	w.hold.Store(false)
+	first := 3
+	for ; ; first++ {
+		require.NoError(t, b.Enqueue(rec(nil, 0, first, 40)))
+		if b.Flush(context.Background()) == nil {
+			break
+		}
+		require.Less(t, first, 1000, "never recovered")
+	}
+	for i := first + 1; i < first+5; i++ {
+		require.NoError(t, b.Enqueue(rec(nil, 0, i, 40)))
+	}
+	closeBus(t, b)
+	st := b.Stats()
+	requireAccounting(t, st)
+
+	lines := splitLines(w.bytes())
+	require.NotEmpty(t, lines)
+	require.Equal(t, string(rec(nil, 0, 0, 40)[:10])+"\n", string(lines[0]), "the fragment, ended by a newline")
+	var written []int
+	for _, l := range lines[1:] {
+		_, s, err := parseRec(l)
+		require.NoError(t, err, "no record glued to the fragment")
+		written = append(written, s)
+	}
+	require.EqualValues(t, len(written), st.Written)
+	require.Equal(t, []int{first, first + 1, first + 2, first + 3, first + 4}, written)
+}
+
+// TestCutBack: the fragment is removed only from a regular file whose end
+// is still our fragment's end.
+func TestCutBack(t *testing.T) {
+	dir := t.TempDir()
+	t.Run("regular file", func(t *testing.T) {
+		f, err := os.Create(filepath.Join(dir, "plain"))
+		require.NoError(t, err)
+		defer f.Close()
+		_, err = f.WriteString("whole\nfrag")
+		require.NoError(t, err)
+		require.NoError(t, cutBack(f, 4))
+		_, err = f.WriteString("next\n")
+		require.NoError(t, err)
+		got, err := os.ReadFile(f.Name())
+		require.NoError(t, err)
+		require.Equal(t, "whole\nnext\n", string(got), "offset moved back too: no hole")
+	})
+	t.Run("another writer appended after the fragment", func(t *testing.T) {
+		path := filepath.Join(dir, "shared")
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		require.NoError(t, err)
+		defer f.Close()
+		_, err = f.WriteString("whole\nfrag")
+		require.NoError(t, err)
+		other, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = other.WriteString("theirs\n")
+		require.NoError(t, err)
+		require.NoError(t, other.Close())
+		require.ErrorIs(t, cutBack(f, 4), errNotCut)
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, "whole\nfragtheirs\n", string(got), "their bytes are not cut")
+	})
+	t.Run("pipe", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		defer r.Close()
+		defer w.Close()
+		require.ErrorIs(t, cutBack(w, 1), errNotCut)
+	})
+	t.Run("not a file", func(t *testing.T) {
+		require.ErrorIs(t, cutBack(&bytes.Buffer{}, 1), errNotCut)
+	})
+}
