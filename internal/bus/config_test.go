@@ -80,7 +80,7 @@ func TestOverflowString(t *testing.T) {
 // TestHugeMaxBatchIsClamped: an absurd MaxBatch is clamped to the number of
 // entries the ring can hold instead of making New allocate for it (or panic).
 func TestHugeMaxBatchIsClamped(t *testing.T) {
-	for _, mb := range []int{math.MaxInt, 1 << 34} {
+	for _, mb := range []int{math.MaxInt, min(1<<34, math.MaxInt)} { // 1<<34 overflows a 32-bit int
 		b, err := testNew(io.Discard, Config{Capacity: 4096, maxBatch: mb, minBatch: mb})
 		require.NoError(t, err)
 		assert.LessOrEqual(t, b.maxBatch, 4096/hdrSize)
