@@ -18,7 +18,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/filesink"
@@ -32,13 +31,6 @@ const (
 	crashCounterEnv = "FILESINK_CRASH_COUNTER"
 	crashStartEnv   = "FILESINK_CRASH_START"
 )
-
-func TestMain(m *testing.M) {
-	if path := os.Getenv(crashChildEnv); path != "" {
-		os.Exit(crashChild(path))
-	}
-	goleak.VerifyTestMain(m)
-}
 
 // crashChild logs numbered JSON records through the asyncbus handler into a
 // filesink.File until it is killed. After each
@@ -172,34 +164,6 @@ func startCrashChild(t *testing.T, path, counterPath string, start uint64) *exec
 	require.NoError(t, err)
 	require.Equal(t, "ready\n", line)
 	return cmd
-}
-
-// TestOpenFailsWhileAnotherProcessHasTheFile: one File per path across
-// processes. While a child process logs into the file, Open in this one fails
-// with ErrLocked and leaves the file alone (no repair of the record the child
-// is writing); once the child is killed (kill -9), the kernel has dropped its
-// lock and Open works.
-func TestOpenFailsWhileAnotherProcessHasTheFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "app.log")
-	counterPath := filepath.Join(dir, "counter")
-	cmd := startCrashChild(t, path, counterPath, 1)
-
-	for range 20 {
-		f, err := filesink.Open(path, filesink.Options{OnError: func(error) {}})
-		if !assert.ErrorIs(t, err, filesink.ErrLocked) {
-			require.NoError(t, f.Close())
-		}
-	}
-	side, err := filepath.Glob(path + ".torn-*")
-	require.NoError(t, err)
-	assert.Empty(t, side, "no repair while the child writes")
-
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	require.Error(t, cmd.Wait())
-	f, err := filesink.Open(path, filesink.Options{OnError: func(error) {}})
-	require.NoError(t, err, "the lock dies with the process")
-	require.NoError(t, f.Close())
 }
 
 // readFrom reads name from offset off to the end.

@@ -1,10 +1,13 @@
 package filesink
 
 import (
+	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -13,7 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var t0 = time.Date(2025, 3, 14, 10, 20, 30, 0, time.UTC)
+// Tests of file.go: Open and its checks, Close, writing, reopening after
+// logrotate, syncing and the OnError rate limit. The write path's failures
+// (torn records, cut back) are in file_write_test.go, preallocation in
+// file_prealloc_test.go, the one-File-per-path lock in lock_test.go.
 
 func TestOpenCreatesDirectoriesAndAppends(t *testing.T) {
 	for _, tc := range []struct {
@@ -83,6 +89,14 @@ func TestClosedAndBadInput(t *testing.T) {
 	assert.Equal(t, []string{"a"}, readLines(t, filepath.Join(dir, "x.log")))
 }
 
+// TestSymlinkEqualToPathIsRejected: a Symlink naming the log file itself
+// would replace the log with a link to itself.
+func TestSymlinkEqualToPathIsRejected(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	_, err := Open(path, Options{Symlink: path})
+	require.ErrorContains(t, err, "is the log file itself")
+}
+
 func TestPermissionErrorIsClear(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
@@ -120,190 +134,225 @@ func TestWriterWithSlog(t *testing.T) {
 	assert.Contains(t, lines[9], `"i":9`)
 }
 
-func TestRotateBySize(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		maxSize   int64
-		batch     int // records per WriteBatch; 0 uses Write
-		records   int
-		wantFiles int
-	}{
-		{"Write", 100, 0, 10, 4},                   // 3 x 32 bytes per file
-		{"batches of 2", 100, 2, 10, 5},            // 64 bytes per file
-		{"batch larger than MaxSize", 50, 4, 8, 2}, // never split: 128 bytes each
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "app.log")
-			clk := newClock(t0)
-			f, err := Open(path, Options{MaxSize: tc.maxSize, Clock: clk.Now, UTC: true})
-			require.NoError(t, err)
-			var want []string
-			for i := 0; i < tc.records; {
-				clk.Add(time.Millisecond)
-				if tc.batch == 0 {
-					r := rec("r", i, 32)
-					_, err := f.Write(r)
-					require.NoError(t, err)
-					want = append(want, string(r[:31]))
-					i++
-					continue
-				}
-				var b [][]byte
-				for j := 0; j < tc.batch; j++ {
-					b = append(b, rec("r", i, 32))
-					want = append(want, string(b[j][:31]))
-					i++
-				}
-				n, err := f.WriteBatch(b)
-				require.NoError(t, err)
-				require.Equal(t, tc.batch, n)
-			}
+// TestConcurrentCloseIsABarrier: every Close returns only after the first
+// has finished, so no caller sees Close return while the background
+// compression of a just-rotated backup is still running.
+func TestConcurrentCloseIsABarrier(t *testing.T) {
+	dir := t.TempDir()
+	clk := newClock(t0)
+	f, err := Open(filepath.Join(dir, "app.log"), Options{Compress: true, Clock: clk.Now, UTC: true})
+	require.NoError(t, err)
+	_, err = f.Write([]byte(strings.Repeat("x", 1<<20) + "\n"))
+	require.NoError(t, err)
+	clk.Add(time.Second)
+	require.NoError(t, f.Rotate())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			require.NoError(t, f.Close())
+			// Whichever call this was, the compression has finished.
 			files := backupFiles(t, dir, "app-")
-			require.Len(t, files, tc.wantFiles-1)
-			files = append(files, path)
-			assert.Equal(t, want, scanAll(t, files...))
-			for _, name := range files {
-				fi, err := os.Stat(name)
-				require.NoError(t, err)
-				if tc.batch*32 <= int(tc.maxSize) {
-					assert.LessOrEqual(t, fi.Size(), tc.maxSize, name)
-				}
-			}
-		})
+			require.Len(t, files, 1)
+			require.True(t, strings.HasSuffix(files[0], ".log.gz"), files[0])
+		}()
 	}
+	wg.Wait()
 }
 
-func TestRotateByTime(t *testing.T) {
+func TestReopenAfterRenameOrDelete(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		rotate  Rotation
-		steps   []time.Duration // clock advance before each write
-		backups []string
+		act     func(path string) error
+		oldName string // where the earlier records end up; "" if deleted
 	}{
-		{"hourly", RotateHourly,
-			[]time.Duration{0, 30 * time.Minute, 10 * time.Minute, 2 * time.Hour},
-			[]string{"app-2025-03-14T11-00-30.000.log", "app-2025-03-14T13-00-30.000.log"}},
-		{"daily", RotateDaily,
-			[]time.Duration{0, 12 * time.Hour, 2 * time.Hour, 24 * time.Hour, time.Minute},
-			[]string{"app-2025-03-15T00-20-30.000.log", "app-2025-03-16T00-20-30.000.log"}},
-		{"none", RotateNone,
-			[]time.Duration{0, 48 * time.Hour},
-			nil},
+		{"rename (logrotate create)", func(p string) error { return os.Rename(p, p+".1") }, ".1"},
+		{"delete", os.Remove, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			path := filepath.Join(t.TempDir(), "app.log")
 			clk := newClock(t0)
-			f, err := Open(filepath.Join(dir, "app.log"), Options{Rotate: tc.rotate, UTC: true, Clock: clk.Now})
+			f, err := Open(path, Options{Clock: clk.Now})
 			require.NoError(t, err)
-			for i, d := range tc.steps {
-				clk.Add(d)
-				_, err := f.Write(rec("t", i, 20))
-				require.NoError(t, err)
-			}
+			_, err = f.Write([]byte("before\n"))
+			require.NoError(t, err)
+			require.NoError(t, tc.act(path))
+			_, err = f.Write([]byte("still old\n")) // within CheckInterval: old file
+			require.NoError(t, err)
+			clk.Add(DefaultCheckInterval)
+			_, err = f.Write([]byte("after\n"))
+			require.NoError(t, err)
 			require.NoError(t, f.Close())
-			var names []string
-			for _, b := range backupFiles(t, dir, "app-") {
-				names = append(names, filepath.Base(b))
+			assert.Equal(t, []string{"after"}, readLines(t, path))
+			if tc.oldName != "" {
+				assert.Equal(t, []string{"before", "still old"}, readLines(t, path+tc.oldName))
 			}
-			assert.Equal(t, tc.backups, names)
-			all := backupFiles(t, dir, "app-")
-			assert.Len(t, scanAll(t, append(all, filepath.Join(dir, "app.log"))...), len(tc.steps))
 		})
 	}
 }
 
-func TestRotateExistingFileFromEarlierPeriod(t *testing.T) {
+func TestRotateReopensAfterLogrotate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	f, err := Open(path, Options{CheckInterval: -1})
+	require.NoError(t, err)
+	_, err = f.Write([]byte("before\n"))
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(path, path+".1"))
+	require.NoError(t, f.Rotate()) // SIGHUP after logrotate: reopen, no rename
+	_, err = f.Write([]byte("after\n"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	assert.Equal(t, []string{"after"}, readLines(t, path))
+	assert.Equal(t, []string{"before"}, readLines(t, path+".1"))
+	assert.Empty(t, backupFiles(t, filepath.Dir(path), "app-"))
+}
+
+func TestTruncatedUnderneath(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
-	require.NoError(t, os.WriteFile(path, []byte("old\n"), 0o644))
-	require.NoError(t, os.Chtimes(path, t0.Add(-48*time.Hour), t0.Add(-48*time.Hour)))
 	clk := newClock(t0)
-	f, err := Open(path, Options{Rotate: RotateDaily, UTC: true, Clock: clk.Now})
+	f, err := Open(path, Options{Clock: clk.Now, MaxSize: 100})
 	require.NoError(t, err)
-	_, err = f.Write([]byte("new\n"))
+	_, err = f.Write(rec("c", 0, 60))
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(path, 0)) // copytruncate
+	clk.Add(DefaultCheckInterval)
+	_, err = f.Write(rec("c", 1, 60)) // fits: the size was re-read
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	b := backupFiles(t, dir, "app-")
-	require.Len(t, b, 1)
-	assert.Equal(t, []string{"old"}, readLines(t, b[0]))
-	assert.Equal(t, []string{"new"}, readLines(t, path))
+	assert.Len(t, readLines(t, path), 1)
+	assert.Empty(t, backupFiles(t, dir, "app-"))
 }
 
-func TestBackupNameCollision(t *testing.T) {
-	dir := t.TempDir()
-	clk := newClock(t0) // never advances: every rotation has the same time
-	f, err := Open(filepath.Join(dir, "app.log"), Options{Clock: clk.Now, UTC: true, MaxBackups: 10})
-	require.NoError(t, err)
-	for i := range 3 {
-		_, err := f.Write(rec("c", i, 20))
-		require.NoError(t, err)
-		require.NoError(t, f.Rotate())
-	}
-	require.NoError(t, f.Rotate(), "rotating an empty file is a no-op")
-	require.NoError(t, f.Close())
-	var names []string
-	for _, b := range backupFiles(t, dir, "app-") {
-		names = append(names, filepath.Base(b))
-	}
-	assert.Equal(t, []string{
-		"app-2025-03-14T10-20-30.000-1.log",
-		"app-2025-03-14T10-20-30.000-2.log",
-		"app-2025-03-14T10-20-30.000.log",
-	}, names)
-	list, err := f.backups()
-	require.NoError(t, err)
-	require.Len(t, list, 3)
-	assert.Equal(t, 2, list[0].seq, "newest first")
-	assert.Equal(t, 0, list[2].seq)
-}
-
-func TestRetention(t *testing.T) {
+func TestSyncPolicies(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		maxBackups int
-		maxAge     time.Duration
-		compress   bool
-		keep       []int // indexes of the rotations whose backups survive
+		policy     SyncPolicy
+		advance    time.Duration // clock step before each write
+		wantWrites int           // syncs after 4 writes (before Close)
 	}{
-		{"MaxBackups", 2, 0, false, []int{3, 4}},
-		{"MaxAge", 0, 150 * time.Minute, false, []int{2, 3, 4}},
-		{"both", 3, 90 * time.Minute, false, []int{3, 4}},
-		{"MaxBackups compressed", 2, 0, true, []int{3, 4}},
+		{"never", SyncNever, time.Second, 0},
+		{"every batch", SyncEveryBatch, 0, 4},
+		{"interval, fast writes", SyncInterval, 100 * time.Millisecond, 0},
+		{"interval, slow writes", SyncInterval, 600 * time.Millisecond, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			// One file from a foreign pattern must be left alone.
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "app-notes.log"), []byte("x\n"), 0o644))
+			path := filepath.Join(t.TempDir(), "app.log")
 			clk := newClock(t0)
-			f, err := Open(filepath.Join(dir, "app.log"), Options{
-				Clock: clk.Now, UTC: true, MaxBackups: tc.maxBackups, MaxAge: tc.maxAge, Compress: tc.compress,
-			})
+			tick := make(chan time.Time)
+			f, err := Open(path, Options{Sync: tc.policy, Clock: clk.Now, testTick: tick})
 			require.NoError(t, err)
-			for i := range 5 {
-				clk.Add(time.Hour)
-				_, err := f.Write(rec("b", i, 20))
+			for range 4 {
+				clk.Add(tc.advance)
+				_, err := f.WriteBatch([][]byte{[]byte("a\n"), []byte("b\n")})
 				require.NoError(t, err)
-				require.NoError(t, f.Rotate())
 			}
-			// Rotation i happened at t0+(i+1)h; the last retention pass runs
-			// after the last rotation, at the final time t0+5h.
-			require.NoError(t, f.Close()) // waits for the pending retention pass
-			var want []string
-			for _, i := range tc.keep {
-				name := "app-" + t0.Add(time.Duration(i+1)*time.Hour).Format(backupLayout) + ".log"
-				if tc.compress {
-					name += ".gz"
-				}
-				want = append(want, name)
-			}
-			var got []string
-			for _, b := range backupFiles(t, dir, "app-2") {
-				got = append(got, filepath.Base(b))
-			}
-			assert.Equal(t, want, got)
-			assert.FileExists(t, filepath.Join(dir, "app-notes.log"))
+			assert.Equal(t, tc.wantWrites, syncCount(f))
+			require.NoError(t, f.Sync(), "Sync always syncs")
+			assert.Equal(t, tc.wantWrites+1, syncCount(f))
+			require.NoError(t, f.Close())
 		})
 	}
+}
+
+func TestSyncIntervalWhileIdle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	clk := newClock(t0)
+	tick := make(chan time.Time)
+	done := make(chan struct{})
+	f, err := Open(path, Options{Sync: SyncInterval, Clock: clk.Now, testTick: tick, testTickDone: done})
+	require.NoError(t, err)
+	_, err = f.Write([]byte("a\n"))
+	require.NoError(t, err)
+	require.Equal(t, 0, syncCount(f))
+	tick <- t0
+	<-done
+	assert.Equal(t, 0, syncCount(f), "not yet an interval since the last sync")
+	clk.Add(DefaultSyncInterval)
+	tick <- t0
+	<-done
+	assert.Equal(t, 1, syncCount(f), "idle dirty data is synced after the interval")
+	clk.Add(DefaultSyncInterval)
+	tick <- t0
+	<-done
+	assert.Equal(t, 1, syncCount(f), "nothing new to sync")
+	require.NoError(t, f.Close())
+}
+
+// Close syncs data written since the last sync (unless the policy is
+// SyncNever) and returns the sync's own error, not ErrClosed: it used to
+// mark the File closed first, so the sync refused to run.
+func TestCloseSyncsDirtyData(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		policy     SyncPolicy
+		syncErr    error
+		wantSyncs  int // fdatasync calls made by Close
+		wantErrIs  error
+		writeFirst bool
+	}{
+		{name: "interval, dirty", policy: SyncInterval, wantSyncs: 1, writeFirst: true},
+		{name: "interval, nothing written", policy: SyncInterval, wantSyncs: 0},
+		{name: "every batch, synced already", policy: SyncEveryBatch, wantSyncs: 0, writeFirst: true},
+		{name: "never", policy: SyncNever, wantSyncs: 0, writeFirst: true},
+		{name: "interval, sync fails", policy: SyncInterval, syncErr: syscall.EIO, wantSyncs: 1, wantErrIs: syscall.EIO, writeFirst: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "app.log")
+			tick := make(chan time.Time) // never ticks: only Close can sync
+			f, err := open(path, Options{Sync: tc.policy, Clock: newClock(t0).Now, testTick: tick}, func(f *File) {
+				if tc.syncErr != nil {
+					f.datasync = func(int) error { return tc.syncErr }
+				}
+			})
+			require.NoError(t, err)
+			if tc.writeFirst {
+				_, err = f.Write([]byte("a\n"))
+				require.NoError(t, err)
+			}
+			before := syncCount(f)
+			err = f.Close()
+			assert.Equal(t, before+tc.wantSyncs, syncCount(f), "fdatasync calls by Close")
+			assert.NotErrorIs(t, err, ErrClosed)
+			if tc.wantErrIs != nil {
+				require.ErrorIs(t, err, tc.wantErrIs)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.ErrorIs(t, f.Close(), tc.wantErrIs, "a second Close returns the first one's result")
+		})
+	}
+}
+
+// TestErrorCallbackIsRateLimited: background events reach OnError at most
+// once per ErrorInterval, the suppressed ones counted in the next report and
+// by Close; write errors are returned and never reach it.
+func TestErrorCallbackIsRateLimited(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	w := &failingWriter{failures: 1000, errno: syscall.ENOSPC}
+	var errs errSink
+	clk := newClock(t0)
+	f, err := open(path, Options{OnError: errs.On, Clock: clk.Now}, func(f *File) { f.writev = w.writev })
+	require.NoError(t, err)
+	for range 10 {
+		_, err := f.Write([]byte("x\n"))
+		require.ErrorIs(t, err, syscall.ENOSPC)
+	}
+	require.Empty(t, errs.All(), "write errors are the caller's to report")
+
+	background := errors.New("filesink: compress app.log.1: disk quota exceeded")
+	for range 10 {
+		f.report(background)
+	}
+	require.Len(t, errs.All(), 1, "one report per ErrorInterval")
+	clk.Add(DefaultErrorInterval)
+	f.report(background)
+	require.Len(t, errs.All(), 2)
+	assert.Contains(t, errs.All()[1].Error(), "9 more errors suppressed")
+	f.report(background)
+	require.NoError(t, f.Close())
+	require.Len(t, errs.All(), 3, "Close reports the errors still suppressed")
+	assert.Contains(t, errs.All()[2].Error(), "1 errors were suppressed")
+	assert.Empty(t, readLines(t, path))
 }
