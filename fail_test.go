@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -251,4 +252,23 @@ func TestOutputPathPanicsOnDrainer(t *testing.T) {
 	require.NoError(t, h.Flush())
 	require.NoError(t, h.Close())
 	assert.Contains(t, w.String(), `"msg":"x"`)
+}
+
+// A typed nil writer (the *os.File of an ignored os.OpenFile error) is
+// the nil writer: reported, every record failed, nothing crashes.
+func TestTypedNilWriterIsTheNilWriter(t *testing.T) {
+	var f *os.File
+	var reports []error
+	h := NewHandler(f, &Options{OnError: func(err error) { reports = append(reports, err) }})
+	l := slog.New(h)
+	l.Info("lost")
+	l.Error("lost too")
+	err := h.Close()
+	require.Error(t, err)
+	st := h.Stats()
+	assert.EqualValues(t, 2, st.Failed)
+	assert.Zero(t, st.Written)
+	require.NotEmpty(t, reports)
+	assert.Contains(t, reports[0].Error(), "nil writer (a nil *os.File)")
+	assert.False(t, errors.Is(err, ErrClosed))
 }

@@ -3,16 +3,12 @@ package asyncbus_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/asyncbus/asyncbus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -100,23 +96,4 @@ func TestWriterLoggingThroughItsHandlerNeverDeadlocks(t *testing.T) {
 			assert.Contains(t, stdout.String(), "from-output", "the output's own records are written too")
 		})
 	}
-}
-
-// A typed nil writer (the *os.File of an ignored os.OpenFile error) is
-// the nil writer: reported, every record failed, nothing crashes.
-func TestTypedNilWriterIsTheNilWriter(t *testing.T) {
-	var f *os.File
-	var reports []error
-	h := asyncbus.NewHandler(f, &asyncbus.Options{OnError: func(err error) { reports = append(reports, err) }})
-	l := slog.New(h)
-	l.Info("lost")
-	l.Error("lost too")
-	err := h.Close()
-	require.Error(t, err)
-	st := h.Stats()
-	assert.EqualValues(t, 2, st.Failed)
-	assert.Zero(t, st.Written)
-	require.NotEmpty(t, reports)
-	assert.Contains(t, reports[0].Error(), "nil writer (a nil *os.File)")
-	assert.False(t, errors.Is(err, asyncbus.ErrClosed))
 }
