@@ -150,9 +150,9 @@ type Options struct {
 	StackTraceLevel slog.Leveler
 	// Sampler, when set, decides before encoding whether each record is
 	// written (see Sampler; *sampling.Sampler implements it). Refused
-	// records are counted in Stats.Sampled. When the Sampler has a
-	// WithMarkers method (*sampling.Sampler has), its markers ("suppressed
-	// N similar records") are written to this output. Nil (the default)
+	// records are counted in Stats.Sampled. When the Sampler is a
+	// MarkingSampler (*sampling.Sampler is), its markers ("suppressed N
+	// similar records") are written to this output. Nil (the default)
 	// samples nothing.
 	Sampler Sampler
 }

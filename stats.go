@@ -46,7 +46,7 @@ type Stats struct {
 	// enqueued. It is counted with one atomic add on the refusal path only.
 	Sampled uint64
 	// SampleMarkers counts the "suppressed N similar records" lines written
-	// for a sampler with a WithMarkers method (part of Enqueued).
+	// for a MarkingSampler (part of Enqueued).
 	SampleMarkers uint64
 	// Unrecovered counts records found in Options.RingFile that could not
 	// be replayed (oversize records, whose bytes were on the heap).
