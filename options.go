@@ -56,7 +56,8 @@ type Options struct {
 	// (DEBUG-4, ERROR+4) instead of TRACE and FATAL.
 	SlogLevelNames bool
 
-	// Format is the output format; the zero value is JSON.
+	// Format is the output format: JSON (the zero value), Text, Logfmt,
+	// Console, ZapJSON or ZapConsole (either with a WithZapTime encoding).
 	Format Format
 	// Color controls ANSI colour in the Console format.
 	Color ColorMode
