@@ -3,13 +3,17 @@ package asyncbus_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/reference"
 )
 
 // slowOutput is an output whose every Write takes delay (a network writer,
@@ -90,4 +94,161 @@ func BenchmarkCallerLatency(b *testing.B) {
 			}
 		})
 	}
+}
+
+// logAccess logs the benchmark reference record (package
+// internal/reference, the workload of every asyncbus benchmark: the
+// ~200-byte access-log line "request handled" with method, path, status,
+// latency, bytes, cache_hit and seq, the record's id) at level through l.
+// It uses LogAttrs, as the benchmarks module does, so that slog's front end
+// does not box the integers.
+func logAccess(ctx context.Context, l *slog.Logger, level slog.Level, seq int) {
+	a := reference.Attrs(seq)
+	l.LogAttrs(ctx, level, reference.Message, a[:]...)
+}
+
+// closeWritten closes h, outside the timed loop, and fails b unless
+// exactly n records were written.
+func closeWritten(b *testing.B, h *asyncbus.Handler, n int) {
+	b.Helper()
+	b.StopTimer()
+	if err := h.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if st := h.Stats(); st.Written != uint64(n) || st.Dropped != 0 || st.Failed != 0 {
+		b.Fatalf("%d records logged, %d written: %+v", n, st.Written, st)
+	}
+}
+
+// derivedLogger keeps the loggers BenchmarkHandle's derive cases make
+// reachable, so that deriving is not optimised away.
+var derivedLogger *slog.Logger
+
+// BenchmarkHandle is the cost of one slog call to a caller, through a
+// slog.Logger over a default handler (Block, 8 MiB ring) logging the
+// reference record at Info:
+//
+//   - JSON, Text, Logfmt, Console, ZapJSON, ZapConsole: each format into
+//     io.Discard;
+//   - disabled: a Debug call below the Info level;
+//   - WithAttrs/derive, WithGroup/derive: deriving a logger (Logger.With
+//     of two attributes, Logger.WithGroup); WithAttrs/log, WithGroup/log:
+//     logging through the derived logger;
+//   - parallel: JSON into io.Discard from GOMAXPROCS goroutines
+//     (b.RunParallel);
+//   - file: JSON into a regular file (os.CreateTemp in b.TempDir()).
+//
+// Close, outside the timing, checks that every record was written. Runs in
+// well under a second with -benchtime=100x.
+func BenchmarkHandle(b *testing.B) {
+	ctx := context.Background()
+	formats := []struct {
+		name   string
+		format asyncbus.Format
+	}{
+		{"JSON", asyncbus.JSON},
+		{"Text", asyncbus.Text},
+		{"Logfmt", asyncbus.Logfmt},
+		{"Console", asyncbus.Console},
+		{"ZapJSON", asyncbus.ZapJSON},
+		{"ZapConsole", asyncbus.ZapConsole},
+	}
+	for _, tc := range formats {
+		b.Run(tc.name, func(b *testing.B) {
+			h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Format: tc.format, Color: asyncbus.ColorNever})
+			l := slog.New(h)
+			b.ReportAllocs()
+			seq := 0
+			for b.Loop() {
+				logAccess(ctx, l, slog.LevelInfo, seq)
+				seq++
+			}
+			closeWritten(b, h, seq)
+		})
+	}
+
+	b.Run("disabled", func(b *testing.B) {
+		h := asyncbus.NewHandler(io.Discard, nil)
+		l := slog.New(h)
+		b.ReportAllocs()
+		seq := 0
+		for b.Loop() {
+			logAccess(ctx, l, slog.LevelDebug, seq)
+			seq++
+		}
+		closeWritten(b, h, 0)
+	})
+
+	derives := []struct {
+		name   string
+		derive func(*slog.Logger) *slog.Logger
+	}{
+		{"WithAttrs", func(l *slog.Logger) *slog.Logger {
+			return l.With(slog.String("service", "checkout"), slog.String("region", "eu-west-1"))
+		}},
+		{"WithGroup", func(l *slog.Logger) *slog.Logger { return l.WithGroup("http") }},
+	}
+	for _, tc := range derives {
+		b.Run(tc.name+"/derive", func(b *testing.B) {
+			h := asyncbus.NewHandler(io.Discard, nil)
+			l := slog.New(h)
+			b.ReportAllocs()
+			for b.Loop() {
+				derivedLogger = tc.derive(l)
+			}
+			derivedLogger = nil
+			closeWritten(b, h, 0)
+		})
+		b.Run(tc.name+"/log", func(b *testing.B) {
+			h := asyncbus.NewHandler(io.Discard, nil)
+			l := tc.derive(slog.New(h))
+			b.ReportAllocs()
+			seq := 0
+			for b.Loop() {
+				logAccess(ctx, l, slog.LevelInfo, seq)
+				seq++
+			}
+			closeWritten(b, h, seq)
+		})
+	}
+
+	b.Run("parallel", func(b *testing.B) {
+		h := asyncbus.NewHandler(io.Discard, nil)
+		l := slog.New(h)
+		var n atomic.Int64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			seq := 0
+			for pb.Next() {
+				logAccess(ctx, l, slog.LevelInfo, seq)
+				seq++
+			}
+			n.Add(int64(seq))
+		})
+		closeWritten(b, h, int(n.Load()))
+	})
+
+	b.Run("file", func(b *testing.B) {
+		f, err := os.CreateTemp(b.TempDir(), "bench-*.log")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close() // after Close below: TempDir's removal needs it closed on Windows
+		h := asyncbus.NewHandler(f, nil)
+		l := slog.New(h)
+		b.ReportAllocs()
+		seq := 0
+		for b.Loop() {
+			logAccess(ctx, l, slog.LevelInfo, seq)
+			seq++
+		}
+		closeWritten(b, h, seq)
+		fi, err := f.Stat()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fi.Size() < int64(seq)*150 {
+			b.Fatalf("the file holds %d bytes for %d records", fi.Size(), seq)
+		}
+	})
 }

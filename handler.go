@@ -33,6 +33,16 @@ const (
 	// Console is a human format for development: time, aligned level,
 	// message, then key=value attributes, coloured on terminals.
 	Console = encode.Console
+	// ZapJSON is what go.uber.org/zap's production JSON encoder writes
+	// (keys level, ts, logger, caller, msg, stacktrace), as configured by
+	// controller-runtime and fed by go-logr/zapr; its time encoding is
+	// chosen with WithZapTime (see package encode).
+	ZapJSON = encode.ZapJSON
+	// ZapConsole is what go.uber.org/zap's development console encoder
+	// writes (tab-separated time, level, logger, caller and message, then
+	// the fields as JSON); its time encoding is chosen with WithZapTime
+	// (see package encode).
+	ZapConsole = encode.ZapConsole
 )
 
 // Handler is an asynchronous slog.Handler. Handlers derived with WithAttrs,

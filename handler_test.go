@@ -16,7 +16,6 @@ import (
 	"testing/slogtest"
 	"time"
 
-	"github.com/asyncbus/asyncbus/encode"
 	"github.com/go-logfmt/logfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -554,7 +553,7 @@ func TestHandleAttrsMatchesHandle(t *testing.T) {
 			return h.WithAttrs([]slog.Attr{slog.Int("w", 1)}).WithGroup("req").(*Handler)
 		},
 	}
-	for _, format := range []Format{JSON, Text, Logfmt, Console} {
+	for _, format := range []Format{JSON, Text, Logfmt, Console, ZapJSON, ZapConsole} {
 		for _, replace := range []bool{false, true} {
 			for _, hooked := range []bool{false, true} {
 				for hname, derive := range handlers {
@@ -681,7 +680,7 @@ func TestHandleAttrsMatchesHandleRandomized(t *testing.T) {
 		}
 		return slog.Int(key, rng.IntN(100))
 	}
-	formats := []Format{JSON, Text, Logfmt, Console, encode.ZapJSON, encode.ZapConsole}
+	formats := []Format{JSON, Text, Logfmt, Console, ZapJSON, ZapConsole}
 	ctx := context.Background()
 	for i := range *handleAttrsCases {
 		c := config{format: formats[rng.IntN(len(formats))], rep: rng.IntN(len(replacers)), hooked: rng.IntN(3) == 0, derived: rng.IntN(5) / 2}

@@ -56,7 +56,8 @@ type Options struct {
 	// (DEBUG-4, ERROR+4) instead of TRACE and FATAL.
 	SlogLevelNames bool
 
-	// Format is the output format; the zero value is JSON.
+	// Format is the output format: JSON (the zero value), Text, Logfmt,
+	// Console, ZapJSON or ZapConsole (either with a WithZapTime encoding).
 	Format Format
 	// Color controls ANSI colour in the Console format.
 	Color ColorMode
@@ -150,9 +151,9 @@ type Options struct {
 	StackTraceLevel slog.Leveler
 	// Sampler, when set, decides before encoding whether each record is
 	// written (see Sampler; *sampling.Sampler implements it). Refused
-	// records are counted in Stats.Sampled. When the Sampler has a
-	// WithMarkers method (*sampling.Sampler has), its markers ("suppressed
-	// N similar records") are written to this output. Nil (the default)
+	// records are counted in Stats.Sampled. When the Sampler is a
+	// MarkingSampler (*sampling.Sampler is), its markers ("suppressed N
+	// similar records") are written to this output. Nil (the default)
 	// samples nothing.
 	Sampler Sampler
 }

@@ -17,28 +17,28 @@ import (
 // Named), and must be safe for concurrent use. A false result drops the
 // record before encoding; it is counted in Stats.Sampled.
 //
-// A Sampler that also has the method
-//
-//	WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) Sampler
-//
-// (as *sampling.Sampler does) is bound to the handler once, and the handler
-// writes its "suppressed N similar records" markers to its own output.
+// A Sampler that is also a MarkingSampler (as *sampling.Sampler is) is
+// bound to the handler once, and the handler writes its "suppressed N
+// similar records" markers to its own output.
 type Sampler interface {
 	Sample(t time.Time, level slog.Level, msg, logger string) bool
 }
 
-// markingSampler is a Sampler that accounts for the records it refuses with
-// in-band marker records, as *sampling.Sampler does. NewHandler calls
-// WithMarkers once and consults the Sampler it returns. That Sampler calls
-// mark (from within Sample, at its tick boundaries or when it makes room for
-// another key's count, or from a Report() error method, which Close calls)
-// with a key and the number n of its records refused since its last
-// marker; the handler writes the marker line "suppressed N similar
-// records" at that level, with the key's message under "sampled_msg" and
-// its logger name, to its output. Markers never pass through the Sampler
-// and carry no context fields; they are counted in Stats.SampleMarkers
-// (and in Enqueued, like any record).
-type markingSampler interface {
+// MarkingSampler is a Sampler whose refused records are reported by marker
+// records the handler writes: NewHandler binds it once with WithMarkers
+// and consults the Sampler that returns instead. *sampling.Sampler
+// implements it.
+//
+// The bound Sampler calls mark (from within Sample, at its tick boundaries
+// or when it makes room for another key's count, or from a Report() error
+// method, which Close calls if the bound Sampler has one) with a key and
+// the number n of its records refused since its last marker; the handler
+// writes the marker line "suppressed N similar records" at that level,
+// with the key's message under "sampled_msg" and its logger name, to its
+// output. Markers never pass through the Sampler and carry no context
+// fields; they are counted in Stats.SampleMarkers (and in Enqueued, like
+// any record).
+type MarkingSampler interface {
 	Sampler
 	WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) Sampler
 }
@@ -80,7 +80,7 @@ func (c *core) initSampling(s Sampler, root *Handler) {
 		return
 	}
 	c.sample.counts = &sampleCounts{}
-	if m, ok := s.(markingSampler); ok {
+	if m, ok := s.(MarkingSampler); ok {
 		s = m.WithMarkers(root.writeSampleMarker)
 	}
 	if r, ok := s.(interface{ Report() error }); ok {

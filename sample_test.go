@@ -105,3 +105,66 @@ func TestSamplerNilAllocatesNothing(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h.HandleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) }))
 	assert.Zero(t, h.Stats().Sampled)
 }
+
+// reportingSampler is a MarkingSampler: bound, it refuses every record and
+// reports them all in one marker from Report, which Close calls.
+type reportingSampler struct{ binds atomic.Int32 }
+
+var _ MarkingSampler = (*reportingSampler)(nil)
+
+func (s *reportingSampler) Sample(time.Time, slog.Level, string, string) bool { return true }
+
+func (s *reportingSampler) WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) Sampler {
+	s.binds.Add(1)
+	return &boundReporter{mark: mark}
+}
+
+type boundReporter struct {
+	mark    func(level slog.Level, msg, logger string, n uint64) error
+	refused atomic.Uint64
+}
+
+func (b *boundReporter) Sample(time.Time, slog.Level, string, string) bool {
+	b.refused.Add(1)
+	return false
+}
+
+func (b *boundReporter) Report() error { return b.mark(slog.LevelWarn, "m", "db", b.refused.Swap(0)) }
+
+// TestMarkingSamplerIsBoundOnce: NewHandler binds a MarkingSampler once
+// and consults the Sampler it returns, whose markers the handler writes
+// (at Close, through Report) and counts; a plain Sampler gets no markers.
+func TestMarkingSamplerIsBoundOnce(t *testing.T) {
+	noTime := func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	marking := &reportingSampler{}
+	tests := []struct {
+		name    string
+		sampler Sampler
+		lines   []string
+	}{
+		{"MarkingSampler", marking,
+			[]string{`{"level":"WARN","msg":"suppressed 3 similar records","logger":"db","sampled_msg":"m"}`}},
+		{"plain Sampler", &refuseAll{}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sink memSink
+			h := NewHandler(&sink, &Options{Sampler: tt.sampler, ReplaceAttr: noTime})
+			l := slog.New(h)
+			for range 3 {
+				l.Info("m")
+			}
+			require.NoError(t, h.Close())
+			st := h.Stats()
+			assert.EqualValues(t, 3, st.Sampled)
+			assert.EqualValues(t, len(tt.lines), st.SampleMarkers)
+			assert.Equal(t, tt.lines, sink.Lines())
+		})
+	}
+	assert.EqualValues(t, 1, marking.binds.Load(), "bound once")
+}

@@ -14,8 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/asyncbus/asyncbus/encode"
 )
 
 // stackLines logs one Error record through a handler with opts and returns
@@ -105,7 +103,7 @@ func TestStackTraceFirstFrameIsTheCaller(t *testing.T) {
 // the Context fields.
 func TestStackTraceAtTopLevelUnderWithGroup(t *testing.T) {
 	hook := func(_ context.Context, w *FieldWriter) { w.AddString("trace_id", "t1") }
-	for _, f := range []Format{JSON, Text, Logfmt, Console, encode.ZapJSON, encode.ZapConsole} {
+	for _, f := range []Format{JSON, Text, Logfmt, Console, ZapJSON, ZapConsole} {
 		for _, hooked := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/hook=%v", f, hooked), func(t *testing.T) {
 				opts := &Options{Format: f, Color: ColorNever, StackTraceLevel: slog.LevelError}
@@ -116,7 +114,7 @@ func TestStackTraceAtTopLevelUnderWithGroup(t *testing.T) {
 					l.With("w", 1).WithGroup("req").Error("boom", "id", 7)
 				})
 				switch f {
-				case Console, encode.ZapConsole:
+				case Console, ZapConsole:
 					require.Greater(t, len(lines), 2)
 					assert.NotContains(t, lines[0], stackTraceKey)
 					assert.Equal(t, thisTest+"AtTopLevelUnderWithGroup.func2.1", lines[1], "the stack on the lines below")
@@ -125,7 +123,7 @@ func TestStackTraceAtTopLevelUnderWithGroup(t *testing.T) {
 				}
 				require.Len(t, lines, 1)
 				var m map[string]any
-				if f == encode.ZapJSON {
+				if f == ZapJSON {
 					require.NoError(t, json.Unmarshal([]byte(lines[0]), &m), lines[0])
 				} else {
 					m = parseLine(t, f, lines[0])
@@ -137,7 +135,7 @@ func TestStackTraceAtTopLevelUnderWithGroup(t *testing.T) {
 				require.True(t, ok, "the group in %s", lines[0])
 				assert.NotContains(t, req, stackTraceKey)
 				assert.Contains(t, req, "id")
-				if hooked && f != encode.ZapJSON {
+				if hooked && f != ZapJSON {
 					assert.Less(t, strings.Index(lines[0], "trace_id"), strings.Index(lines[0], stackTraceKey), "after the Context fields")
 				}
 			})
@@ -259,13 +257,13 @@ func (e *panicStack) Error() string              { return "panics" }
 func (e *panicStack) StackTrace() fakeStackTrace { return e.s }
 
 func TestStackTraceEveryFormat(t *testing.T) {
-	for _, f := range []Format{Text, Logfmt, Console, encode.ZapJSON, encode.ZapConsole} {
+	for _, f := range []Format{Text, Logfmt, Console, ZapJSON, ZapConsole} {
 		t.Run(fmt.Sprint(f), func(t *testing.T) {
 			lines := logForStack(t, &Options{Format: f, Color: ColorNever, StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
 				l.Error("boom", "k", "v")
 			})
 			switch f {
-			case Console, encode.ZapConsole:
+			case Console, ZapConsole:
 				// zap's console layout: the record, then the stack on the
 				// following lines.
 				require.Greater(t, len(lines), 2)
@@ -273,7 +271,7 @@ func TestStackTraceEveryFormat(t *testing.T) {
 				assert.NotContains(t, lines[0], stackTraceKey)
 				splitStack(t, strings.Join(lines[1:], "\n"))
 				assert.Equal(t, thisTest+"EveryFormat.func1.1", lines[1])
-			case encode.ZapJSON:
+			case ZapJSON:
 				require.Len(t, lines, 1)
 				frames := jsonStack(t, lines[0])
 				assert.Equal(t, thisTest+"EveryFormat.func1.1", frames[0][0])

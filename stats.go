@@ -7,7 +7,8 @@ import "github.com/asyncbus/asyncbus/internal/bus"
 // it is exact whenever the ring is empty, so after Flush or Close (with no
 // Handle running) Enqueued == Written + Dropped + Failed. With
 // Options.Sampler, records offered to Handle and HandleAttrs (enabled ones)
-// satisfy Enqueued + Sampled == offered + SampleMarkers.
+// satisfy Enqueued + Sampled == offered + SampleMarkers. How the drainer
+// batches, writes and parks is in the DrainerStats debugging view.
 type Stats struct {
 	// Enqueued counts records offered to the ring (accepted + dropped).
 	Enqueued uint64
@@ -27,10 +28,6 @@ type Stats struct {
 	// Oversize counts records longer than an eighth of the ring, which are
 	// kept on the heap instead of in the ring (and not in a ring file).
 	Oversize uint64
-	// Batches counts drain rounds that wrote something.
-	Batches uint64
-	// WriteCalls counts calls into the output (Write, WriteBatch or writev).
-	WriteCalls uint64
 	// DropMarkers counts in-band lines written at gaps left by drops.
 	DropMarkers uint64
 	// QueueDepth is the number of ring bytes in use now.
@@ -39,12 +36,6 @@ type Stats struct {
 	QueueHighWater uint64
 	// Capacity is the ring size in bytes.
 	Capacity uint64
-	// BatchTarget is the drainer's current adaptive batch size in records.
-	BatchTarget uint64
-	// Parks counts the times the idle drainer parked.
-	Parks uint64
-	// Wakeups counts the times a caller woke a parked or sleeping drainer.
-	Wakeups uint64
 	// WriteThrough counts the part of Written that callers wrote
 	// themselves, because the ring was empty and the handler quiet.
 	WriteThrough uint64
@@ -55,7 +46,7 @@ type Stats struct {
 	// enqueued. It is counted with one atomic add on the refusal path only.
 	Sampled uint64
 	// SampleMarkers counts the "suppressed N similar records" lines written
-	// for a sampler with a WithMarkers method (part of Enqueued).
+	// for a MarkingSampler (part of Enqueued).
 	SampleMarkers uint64
 	// Unrecovered counts records found in Options.RingFile that could not
 	// be replayed (oversize records, whose bytes were on the heap).
@@ -71,17 +62,47 @@ func statsFrom(s bus.Stats) Stats {
 		DroppedClosed:  s.DroppedClosed,
 		Failed:         s.Failed,
 		Oversize:       s.Oversize,
-		Batches:        s.Batches,
-		WriteCalls:     s.WriteCalls,
 		DropMarkers:    s.DropMarkers,
 		QueueDepth:     s.QueueDepth,
 		QueueHighWater: s.QueueHighWater,
 		Capacity:       s.Capacity,
-		BatchTarget:    s.BatchTarget,
-		Parks:          s.Parks,
-		Wakeups:        s.Wakeups,
 		WriteThrough:   s.WriteThrough,
 		Recovered:      s.Recovered,
 		Unrecovered:    s.Unrecovered,
+	}
+}
+
+// DrainerStats is a debugging view of the drainer's internals, for
+// diagnosing how it batches, writes and parks, not for alerting: its fields
+// may be renamed, changed or removed between versions, unlike those of
+// Stats. Like Stats, it is shared by the handlers derived from one
+// NewHandler.
+type DrainerStats struct {
+	// Batches counts drain rounds that wrote something.
+	Batches uint64
+	// WriteCalls counts calls into the output (Write, WriteBatch or writev).
+	WriteCalls uint64
+	// BatchTarget is the drainer's current adaptive batch size in records.
+	BatchTarget uint64
+	// Parks counts the times the idle drainer parked.
+	Parks uint64
+	// Wakeups counts the times a caller woke a parked or sleeping drainer.
+	Wakeups uint64
+}
+
+// DrainerStats returns a snapshot of the drainer's internal counters (see
+// DrainerStats, the type, for why they are not in Stats). It is cheap and
+// safe at any time.
+func (h *Handler) DrainerStats() DrainerStats {
+	return drainerStatsFrom(h.core.bus.Stats())
+}
+
+func drainerStatsFrom(s bus.Stats) DrainerStats {
+	return DrainerStats{
+		Batches:     s.Batches,
+		WriteCalls:  s.WriteCalls,
+		BatchTarget: s.BatchTarget,
+		Parks:       s.Parks,
+		Wakeups:     s.Wakeups,
 	}
 }

@@ -16,9 +16,16 @@ import (
 
 // TestExportedSurface keeps the root package's exported surface (constants,
 // variables, functions, types and their methods and constructors) at most
-// at the 48 names the first landing had, and lists it on failure. The
-// layout issue brought it to 47; ErrRetrying (Options.WriteAttempts) is the
-// 48th. A new name now has to replace one.
+// at the ceiling below, and lists it on failure. The first landing had 48
+// names; the layout issue brought it to 47; ErrRetrying
+// (Options.WriteAttempts) is the 48th. The surface issue raised the ceiling
+// by exactly the names it added, none of which an existing name could
+// carry: DrainerStats and Handler.DrainerStats (50), the drainer's
+// internals moved out of Stats into a view that may change between
+// versions; MarkingSampler (51), the Sampler's marker binding, until then
+// an unexported interface documented only in prose; ZapJSON and ZapConsole
+// (53), valid formats that had no root constant. A new name now has to
+// replace one.
 func TestExportedSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -61,6 +68,6 @@ func TestExportedSurface(t *testing.T) {
 	for _, n := range names {
 		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
 	}
-	assert.LessOrEqual(t, len(names), 48, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	assert.LessOrEqual(t, len(names), 53, "the root's exported names:\n%s", strings.Join(names, "\n"))
 	t.Logf("%d exported names", len(names))
 }

@@ -17,11 +17,11 @@ const (
 	MetricWritten     = "asyncbus.records.written"  // counter: Stats.Written
 	MetricDropped     = "asyncbus.records.dropped"  // counter: Stats.Dropped, split by reason
 	MetricFailed      = "asyncbus.records.failed"   // counter: Stats.Failed
-	MetricBatches     = "asyncbus.batches"          // counter: Stats.Batches
+	MetricBatches     = "asyncbus.batches"          // counter: DrainerStats.Batches
 	MetricQueueDepth  = "asyncbus.queue.depth"      // gauge: Stats.QueueDepth (bytes)
 	MetricQueueHigh   = "asyncbus.queue.high_water" // gauge: Stats.QueueHighWater (bytes)
 	MetricCapacity    = "asyncbus.queue.capacity"   // gauge: Stats.Capacity (bytes)
-	MetricBatchSize   = "asyncbus.batch.size"       // gauge: Stats.BatchTarget (records)
+	MetricBatchSize   = "asyncbus.batch.size"       // gauge: DrainerStats.BatchTarget (records)
 	MetricWrittenByte = "asyncbus.written.bytes"    // counter: Stats.WrittenBytes
 )
 
@@ -31,14 +31,19 @@ var (
 	dropClosed   = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "closed")))
 )
 
-// RegisterMetrics publishes h's Stats as observable instruments on meter,
-// read once per collection with a single Stats call:
+// RegisterMetrics publishes h's Stats and two of its DrainerStats as
+// observable instruments on meter, read once per collection with one Stats
+// and one DrainerStats call:
 //
 //   - counters asyncbus.records.enqueued, .written, .failed, and
 //     .dropped (attribute reason = "overflow" or "closed"), asyncbus.batches
 //     and asyncbus.written.bytes;
 //   - gauges asyncbus.queue.depth, .high_water and .capacity (bytes in the
 //     ring) and asyncbus.batch.size (the bus's current target batch size).
+//
+// asyncbus.batches and asyncbus.batch.size come from DrainerStats, a
+// debugging view whose fields may change between asyncbus versions: graph
+// them to diagnose the drainer, do not alert on them.
 //
 // Unregister the returned Registration to stop observing h.
 func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registration, error) {
@@ -70,19 +75,19 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 		return nil, fmt.Errorf("otelbridge: creating instruments: %w", err)
 	}
 	reg, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		s := h.Stats()
+		s, d := h.Stats(), h.DrainerStats()
 		o.ObserveInt64(enqueued, clamp(s.Enqueued))
 		o.ObserveInt64(written, clamp(s.Written))
 		// Dropped includes DroppedClosed; split it so the two reasons sum to it.
 		o.ObserveInt64(dropped, clamp(s.Dropped-min(s.DroppedClosed, s.Dropped)), dropOverflow)
 		o.ObserveInt64(dropped, clamp(s.DroppedClosed), dropClosed)
 		o.ObserveInt64(failed, clamp(s.Failed))
-		o.ObserveInt64(batches, clamp(s.Batches))
+		o.ObserveInt64(batches, clamp(d.Batches))
 		o.ObserveInt64(bytes, clamp(s.WrittenBytes))
 		o.ObserveInt64(depth, clamp(s.QueueDepth))
 		o.ObserveInt64(high, clamp(s.QueueHighWater))
 		o.ObserveInt64(capacity, clamp(s.Capacity))
-		o.ObserveInt64(batch, clamp(s.BatchTarget))
+		o.ObserveInt64(batch, clamp(d.BatchTarget))
 		return nil
 	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch)
 	if err != nil {

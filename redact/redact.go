@@ -25,7 +25,7 @@
 // A Redactor sees only what the handler passes to ReplaceAttr. slog's
 // handlers and asyncbus's JSON, Text, Logfmt and Console formats pass the
 // message (key slog.MessageKey), so a secret in a message is masked there;
-// the zap formats (encode.ZapJSON, encode.ZapConsole) do not, as zap's
+// the zap formats (asyncbus.ZapJSON, asyncbus.ZapConsole) do not, as zap's
 // encoders do not, and write the message, level, logger name and caller as
 // they are: with those formats keep secrets out of messages, or put them in
 // attributes.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/ctxattrs"
-	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/redact"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -374,8 +373,8 @@ func TestNoSecretInAnyFormat(t *testing.T) {
 		{"text", asyncbus.Text, true},
 		{"logfmt", asyncbus.Logfmt, true},
 		{"console", asyncbus.Console, true},
-		{"zapjson", encode.ZapJSON, false},
-		{"zapconsole", encode.ZapConsole, false},
+		{"zapjson", asyncbus.ZapJSON, false},
+		{"zapconsole", asyncbus.ZapConsole, false},
 	}
 	for _, tc := range formats {
 		t.Run(tc.name, func(t *testing.T) {

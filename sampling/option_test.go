@@ -20,11 +20,6 @@ import (
 // This file tests a Sampler installed as asyncbus.Options.Sampler: decided
 // inside the asyncbus handler, markers written by it.
 
-// The asyncbus handler binds a sampler with this method to write its markers.
-var _ interface {
-	WithMarkers(func(level slog.Level, msg, logger string, n uint64) error) asyncbus.Sampler
-} = (*sampling.Sampler)(nil)
-
 func newSampler(t testing.TB, cfg sampling.Config) *sampling.Sampler {
 	t.Helper()
 	s, err := sampling.NewSampler(cfg)

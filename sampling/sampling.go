@@ -38,7 +38,7 @@
 // request are separate keys of their own.
 //
 // A Sampler can also be installed in the asyncbus handler itself, as
-// asyncbus.Options.Sampler (its WithMarkers method lets the handler write its markers): the
+// asyncbus.Options.Sampler (it is an asyncbus.MarkingSampler): the
 // handler then decides before encoding, counts refusals in its
 // Stats.Sampled, writes the markers itself (never sampling them) and
 // writes the pending ones when it closes.
@@ -585,10 +585,13 @@ func (s *Sampler) sample(t time.Time, level slog.Level, msg, logger string, to *
 // the key and the count, once per key per tick (the first record of a new
 // tick sweeps, as for a Handler) and on Report, which the handler calls
 // when it closes. mark writes the marker itself, unsampled. It implements
-// the asyncbus handler's marker binding.
+// asyncbus.MarkingSampler.
 func (s *Sampler) WithMarkers(mark func(level slog.Level, msg, logger string, n uint64) error) asyncbus.Sampler {
 	return &boundSampler{s: s, to: &target{mark: mark}}
 }
+
+// The asyncbus handler binds a Sampler with WithMarkers to write its markers.
+var _ asyncbus.MarkingSampler = (*Sampler)(nil)
 
 // boundSampler is a Sampler bound by WithMarkers.
 type boundSampler struct {

@@ -121,9 +121,10 @@ type Sample struct {
 	Lost        int64     `json:"lost"`        // N - Count.Lines (0 for Discards)
 	Unaccounted int64     `json:"unaccounted"` // Lost - Count.MarkerDropped (0 for Discards)
 
-	// HandlerStats holds the numeric fields of the handler's Stats()
-	// result, if it has such a method, read after Close. They are
-	// reported, never trusted: Lost comes from the file.
+	// HandlerStats holds the numeric fields of the handler's Stats() and
+	// DrainerStats() results (asyncbus's debugging view of its drainer),
+	// for each such method it has, read after Close. They are reported,
+	// never trusted: Lost comes from the file.
 	HandlerStats map[string]uint64 `json:"handler_stats,omitempty"`
 }
 
@@ -358,21 +359,33 @@ func mean(v []int64) float64 {
 }
 
 // handlerStats returns the unsigned and signed integer fields of the
-// struct returned by h.Stats(), if h has such a method taking no
-// arguments; nil otherwise.
+// structs returned by h.Stats() and h.DrainerStats(), for each such method
+// h has that takes no arguments; nil if there are none.
 func handlerStats(h slog.Handler) map[string]uint64 {
-	m := reflect.ValueOf(h).MethodByName("Stats")
-	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+	out := map[string]uint64{}
+	for _, method := range []string{"Stats", "DrainerStats"} {
+		statsFields(reflect.ValueOf(h).MethodByName(method), out)
+	}
+	if len(out) == 0 {
 		return nil
+	}
+	return out
+}
+
+// statsFields adds to out the unsigned and signed integer fields of the
+// struct m returns, if m is a valid method taking no arguments and
+// returning one (pointer to a) struct.
+func statsFields(m reflect.Value, out map[string]uint64) {
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+		return
 	}
 	v := m.Call(nil)[0]
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
 	}
 	if v.Kind() != reflect.Struct {
-		return nil
+		return
 	}
-	out := map[string]uint64{}
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		if !t.Field(i).IsExported() {
@@ -388,10 +401,6 @@ func handlerStats(h slog.Handler) map[string]uint64 {
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 // contestantNames checks that names are present and unique.

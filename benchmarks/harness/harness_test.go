@@ -64,11 +64,19 @@ type fakeStats struct {
 	hidden   uint64
 }
 
+// fakeDrainerStats lets handlerStats find a DrainerStats method, as
+// asyncbus's handler has.
+type fakeDrainerStats struct {
+	Parks uint64
+}
+
 type statsHandler struct{ dropper }
 
 func (s *statsHandler) Stats() fakeStats {
 	return fakeStats{Enqueued: s.n.Load(), Depth: 3, Neg: -1, Name: "x", hidden: 9}
 }
+
+func (s *statsHandler) DrainerStats() *fakeDrainerStats { return &fakeDrainerStats{Parks: 2} }
 
 type noop struct{}
 
@@ -536,7 +544,7 @@ func TestMeasureEndToEnd(t *testing.T) {
 				assert.Equal(t, uint64(n/7), s.Count.MarkerDropped)
 				assert.Equal(t, int64(1), s.Count.Markers)
 				assert.Zero(t, s.Unaccounted)
-				assert.Equal(t, map[string]uint64{"Enqueued": n, "Depth": 3}, s.HandlerStats)
+				assert.Equal(t, map[string]uint64{"Enqueued": n, "Depth": 3, "Parks": 2}, s.HandlerStats)
 			default:
 				assert.Zero(t, s.Lost)
 				assert.Zero(t, s.Unaccounted)

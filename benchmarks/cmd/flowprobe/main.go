@@ -119,9 +119,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%s, %d records, %d goroutines: wall %v/record, CPU %v/record (user %v, system %v)",
 		*name, recs, *g, per(int64(wall)), per(ru.Utime.Nano()+ru.Stime.Nano()), per(ru.Utime.Nano()), per(ru.Stime.Nano()))
 	if ab, ok := h.(*asyncbus.Handler); ok {
-		s := ab.Stats()
+		s, d := ab.Stats(), ab.DrainerStats()
 		fmt.Fprintf(stdout, "; drain rounds %d, records per round %.1f, write calls %d, written through %d",
-			s.Batches, float64(s.Written-s.WriteThrough)/float64(max(s.Batches, 1)), s.WriteCalls, s.WriteThrough)
+			d.Batches, float64(s.Written-s.WriteThrough)/float64(max(d.Batches, 1)), d.WriteCalls, s.WriteThrough)
 	}
 	fmt.Fprintln(stdout)
 	if ab, ok := h.(*asyncbus.Handler); ok {
