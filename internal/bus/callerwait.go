@@ -15,12 +15,19 @@ import (
 const (
 	// SlowCall is the breaker's bound. After a call into the output (a
 	// write or a sync, by the drainer or a write-through) that took
-	// longer, callers stop writing through; after two in a row, or while
-	// one has been in flight for longer, they stop waiting quietly too.
-	// The first call that returns within the bound resets the breaker.
-	// (One slow call may be a scheduling hiccup on a loaded machine, and
-	// a record that goes through the ring is still waited for.)
+	// longer, callers stop writing through. After SlowCallsToTrip such
+	// calls in a row, or one that took (or has been in flight for) over
+	// VerySlowCall, they stop waiting quietly too. The first call that
+	// returns within SlowCall resets the breaker.
 	SlowCall = 500 * time.Microsecond
+	// VerySlowCall: one call this slow trips the quiet wait's breaker at
+	// once. Shorter calls need SlowCallsToTrip in a row: on a loaded
+	// machine a write is often descheduled for a millisecond or two,
+	// and tripping on that lost lines at exit.
+	VerySlowCall = 10 * SlowCall
+	// SlowCallsToTrip is how many calls over SlowCall in a row trip the
+	// quiet wait's breaker.
+	SlowCallsToTrip = 4
 	// QuietWaitMax bounds the quiet wait (see Config.WriteThrough).
 	QuietWaitMax = 20 * time.Millisecond
 	// ErrorWaitMax bounds the wait of a record that must be written before
@@ -34,23 +41,33 @@ const (
 	SyncWaitMax = 5 * time.Second
 )
 
-// Output speeds, as the breaker records them (Bus.speed), slowest last.
+// Output speeds, as the breaker records them (the low byte of Bus.speed),
+// slowest last.
 const (
 	speedFast  = 0 // the last call into the output returned within SlowCall
 	speedHint  = 1 // the last one took longer: no write-through
-	speedSlow  = 2 // the last two did, or the call in flight has: no quiet wait either
+	speedSlow  = 2 // SlowCallsToTrip in a row did, or one over VerySlowCall: no quiet wait either
 	speedStuck = 3 // the last one, or the one in flight, took longer than ErrorWaitMax: no wait at all
 )
 
-// nextSpeed is the breaker's transition after a call that took d ns.
+// speedStreakShift: Bus.speed's second byte counts the slow calls in a row.
+const speedStreakShift = 8
+
+// nextSpeed is the breaker's transition, as a Bus.speed word (the speed,
+// and the slow calls in a row), after a call that took d ns.
 func (b *Bus) nextSpeed(prev uint32, d int64) uint32 {
+	if d <= b.slowCall {
+		return speedFast
+	}
+	streak := min(prev>>speedStreakShift+1, 255)
+	speed := uint32(speedHint)
 	switch {
 	case d > int64(ErrorWaitMax):
-		return speedStuck
-	case d > b.slowCall:
-		return min(prev+1, speedSlow) // a stuck output that answers slowly is slow
+		speed = speedStuck
+	case d > int64(VerySlowCall) || streak >= SlowCallsToTrip:
+		speed = speedSlow
 	}
-	return speedFast
+	return speed | streak<<speedStreakShift
 }
 
 // inFlightSpeed is what a call in flight for d ns says of the output.
@@ -58,8 +75,10 @@ func (b *Bus) inFlightSpeed(d int64) uint32 {
 	switch {
 	case d > int64(ErrorWaitMax):
 		return speedStuck
-	case d > b.slowCall:
+	case d > int64(VerySlowCall):
 		return speedSlow
+	case d > b.slowCall:
+		return speedHint
 	}
 	return speedFast
 }
@@ -93,7 +112,7 @@ func (b *Bus) endCall(start int64) {
 // output knows of it: the last call's speed, or worse if the call in
 // flight has already taken longer.
 func (b *Bus) outputSpeed() uint32 {
-	s := b.speed.Load()         // atomic: endCall's store
+	s := b.speed.Load() & 0xff  // atomic: endCall's store; the low byte is the speed
 	since := b.callSince.Load() // atomic: beginCall's store
 	if since != 0 && s != speedStuck {
 		s = max(s, b.inFlightSpeed(b.nanotime()-since))

@@ -29,29 +29,35 @@ func exitSafeBus(t testing.TB, w io.Writer, cfg Config) *Bus {
 
 func TestBreakerTransitions(t *testing.T) {
 	b := &Bus{slowCall: int64(SlowCall)}
-	fast, slow, hung := int64(10*time.Microsecond), int64(2*SlowCall), int64(2*ErrorWaitMax)
+	fast, slow := int64(10*time.Microsecond), int64(2*SlowCall)
+	verySlow, hung := int64(2*VerySlowCall), int64(2*ErrorWaitMax)
+	word := func(speed, streak uint32) uint32 { return speed | streak<<speedStreakShift }
 	for _, tc := range []struct {
 		name string
 		from uint32
 		took int64
 		want uint32
 	}{
-		{"fast stays fast", speedFast, fast, speedFast},
-		{"one slow call: no write-through", speedFast, slow, speedHint},
-		{"two slow calls: no quiet wait", speedHint, slow, speedSlow},
-		{"more slow calls stay slow", speedSlow, slow, speedSlow},
-		{"a fast call resets", speedSlow, fast, speedFast},
-		{"a fast call resets a hint", speedHint, fast, speedFast},
-		{"a call past ErrorWaitMax: stuck", speedFast, hung, speedStuck},
-		{"stuck, then a slow answer: slow", speedStuck, slow, speedSlow},
-		{"stuck, then a fast answer: fast", speedStuck, fast, speedFast},
+		{"fast stays fast", word(speedFast, 0), fast, word(speedFast, 0)},
+		{"one slow call: no write-through", word(speedFast, 0), slow, word(speedHint, 1)},
+		{"three slow calls: still quiet waits (a loaded machine)", word(speedHint, 2), slow, word(speedHint, 3)},
+		{"four slow calls in a row: no quiet wait", word(speedHint, 3), slow, word(speedSlow, 4)},
+		{"more slow calls stay slow", word(speedSlow, 9), slow, word(speedSlow, 10)},
+		{"one very slow call: no quiet wait at once", word(speedFast, 0), verySlow, word(speedSlow, 1)},
+		{"a fast call resets", word(speedSlow, 9), fast, word(speedFast, 0)},
+		{"a fast call resets a hint", word(speedHint, 2), fast, word(speedFast, 0)},
+		{"a call past ErrorWaitMax: stuck", word(speedFast, 0), hung, word(speedStuck, 1)},
+		{"stuck, then a slow answer: a hint", word(speedStuck, 1), slow, word(speedHint, 2)},
+		{"stuck, then a fast answer: fast", word(speedStuck, 1), fast, word(speedFast, 0)},
+		{"the streak saturates", word(speedSlow, 255), slow, word(speedSlow, 255)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, b.nextSpeed(tc.from, tc.took))
 		})
 	}
 	assert.Equal(t, uint32(speedFast), b.inFlightSpeed(fast))
-	assert.Equal(t, uint32(speedSlow), b.inFlightSpeed(slow), "a call in flight past SlowCall is slow at once")
+	assert.Equal(t, uint32(speedHint), b.inFlightSpeed(slow), "in flight past SlowCall: a hint")
+	assert.Equal(t, uint32(speedSlow), b.inFlightSpeed(verySlow), "in flight past VerySlowCall: slow")
 	assert.Equal(t, uint32(speedStuck), b.inFlightSpeed(hung))
 }
 
