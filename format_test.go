@@ -39,7 +39,7 @@ func TestEveryValidFormatIsListed(t *testing.T) {
 			h, err := Open(&sink, &Options{Format: tt.format, Color: ColorNever})
 			require.NoError(t, err, "a valid format is accepted")
 			// The zero time is left out by every format: the line is stable.
-			require.NoError(t, h.HandleAttrs(context.Background(), time.Time{}, slog.LevelInfo, "m", []slog.Attr{slog.Int("k", 1)}))
+			require.NoError(t, h.handleAttrs(context.Background(), time.Time{}, slog.LevelInfo, "m", []slog.Attr{slog.Int("k", 1)}))
 			require.NoError(t, h.Close())
 			assert.Equal(t, tt.line+"\n", sink.String())
 		})

@@ -13,7 +13,7 @@ import (
 
 	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/bus"
-	"github.com/asyncbus/asyncbus/internal/plug"
+	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Format selects how records are encoded.
@@ -49,23 +49,24 @@ const (
 // WithGroup and Named share one ring and one drainer; Close any one of them
 // (typically the root) to flush and stop all.
 type Handler struct {
-	core     *core
+	core     *shared
 	enc      *encode.Encoder
 	name     string
 	slot     *levelSlot   // the level to compare against: one atomic load
 	leveler  slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
-	stateful bool         // WithAttrs or WithGroup was applied (see HandleAttrs)
-	grouped  bool         // WithGroup was applied: attributes land inside a group (plug.Grouped)
+	stateful bool         // WithAttrs or WithGroup was applied (see handleAttrs)
+	grouped  bool         // WithGroup was applied: attributes land inside a group (core.Grouped)
 	// bound, if not nil, ends every wait for the output when it ends (a
-	// copy made by plug.Bound for otelbridge's Exporter, whose deadline
+	// copy made by core.Bound for otelbridge's Exporter, whose deadline
 	// must be honoured; see enqueue).
 	bound context.Context
-	rec   plug.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
+	rec   core.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
 }
 
-// core is what all handlers derived from one NewHandler share.
-type core struct {
+// shared is what all handlers derived from one NewHandler share.
+type shared struct {
 	bus       *bus.Bus
+	out       io.Writer // the output the bus writes to (core.Install connects its hooks)
 	syncLevel slog.Leveler
 	context   func(context.Context, *FieldWriter)
 	rules     *LevelRules
@@ -144,13 +145,14 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 			panic("asyncbus: in-memory ring failed: " + err.Error()) // cannot happen: only ring files fail
 		}
 	}
-	c := &core{
+	c := &shared{
 		bus:       b,
 		syncLevel: o.SyncLevel,
 		context:   o.Context,
 		rules:     o.Rules,
 		copyCtx:   o.ReplaceAttr != nil,
 		exitSafe:  o.exitSafe(w),
+		out:       w,
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
@@ -230,13 +232,13 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	return h.enqueue(b, r.Level)
 }
 
-// HandleAttrs is Handle for a record made of t, level, msg and attrs,
+// handleAttrs is Handle for a record made of t, level, msg and attrs,
 // without building a slog.Record: a Record keeps five attributes inline
 // and allocates for more, while this path writes attrs straight from the
 // slice. The output is the same as Handle's for such a record (PC 0: no
 // source). attrs are not retained. Bridges that convert records from
-// other APIs (otelbridge) use it.
-func (h *Handler) HandleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
+// other APIs (otelbridge) reach it through core.HandleAttrs.
+func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
 	if h.stateful || h.rec != nil || h.core.stack.want(level) {
 		// WithAttrs/WithGroup state sits between top-level fields and the
 		// record's attributes: only a Record puts attrs after it.
@@ -278,7 +280,7 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 // Levelers (a fixed Level, the default LevelFatal included, and a
 // *slog.LevelVar) are called directly rather than through the interface,
 // which saves an indirect call on every record.
-func (c *core) syncLevelNow() slog.Level {
+func (c *shared) syncLevelNow() slog.Level {
 	switch l := c.syncLevel.(type) {
 	case slog.Level:
 		return l

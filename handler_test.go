@@ -573,7 +573,7 @@ func TestHandleAttrsMatchesHandle(t *testing.T) {
 							r := slog.NewRecord(fixedTime, slog.LevelWarn, "msg here", 0)
 							r.AddAttrs(attrs...)
 							require.NoError(t, derive(h1).Handle(ctx, r))
-							require.NoError(t, derive(h2).HandleAttrs(ctx, fixedTime, slog.LevelWarn, "msg here", attrs))
+							require.NoError(t, derive(h2).handleAttrs(ctx, fixedTime, slog.LevelWarn, "msg here", attrs))
 							require.NoError(t, h1.Close())
 							require.NoError(t, h2.Close())
 							assert.Equal(t, viaRecord.String(), viaAttrs.String())
@@ -700,7 +700,7 @@ func TestHandleAttrsMatchesHandleRandomized(t *testing.T) {
 		r := slog.NewRecord(fixedTime, level, "m", 0)
 		r.AddAttrs(as...)
 		require.NoError(t, h1.Handle(ctx, r))
-		require.NoError(t, h2.HandleAttrs(ctx, fixedTime, level, "m", as))
+		require.NoError(t, h2.handleAttrs(ctx, fixedTime, level, "m", as))
 		require.NoError(t, p.h1.Flush())
 		require.NoError(t, p.h2.Flush())
 		viaRecord, viaAttrs := outputs[p.h1].take(), outputs[p.h2].take()
@@ -719,7 +719,7 @@ func TestHandleAttrsAllocatesNothing(t *testing.T) {
 	attrs := []slog.Attr{slog.String("a", "1"), slog.Int("b", 2), slog.Bool("c", true), slog.String("d", "4"),
 		slog.Int("e", 5), slog.String("f", "6"), slog.Int("g", 7)}
 	assert.Zero(t, testing.AllocsPerRun(1000, func() {
-		_ = h.HandleAttrs(ctx, fixedTime, slog.LevelInfo, "seven attrs", attrs)
+		_ = h.handleAttrs(ctx, fixedTime, slog.LevelInfo, "seven attrs", attrs)
 	}))
 }
 

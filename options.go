@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus/internal/bus"
-	"github.com/asyncbus/asyncbus/internal/plug"
+	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Overflow says what Handle does when the ring is full.
@@ -279,10 +279,10 @@ func levelPanics(l slog.Leveler) (panics bool) {
 // written before Handle returns. Only in Block mode without BlockTimeout:
 // Drop mode and a BlockTimeout promise callers a bounded wait, which a
 // stuck output (a full pipe) would break. Never for a sink that retries
-// over the network (plug.Closer, otlpsink): a log call must not wait for a
+// over the network (core.Closer, otlpsink): a log call must not wait for a
 // collector's round trips and back-off.
 func (o *Options) exitSafe(w io.Writer) bool {
-	if _, remote := w.(plug.Closer); remote {
+	if _, remote := w.(core.Closer); remote {
 		return false
 	}
 	return o.Overflow == Block && o.BlockTimeout == 0

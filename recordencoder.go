@@ -2,51 +2,58 @@ package asyncbus
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"log/slog"
+	"time"
 
-	"github.com/asyncbus/asyncbus/internal/plug"
+	"github.com/asyncbus/asyncbus/internal/core"
 )
 
-// This file lets sink packages of this module (otlpsink) run their own
-// caller-side encoder through internal/plug, so the public API does not grow.
+// This file gives the module's bridges and sinks (otelbridge, otlpsink)
+// their typed entry points into the handler through internal/core, so the
+// public API does not grow.
 
 func init() {
-	plug.Bound = func(h any, ctx context.Context) any {
-		ah, ok := h.(*Handler)
-		if !ok {
+	core.Register(core.Root{
+		Install: func(h slog.Handler, enc core.Encoder) error {
+			ah, ok := h.(*Handler)
+			switch {
+			case !ok:
+				return fmt.Errorf("asyncbus: core.Install on a %T", h)
+			case enc == nil:
+				return errors.New("asyncbus: core.Install with a nil encoder")
+			}
+			ah.rec = enc // before ah is shared
+			if c, ok := ah.core.out.(core.Closer); ok {
+				ah.core.closing = c.Closing
+			}
+			if r, ok := ah.core.out.(core.Reporter); ok {
+				r.SetReport(ah.core.bus.Report)
+			}
 			return nil
-		}
-		h2 := *ah
-		h2.bound = ctx
-		return &h2
-	}
-	plug.Grouped = func(h any) bool {
-		ah, ok := h.(*Handler)
-		return ok && ah.grouped
-	}
-	plug.NewHandler = func(w io.Writer, opts any, enc plug.Encoder) (any, error) {
-		o, ok := opts.(*Options)
-		if !ok && opts != nil {
-			return nil, fmt.Errorf("asyncbus: plug.NewHandler: options of type %T", opts)
-		}
-		if enc == nil {
-			return nil, fmt.Errorf("asyncbus: plug.NewHandler: nil encoder")
-		}
-		h, err := newHandler(w, o, true)
-		if err != nil {
-			return nil, err
-		}
-		h.rec = enc // before h is shared
-		if c, ok := w.(plug.Closer); ok {
-			h.core.closing = c.Closing
-		}
-		if r, ok := w.(plug.Reporter); ok {
-			r.SetReport(h.core.bus.Report)
-		}
-		return h, nil
-	}
+		},
+		Bound: func(h slog.Handler, ctx context.Context) slog.Handler {
+			ah, ok := h.(*Handler)
+			if !ok {
+				return nil
+			}
+			h2 := *ah
+			h2.bound = ctx
+			return &h2
+		},
+		Grouped: func(h slog.Handler) bool {
+			ah, ok := h.(*Handler)
+			return ok && ah.grouped
+		},
+		HandleAttrs: func(h slog.Handler, ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) (bool, error) {
+			ah, ok := h.(*Handler)
+			if !ok {
+				return false, nil
+			}
+			return true, ah.handleAttrs(ctx, t, level, msg, attrs)
+		},
+	})
 }
 
 // handleRecord is Handle for a handler with a plugged record encoder.
@@ -57,7 +64,7 @@ func (h *Handler) handleRecord(ctx context.Context, r slog.Record) error {
 }
 
 // notifyClosing tells a plugged sink that Close began, with Close's context.
-func (c *core) notifyClosing(ctx context.Context) {
+func (c *shared) notifyClosing(ctx context.Context) {
 	if c.closing != nil {
 		c.closing(ctx)
 	}

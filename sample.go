@@ -75,7 +75,7 @@ type sampleCounts struct {
 
 // initSampling installs o.Sampler, with markers written through root (the
 // handler NewHandler returns: no attributes, groups or name).
-func (c *core) initSampling(s Sampler, root *Handler) {
+func (c *shared) initSampling(s Sampler, root *Handler) {
 	if s == nil {
 		return
 	}

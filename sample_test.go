@@ -36,10 +36,10 @@ func TestSamplerDecidesOncePerRecord(t *testing.T) {
 	w := n.WithAttrs([]slog.Attr{slog.Int("w", 1)}).(*Handler)
 	calls := []func(){
 		func() { _ = h.Handle(ctx, recordAt(1)) },
-		func() { _ = h.HandleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) },
+		func() { _ = h.handleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) },
 		func() { _ = w.Handle(ctx, recordAt(2)) },
-		func() { _ = w.HandleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) },
-		func() { _ = n.HandleAttrs(ctx, fixedTime, slog.LevelError, "with stack", nil) },
+		func() { _ = w.handleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) },
+		func() { _ = n.handleAttrs(ctx, fixedTime, slog.LevelError, "with stack", nil) },
 	}
 	for i, call := range calls {
 		before := s.calls.Load()
@@ -80,9 +80,9 @@ func TestSamplerHandleAfterCloseReturnsErrClosed(t *testing.T) {
 
 	calls := map[string]func() error{
 		"Handle":              func() error { return h.Handle(ctx, recordAt(2)) },
-		"HandleAttrs":         func() error { return h.HandleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) },
+		"HandleAttrs":         func() error { return h.handleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) },
 		"derived Handle":      func() error { return h.WithGroup("g").Handle(ctx, recordAt(3)) },
-		"derived HandleAttrs": func() error { return h.Named("n").HandleAttrs(ctx, fixedTime, slog.LevelError, "m", nil) },
+		"derived HandleAttrs": func() error { return h.Named("n").handleAttrs(ctx, fixedTime, slog.LevelError, "m", nil) },
 	}
 	for name, call := range calls {
 		assert.ErrorIs(t, call(), ErrClosed, name)
@@ -102,7 +102,7 @@ func TestSamplerNilAllocatesNothing(t *testing.T) {
 	r := recordAt(1)
 	ctx := context.Background()
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h.Handle(ctx, r) }))
-	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h.HandleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) }))
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h.handleAttrs(ctx, fixedTime, slog.LevelInfo, "m", nil) }))
 	assert.Zero(t, h.Stats().Sampled)
 }
 

@@ -155,7 +155,7 @@ func TestStackTraceFromHandleAttrs(t *testing.T) {
 			hh = h.WithAttrs([]slog.Attr{slog.Int("w", 1)})
 		}
 		_, line := thisLine()
-		require.NoError(t, hh.(*Handler).HandleAttrs(context.Background(), fixedTime, slog.LevelError, "m", []slog.Attr{slog.Int("a", 1)}))
+		require.NoError(t, hh.(*Handler).handleAttrs(context.Background(), fixedTime, slog.LevelError, "m", []slog.Attr{slog.Int("a", 1)}))
 		require.NoError(t, h.Close())
 		frames := jsonStack(t, sink.Lines()[0])
 		assert.Equal(t, thisTest+"FromHandleAttrs", frames[0][0])

@@ -6,7 +6,7 @@ import "github.com/asyncbus/asyncbus/internal/bus"
 // NewHandler share them. Enqueued is derived, not counted on the hot path:
 // it is exact whenever the ring is empty, so after Flush or Close (with no
 // Handle running) Enqueued == Written + Dropped + Failed. With
-// Options.Sampler, records offered to Handle and HandleAttrs (enabled ones)
+// Options.Sampler, records offered to Handle (enabled ones)
 // satisfy Enqueued + Sampled == offered + SampleMarkers. How the drainer
 // batches, writes and parks is in the DrainerStats debugging view.
 type Stats struct {

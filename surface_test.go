@@ -24,8 +24,9 @@ import (
 // internals moved out of Stats into a view that may change between
 // versions; MarkingSampler (51), the Sampler's marker binding, until then
 // an unexported interface documented only in prose; ZapJSON and ZapConsole
-// (53), valid formats that had no root constant. A new name now has to
-// replace one.
+// (53), valid formats that had no root constant. Handler.HandleAttrs, public
+// only for otelbridge, moved behind internal/core (52). A new name now has
+// to replace one.
 func TestExportedSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -68,6 +69,6 @@ func TestExportedSurface(t *testing.T) {
 	for _, n := range names {
 		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
 	}
-	assert.LessOrEqual(t, len(names), 53, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	assert.LessOrEqual(t, len(names), 52, "the root's exported names:\n%s", strings.Join(names, "\n"))
 	t.Logf("%d exported names", len(names))
 }

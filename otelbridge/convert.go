@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/plug"
+	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Keys of the fields the bridge adds to each converted record.
@@ -106,6 +106,10 @@ func level(s log.Severity) slog.Level {
 // with more spill to the heap once.
 const inlineAttrs = 16
 
+// attrBufs holds the attribute buffers of records handed to an asyncbus
+// handler (see handle).
+var attrBufs = sync.Pool{New: func() any { return new([inlineAttrs]slog.Attr) }}
+
 // convert builds the slog record for r. The result shares no memory with r
 // that r may later mutate (strings and attribute values are immutable).
 func (c *converter) convert(r *sdklog.Record) slog.Record {
@@ -117,19 +121,25 @@ func (c *converter) convert(r *sdklog.Record) slog.Record {
 }
 
 // handle converts r and hands it to h. An asyncbus handler takes the
-// attributes straight from the stack buffer (HandleAttrs), which avoids the
-// allocation a slog.Record makes for more than five attributes.
+// attributes straight from the stack buffer (core.HandleAttrs), which
+// avoids the allocation a slog.Record makes for more than five attributes.
 func (c *converter) handle(ctx context.Context, h slog.Handler, r *sdklog.Record) error {
-	if !plug.Grouped(h) {
+	if !core.Grouped(h) {
 		// The record's ids land at the top level, where the TraceContext
 		// hook would write the context's: the hook stands down. In a group
 		// they cannot collide with the hook's top-level fields, which stay.
 		ctx = markOwnTrace(ctx, r)
 	}
-	if ah, ok := h.(*asyncbus.Handler); ok {
-		var buf [inlineAttrs]slog.Attr
+	if _, ok := h.(*asyncbus.Handler); ok {
+		// A pooled buffer, not one on the stack: the attributes pass
+		// through core's function value, which escape analysis cannot
+		// see into, so a stack buffer would be moved to the heap.
+		buf := attrBufs.Get().(*[inlineAttrs]slog.Attr)
 		t, lvl, msg, attrs := c.fill(r, buf[:0])
-		return ah.HandleAttrs(ctx, t, lvl, msg, attrs)
+		_, err := core.HandleAttrs(h, ctx, t, lvl, msg, attrs)
+		clear(buf[:]) // drop the references the record's attributes held
+		attrBufs.Put(buf)
+		return err
 	}
 	return h.Handle(ctx, c.convert(r))
 }

@@ -9,8 +9,7 @@ import (
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 
-	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/plug"
+	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // flusher is implemented by handlers that can push everything they have
@@ -161,8 +160,8 @@ func (e *Exporter) Export(ctx context.Context, records []sdklog.Record) error {
 		return sdklog.ErrExporterShutdown
 	}
 	h, bounded := e.h, false
-	if ah, ok := e.h.(*asyncbus.Handler); ok {
-		h, bounded = plug.Bound(ah, ctx).(*asyncbus.Handler), true // one copy per call, not per record
+	if bh := core.Bound(e.h, ctx); bh != nil { // an *asyncbus.Handler
+		h, bounded = bh, true // one copy per call, not per record
 	}
 	var (
 		first  error

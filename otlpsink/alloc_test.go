@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
 // discardBatches is a BatchWriter that accepts and forgets every batch.
@@ -47,9 +46,9 @@ func TestEncoderAllocatesNothing(t *testing.T) {
 }
 
 func TestHandleAllocatesNothing(t *testing.T) {
-	hv, err := plug.NewHandler(discardBatches{}, &asyncbus.Options{}, newEncoder(false, ""))
+	hv, err := openEncoded(discardBatches{}, &asyncbus.Options{}, newEncoder(false, ""))
 	require.NoError(t, err)
-	h := hv.(*asyncbus.Handler)
+	h := hv
 	defer h.Close()
 	log := slog.New(h).With("svc", "api").WithGroup("req")
 	ctx := spanContext()

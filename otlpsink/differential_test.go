@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/plug"
 )
 
 // randAttr builds a random attribute: scalars, empty keys, nested and empty
@@ -108,9 +107,9 @@ func TestDifferentialAgainstSlogJSON(t *testing.T) {
 			},
 		}))
 		sink := &collect{}
-		hv, err := plug.NewHandler(sink, &asyncbus.Options{}, newEncoder(false, ""))
+		hv, err := openEncoded(sink, &asyncbus.Options{}, newEncoder(false, ""))
 		require.NoError(t, err)
-		var oh slog.Handler = hv.(*asyncbus.Handler)
+		var oh slog.Handler = hv
 		for range rng.IntN(4) {
 			if rng.IntN(2) == 0 {
 				as := []slog.Attr{randAttr(rng, 0), randAttr(rng, 0)}
@@ -126,7 +125,7 @@ func TestDifferentialAgainstSlogJSON(t *testing.T) {
 		}
 		require.NoError(t, jh.Handle(context.Background(), r.Clone()))
 		require.NoError(t, oh.Handle(context.Background(), r.Clone()))
-		require.NoError(t, hv.(*asyncbus.Handler).Close())
+		require.NoError(t, hv.Close())
 
 		var want map[string]any
 		require.NoError(t, json.Unmarshal(jbuf.Bytes(), &want), jbuf.String())

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/asyncbus/asyncbus/internal/plug"
+	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Protobuf field numbers of the OTLP messages written here
@@ -162,7 +162,7 @@ func newEncoder(addSource bool, loggerKey string) *encoder {
 	return &encoder{levels: []level{{}}, addSource: addSource, loggerKey: loggerKey}
 }
 
-var _ plug.Encoder = (*encoder)(nil)
+var _ core.Encoder = (*encoder)(nil)
 
 // kvField is the field number of a KeyValue at depth: LogRecord.attributes
 // at the top level, KeyValueList.values inside a group.
@@ -173,8 +173,8 @@ func kvField(depth int) protowire.Number {
 	return fListValues
 }
 
-// WithAttrs implements plug.Encoder.
-func (e *encoder) WithAttrs(attrs []slog.Attr) plug.Encoder {
+// WithAttrs implements core.Encoder.
+func (e *encoder) WithAttrs(attrs []slog.Attr) core.Encoder {
 	e2 := &encoder{levels: append([]level(nil), e.levels...), addSource: e.addSource, loggerKey: e.loggerKey}
 	last := &e2.levels[len(e2.levels)-1]
 	buf := append([]byte(nil), last.attrs...)
@@ -185,13 +185,13 @@ func (e *encoder) WithAttrs(attrs []slog.Attr) plug.Encoder {
 	return e2
 }
 
-// WithGroup implements plug.Encoder.
-func (e *encoder) WithGroup(name string) plug.Encoder {
+// WithGroup implements core.Encoder.
+func (e *encoder) WithGroup(name string) core.Encoder {
 	e2 := &encoder{levels: append(append([]level(nil), e.levels...), level{name: name}), addSource: e.addSource, loggerKey: e.loggerKey}
 	return e2
 }
 
-// AppendRecord implements plug.Encoder.
+// AppendRecord implements core.Encoder.
 func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, name string, extra []slog.Attr) []byte {
 	dst, mark := openLen(dst, fSLLogRecords)
 	if !r.Time.IsZero() {

@@ -51,7 +51,7 @@ import (
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/internal/bus"
-	"github.com/asyncbus/asyncbus/internal/plug"
+	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // rejectMemo is how long a permanently refused batch is remembered (see
@@ -245,7 +245,7 @@ type Sink struct {
 
 var (
 	_ io.Writer   = (*Sink)(nil)
-	_ plug.Closer = (*Sink)(nil)
+	_ core.Closer = (*Sink)(nil)
 )
 
 // NewSink resolves o against the environment and returns a Sink. It does
@@ -313,11 +313,15 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	s.ownHandler = true
 	s.lastRejected.err = nil // a new ring: nothing of an earlier one is retried
 	s.mu.Unlock()
-	// The replay runs inside plug.NewHandler, before the drainer starts;
+	// The replay runs inside asyncbus.Open, before the drainer starts;
 	// the drainer gets records only once h is returned, after the Store
 	// below, so it never sees the flag set.
 	s.replaying.Store(true)
-	h, err := plug.NewHandler(s, opts, newEncoder(o.AddSource, o.LoggerKey))
+	h, err := asyncbus.Open(s, opts)
+	if err == nil {
+		// Before h is shared: the records' encoder, Closing and SetReport.
+		err = core.Install(h, newEncoder(o.AddSource, o.LoggerKey))
+	}
 	s.replaying.Store(false)
 	// Replay is over: retry without limit until Close. CAS, not Store: a
 	// Close that already began keeps its own deadline.
@@ -333,7 +337,7 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 		}
 		return nil, err
 	}
-	return h.(*asyncbus.Handler), nil
+	return h, nil
 }
 
 // Closing implements the hook the handler calls when its Close begins:
@@ -635,7 +639,7 @@ func (s *Sink) notePartial(rej uint64, msg string) {
 	s.report(err)
 }
 
-// SetReport implements plug.Reporter: the handler's bus delivers the
+// SetReport implements core.Reporter: the handler's bus delivers the
 // Sink's reports from then on, one at a time with its own, and its Close
 // waits for them.
 // Reports made during the ring replay, before the handler existed, were

@@ -27,7 +27,7 @@ import (
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/encode"
-	"github.com/asyncbus/asyncbus/internal/plug"
+	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // testOptions points at rc with fast retries and no environment influence.
@@ -793,9 +793,9 @@ func TestAddSource(t *testing.T) {
 	assert.Contains(t, recs[0].Attrs[1].Value.Str, "TestAddSource")
 	assert.Equal(t, pbKV{"code.line.number", i64(int64(line - 1))}, recs[0].Attrs[2])
 
-	hv, err := plug.NewHandler(discardBatches{}, &asyncbus.Options{AddSource: true}, newEncoder(true, ""))
+	hv, err := openEncoded(discardBatches{}, &asyncbus.Options{AddSource: true}, newEncoder(true, ""))
 	require.NoError(t, err)
-	log := slog.New(hv.(*asyncbus.Handler))
+	log := slog.New(hv)
 	allocs := testing.AllocsPerRun(1000, func() { log.Info("cached source") })
 	assert.Zero(t, allocs, "the source of a PC is resolved once")
 }
@@ -1026,4 +1026,18 @@ func TestRefusedDropMarkerDoesNotShiftWrittenAndFailed(t *testing.T) {
 			assert.EqualValues(t, len(refused), st.FailedBatches)
 		})
 	}
+}
+
+// openEncoded opens a handler on w whose records enc encodes, as
+// Sink.NewHandler does, for tests of the encoder behind a handler.
+func openEncoded(w io.Writer, opts *asyncbus.Options, enc core.Encoder) (*asyncbus.Handler, error) {
+	h, err := asyncbus.Open(w, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := core.Install(h, enc); err != nil {
+		_ = h.Close()
+		return nil, err
+	}
+	return h, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/core"
 	"github.com/asyncbus/asyncbus/sampling"
 )
 
@@ -61,7 +62,7 @@ func TestOptionSamplerExactCounts(t *testing.T) {
 				if i%2 == 0 {
 					require.NoError(t, lg.Handle(ctx, slog.NewRecord(at, slog.LevelInfo, msg, 0)))
 				} else {
-					require.NoError(t, lg.HandleAttrs(ctx, at, slog.LevelInfo, msg, []slog.Attr{slog.Int("i", i)}))
+					require.NoError(t, handleAttrs(lg, ctx, at, slog.LevelInfo, msg, []slog.Attr{slog.Int("i", i)}))
 				}
 				offered++
 			}
@@ -122,7 +123,7 @@ func TestOptionSamplerConcurrent(t *testing.T) {
 				msg := fmt.Sprintf("m%d", i%4)
 				attrs := []slog.Attr{slog.Int("p", p), slog.Int("seq", i)}
 				if i%3 == 0 {
-					_ = lg.HandleAttrs(context.Background(), at, slog.LevelInfo, msg, attrs)
+					_ = handleAttrs(lg, context.Background(), at, slog.LevelInfo, msg, attrs)
 					continue
 				}
 				r := slog.NewRecord(at, slog.LevelInfo, msg, 0)
@@ -172,7 +173,7 @@ func TestOptionSamplerMarkersNeverSampled(t *testing.T) {
 	s := newSampler(t, sampling.Config{Exempt: slog.Level(math.MaxInt)}) // First 0, Thereafter 0: refuse all
 	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Sampler: s})
 	for range 5 { // one window: a tick boundary would split the marker in two
-		require.NoError(t, h.HandleAttrs(context.Background(), base, slog.LevelWarn, "w", nil))
+		require.NoError(t, handleAttrs(h, context.Background(), base, slog.LevelWarn, "w", nil))
 	}
 	require.NoError(t, h.Close())
 	lines := buf.lines(t)
@@ -191,7 +192,7 @@ func TestOptionSamplerRunTimeChange(t *testing.T) {
 	s := newSampler(t, sampling.Config{First: 1})
 	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Sampler: s})
 	logAt := func(l slog.Level, msg string) {
-		require.NoError(t, h.HandleAttrs(context.Background(), base, l, msg, nil)) // one window
+		require.NoError(t, handleAttrs(h, context.Background(), base, l, msg, nil)) // one window
 	}
 	for range 3 {
 		logAt(slog.LevelInfo, "a") // 1 kept, 2 refused
@@ -226,7 +227,7 @@ func TestOptionSamplerWithAttrsStateful(t *testing.T) {
 	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Sampler: s})
 	w := h.WithAttrs([]slog.Attr{slog.Int("conn", 7)}).(*asyncbus.Handler)
 	for range 4 {
-		require.NoError(t, w.HandleAttrs(context.Background(), base, slog.LevelInfo, "q", nil))
+		require.NoError(t, handleAttrs(w, context.Background(), base, slog.LevelInfo, "q", nil))
 	}
 	require.NoError(t, h.Close())
 	lines := buf.lines(t)
@@ -280,3 +281,13 @@ func BenchmarkOptionsSampler(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// handleAttrs is the handler's attribute path, as otelbridge reaches it
+// (core.HandleAttrs); h is an *asyncbus.Handler.
+func handleAttrs(h slog.Handler, ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
+	ok, err := core.HandleAttrs(h, ctx, t, level, msg, attrs)
+	if !ok {
+		return fmt.Errorf("%T is not an *asyncbus.Handler", h)
+	}
+	return err
+}
