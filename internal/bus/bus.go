@@ -214,11 +214,19 @@ type Bus struct {
 	d drainer // drainer-private state
 }
 
+// ringOff is an offset into the ring's memory, in [0, capacity). Ring
+// positions (tail, head, reservations) are plain uint64 byte counts that
+// never wrap; a position's offset is the position modulo the capacity.
+type ringOff uint64
+
+// offsetOf returns the offset in the ring's memory of position pos.
+func (b *Bus) offsetOf(pos uint64) ringOff { return ringOff(pos & b.mask) }
+
 // hdr returns the header word at ring offset off (a multiple of 8, < capacity).
 // unsafe: base is 8-byte aligned (New checks it) and off is a multiple of 8
 // below capacity, so the pointer is aligned and inside the region, which b.mem
 // keeps alive.
-func (b *Bus) hdr(off uint64) *uint64 {
+func (b *Bus) hdr(off ringOff) *uint64 {
 	return (*uint64)(unsafe.Add(b.base, off))
 }
 

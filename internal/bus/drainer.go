@@ -247,7 +247,7 @@ func (d *drainer) collect() {
 		if d.pos-d.head >= b.capacity {
 			return // the whole ring is in this batch: the word at pos is our own first header
 		}
-		off := d.pos & b.mask
+		off := b.offsetOf(d.pos)
 		// Acquire load: pairs with the producer's release store of the header,
 		// so the payload (or the side-table entry) is visible once we see
 		// flagCommit. Consumed space is zeroed, so no stale word can match.
@@ -271,7 +271,8 @@ func (d *drainer) collect() {
 			d.pos += hdrSize
 		default:
 			n := h & lenMask
-			d.views = append(d.views, b.mem[off+hdrSize:off+hdrSize+n:off+hdrSize+n])
+			start, end := off+hdrSize, off+hdrSize+ringOff(n)
+			d.views = append(d.views, b.mem[start:end:end])
 			d.kinds = append(d.kinds, kRecord)
 			d.pos += align8(hdrSize + n)
 		}

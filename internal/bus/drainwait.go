@@ -85,6 +85,6 @@ func (d *drainer) park() { d.idleWait(stParked, 0, d.readyHasWork) }
 // committed, or a write-through past head is there to adopt.
 func (d *drainer) committedAtPos() bool {
 	b := d.b
-	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(d.pos&b.mask))&flagCommit != 0) ||
+	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(b.offsetOf(d.pos)))&flagCommit != 0) ||
 		b.wtHead.Load() > d.head // a write-through to adopt (see tryWriteThrough's wake-up)
 }

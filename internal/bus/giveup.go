@@ -141,7 +141,7 @@ func (d *drainer) countLeft() uint64 {
 	end := b.tail.Load() &^ closedBit // final: closedBit was set before any give-up
 	var n uint64
 	for p := d.pos; p < end; {
-		h := atomic.LoadUint64(b.hdr(p & b.mask)) // acquire: pairs with the commit's release store
+		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // acquire: pairs with the commit's release store
 		switch {
 		case h&flagCommit == 0:
 			if wh := b.wtHead.Load(); wh > p { // written through: in the output already

@@ -97,9 +97,9 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 		if t&closedBit != 0 {
 			return 0, false, 0, b.dropClosed()
 		}
-		off := t & b.mask
+		off := b.offsetOf(t)
 		total := need
-		if room := b.capacity - off; need > room {
+		if room := b.capacity - uint64(off); need > room {
 			total = room + need // padding to the end of the region, record at offset 0
 		}
 		if t+total-h > b.capacity {
@@ -125,7 +125,7 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 		if total != need {
 			// Commit the padding at once (release): the drainer skips it; our own
 			// record then starts at offset 0.
-			atomic.StoreUint64(b.hdr(off), flagCommit|flagPadding|(b.capacity-off))
+			atomic.StoreUint64(b.hdr(off), flagCommit|flagPadding|(b.capacity-uint64(off)))
 			off = 0
 		}
 		b.commit(off, p)
@@ -135,9 +135,9 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 }
 
 // commit copies rec into the entry at ring offset off and publishes it.
-func (b *Bus) commit(off uint64, rec []byte) {
+func (b *Bus) commit(off ringOff, rec []byte) {
 	n := uint64(len(rec))
-	copy(b.mem[off+hdrSize:off+hdrSize+n], rec)
+	copy(b.mem[off+hdrSize:off+hdrSize+ringOff(n)], rec)
 	word := flagCommit | n
 	if b.ring != nil {
 		// Durable ring: the checksum rides in the spare bits of the same
@@ -213,7 +213,7 @@ func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uin
 		b.mu.Lock()
 		b.side[t] = cp
 		b.mu.Unlock()
-		off := t & b.mask
+		off := b.offsetOf(t)
 		// Release store after the map insert (mutex) so the drainer finds the entry.
 		// The length bits carry the record's length (lenMask if larger), which
 		// only ring-file recovery reads: the drainer ignores them.

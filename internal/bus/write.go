@@ -110,7 +110,7 @@ func (d *drainer) release() {
 		b.ring.written(d.pos)
 	}
 	if span := d.pos - d.head; span > 0 {
-		lo, hi := d.head&b.mask, d.pos&b.mask
+		lo, hi := b.offsetOf(d.head), b.offsetOf(d.pos)
 		switch {
 		case span >= b.capacity:
 			clear(b.mem)

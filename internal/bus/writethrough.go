@@ -161,9 +161,9 @@ func (b *Bus) writeOne(p []byte) (n int, err error) {
 // padding fills the gap (committed first, so the drainer never waits at a
 // zero word).
 func (b *Bus) commitRest(p []byte, n int, t, need uint64) {
-	off, used := t&b.mask, align8(hdrSize+uint64(len(p)-n))
+	off, used := b.offsetOf(t), align8(hdrSize+uint64(len(p)-n))
 	if used < need {
-		atomic.StoreUint64(b.hdr(off+used), flagCommit|flagPadding|(need-used))
+		atomic.StoreUint64(b.hdr(off+ringOff(used)), flagCommit|flagPadding|(need-used))
 	}
 	if n > 0 {
 		// Before the commit (release): the drainer must know that the
