@@ -45,20 +45,62 @@ func Open(path string, opts Options) (*File, error) {
 // open is Open with replaceable system calls (tests).
 func open(path string, opts Options, hook func(*File)) (*File, error) {
 	opts.setDefaults()
+	path, err := checkOpenArgs(path, &opts)
+	if err != nil {
+		return nil, err
+	}
+	f := newFile(path, opts)
+	if hook != nil {
+		hook(f)
+	}
+	if err := os.MkdirAll(f.dir, opts.DirPerm); err != nil {
+		return nil, fileErr("create directory", f.dir, err)
+	}
+	if err := f.openCurrent(); err != nil {
+		return nil, err
+	}
+	if err := f.repairTail(); err != nil {
+		_ = f.file.Close()
+		return nil, err
+	}
+	if err := f.ensureSymlink(); err != nil {
+		_ = f.file.Close()
+		return nil, err
+	}
+	f.initSchedule()
+	f.removeTemps()
+	f.startBackground()
+	// A repair is reported at the first use (see SettleTornTail): a durable
+	// ring that replays the torn record whole first says so.
+	f.repairDue.Store(f.repair != nil)
+	f.deliver(f.takePending()) // a file system without locks
+	return f, nil
+}
+
+// checkOpenArgs returns Open's path cleaned, or the error for a path or
+// options (defaults applied) that Open refuses: an empty path, a Perm with
+// bits other than permissions, or a Symlink that names the log file itself.
+func checkOpenArgs(path string, opts *Options) (string, error) {
 	if path == "" {
-		return nil, errors.New("filesink: empty path")
+		return "", errors.New("filesink: empty path")
 	}
 	if opts.Perm&^fs.ModePerm != 0 {
-		return nil, fmt.Errorf("filesink: Perm %v has bits other than permissions", opts.Perm)
+		return "", fmt.Errorf("filesink: Perm %v has bits other than permissions", opts.Perm)
 	}
 	path = filepath.Clean(path)
 	if opts.Symlink != "" {
 		abs, err1 := filepath.Abs(path)
 		link, err2 := filepath.Abs(opts.Symlink)
 		if err1 == nil && err2 == nil && abs == link {
-			return nil, fmt.Errorf("filesink: Symlink %q is the log file itself", opts.Symlink)
+			return "", fmt.Errorf("filesink: Symlink %q is the log file itself", opts.Symlink)
 		}
 	}
+	return path, nil
+}
+
+// newFile returns the File for the cleaned path with the real system calls,
+// before anything is opened or started.
+func newFile(path string, opts Options) *File {
 	base := filepath.Base(path)
 	ext := filepath.Ext(base)
 	f := &File{
@@ -82,56 +124,47 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 	if opts.UTC {
 		f.loc = time.UTC
 	}
-	if hook != nil {
-		hook(f)
-	}
-	if err := os.MkdirAll(f.dir, opts.DirPerm); err != nil {
-		return nil, fileErr("create directory", f.dir, err)
-	}
-	if err := f.openCurrent(); err != nil {
-		return nil, err
-	}
-	if err := f.repairTail(); err != nil {
-		_ = f.file.Close()
-		return nil, err
-	}
-	if err := f.ensureSymlink(); err != nil {
-		_ = f.file.Close()
-		return nil, err
-	}
+	return f
+}
+
+// initSchedule sets, from now, when the interval sync, the path check and
+// the next rotation are due, with the file open: a non-empty file left by an
+// earlier run is rotated at the end of the period it was last written in.
+func (f *File) initSchedule() {
 	now := f.now()
 	f.lastSync = now
-	f.nextCheck = now.Add(opts.CheckInterval)
-	f.nextRotate = periodEnd(now, opts.Rotate)
-	if f.size > 0 && opts.Rotate != RotateNone {
+	f.nextCheck = now.Add(f.opts.CheckInterval)
+	f.nextRotate = periodEnd(now, f.opts.Rotate)
+	if f.size > 0 && f.opts.Rotate != RotateNone {
 		// An existing file from an earlier period is rotated by the first
 		// write of this one.
 		if fi, err := f.file.Stat(); err == nil {
-			f.nextRotate = periodEnd(fi.ModTime().In(f.loc), opts.Rotate)
+			f.nextRotate = periodEnd(fi.ModTime().In(f.loc), f.opts.Rotate)
 		}
 	}
-	f.removeTemps()
+}
+
+// startBackground starts the goroutines the options ask for, which Close
+// stops (f.quit) and waits for (f.wg): the mill (retention and compression),
+// with a first pass over the backups left by earlier runs, and the
+// SyncInterval loop.
+func (f *File) startBackground() {
 	f.quit = make(chan struct{})
-	if opts.Compress || opts.MaxBackups > 0 || opts.MaxAge > 0 {
+	if f.opts.Compress || f.opts.MaxBackups > 0 || f.opts.MaxAge > 0 {
 		f.millCh = make(chan struct{}, 1)
 		f.millCh <- struct{}{} // process backups left by earlier runs
 		f.wg.Add(1)
 		go f.mill()
 	}
-	if opts.Sync == SyncInterval {
-		tick, stop := opts.testTick, func() {}
+	if f.opts.Sync == SyncInterval {
+		tick, stop := f.opts.testTick, func() {}
 		if tick == nil {
-			t := time.NewTicker(opts.SyncInterval)
+			t := time.NewTicker(f.opts.SyncInterval)
 			tick, stop = t.C, t.Stop
 		}
 		f.wg.Add(1)
 		go f.syncLoop(tick, stop)
 	}
-	// A repair is reported at the first use (see SettleTornTail): a durable
-	// ring that replays the torn record whole first says so.
-	f.repairDue.Store(f.repair != nil)
-	f.deliver(f.takePending()) // a file system without locks
-	return f, nil
 }
 
 // openCurrent opens f.path for appending, locks it (one File per path) and
