@@ -71,6 +71,18 @@ type renameError struct{ err error }
 func (e *renameError) Error() string { return e.err.Error() }
 func (e *renameError) Unwrap() error { return e.err }
 
+// periodEnd is the start of the rotation period after the one holding t.
+func periodEnd(t time.Time, r Rotation) time.Time {
+	y, m, d := t.Date()
+	switch r {
+	case RotateHourly:
+		return time.Date(y, m, d, t.Hour()+1, 0, 0, 0, t.Location())
+	case RotateDaily:
+		return time.Date(y, m, d+1, 0, 0, 0, 0, t.Location())
+	}
+	return time.Time{}
+}
+
 // backupName is a free backup path for a rotation at t.
 func (f *File) backupName(t time.Time) string {
 	stem := f.prefix + t.Format(backupLayout)

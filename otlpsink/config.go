@@ -115,6 +115,9 @@ type config struct {
 	maxRequest   int
 }
 
+// resolve returns o with its empty fields taken from the environment (read
+// with getenv) or the defaults, as Options describes, and the HTTP client
+// to send with; an invalid option or variable is an error that names it.
 func resolve(o Options, getenv func(string) string) (*config, error) {
 	env := func(name string) string {
 		v, _ := envLookup(getenv, name)
@@ -133,29 +136,60 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 	insecure := o.Insecure || strings.EqualFold(env("INSECURE"), "true")
 
 	var err error
-	switch {
-	case o.Endpoint != "":
-		c.url, err = endpointURL(o.Endpoint, insecure, false)
-	case strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")) != "":
-		c.url, err = endpointURL(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")), insecure, true)
-	case strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) != "":
-		c.url, err = endpointURL(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")), insecure, true)
-		if err == nil {
-			u, _ := url.Parse(c.url)
-			u.Path = path.Join(u.Path, "/v1/logs") // as the SDK's convPath does
-			c.url = u.String()
-		}
-	default:
-		c.url, err = endpointURL("localhost:4318", insecure, false)
+	if c.url, err = requestURL(o.Endpoint, insecure, getenv); err != nil {
+		return nil, err
 	}
+	if c.headers, err = requestHeaders(o.Headers, env); err != nil {
+		return nil, err
+	}
+	if c.timeout, err = requestTimeout(c.timeout, env); err != nil {
+		return nil, err
+	}
+	if c.gzip, err = useGzip(o.Compression, env); err != nil {
+		return nil, err
+	}
+	c.resource, err = resourceAttrs(o.Resource, getenv)
 	if err != nil {
 		return nil, err
 	}
+	c.setDefaults()
+	c.client, c.ownTransport, err = newClient(o.HTTPClient, o.TLSConfig, c.url, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
 
-	c.headers = http.Header{}
-	if o.Headers != nil {
-		for k, v := range o.Headers {
-			c.headers.Set(k, v)
+// requestURL returns the URL to post to (see Options.Endpoint): endpoint,
+// else OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as given, else
+// OTEL_EXPORTER_OTLP_ENDPOINT with "/v1/logs" appended to its path, else
+// localhost:4318 with "/v1/logs".
+func requestURL(endpoint string, insecure bool, getenv func(string) string) (string, error) {
+	switch {
+	case endpoint != "":
+		return endpointURL(endpoint, insecure, false)
+	case strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")) != "":
+		return endpointURL(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")), insecure, true)
+	case strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) != "":
+		ep, err := endpointURL(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")), insecure, true)
+		if err != nil {
+			return "", err
+		}
+		u, _ := url.Parse(ep)
+		u.Path = path.Join(u.Path, "/v1/logs") // as the SDK's convPath does
+		return u.String(), nil
+	}
+	return endpointURL("localhost:4318", insecure, false)
+}
+
+// requestHeaders returns the headers to send with every request: own if
+// not nil, else those of the HEADERS variables (read with env). A header
+// net/http would refuse to send is an error (see checkHeader).
+func requestHeaders(own map[string]string, env func(string) string) (http.Header, error) {
+	headers := http.Header{}
+	if own != nil {
+		for k, v := range own {
+			headers.Set(k, v)
 		}
 	} else if h := env("HEADERS"); h != "" {
 		kv, err := parseKV(h)
@@ -163,43 +197,55 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 			return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_HEADERS: %w", err)
 		}
 		for _, p := range kv {
-			c.headers.Set(p[0], p[1])
+			headers.Set(p[0], p[1])
 		}
 	}
 
-	for k, vs := range c.headers {
+	for k, vs := range headers {
 		if err := checkHeader(k, vs); err != nil {
 			return nil, err
 		}
 	}
+	return headers, nil
+}
 
-	if c.timeout <= 0 {
-		c.timeout = 10 * time.Second
+// requestTimeout returns the bound of each request: timeout if positive,
+// else the milliseconds of the TIMEOUT variables (read with env), else
+// 10 s. A variable that is not a positive integer is an error.
+func requestTimeout(timeout time.Duration, env func(string) string) (time.Duration, error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
 		if t := env("TIMEOUT"); t != "" {
 			ms, err := strconv.ParseInt(t, 10, 64)
 			if err != nil || ms <= 0 {
-				return nil, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_TIMEOUT %q: want a positive number of milliseconds", t)
+				return 0, fmt.Errorf("otlpsink: OTEL_EXPORTER_OTLP_TIMEOUT %q: want a positive number of milliseconds", t)
 			}
-			c.timeout = time.Duration(ms) * time.Millisecond
+			timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
+	return timeout, nil
+}
 
-	comp := strings.ToLower(o.Compression)
+// useGzip reports whether requests are gzipped: compression, else the
+// COMPRESSION variables (read with env), in any case, is "gzip"; empty
+// and "none" mean no compression, anything else is an error.
+func useGzip(compression string, env func(string) string) (bool, error) {
+	comp := strings.ToLower(compression)
 	if comp == "" {
 		comp = strings.ToLower(env("COMPRESSION"))
 	}
 	switch comp {
 	case "", "none":
+		return false, nil
 	case "gzip":
-		c.gzip = true
-	default:
-		return nil, fmt.Errorf("otlpsink: compression %q: want gzip or none", comp)
+		return true, nil
 	}
+	return false, fmt.Errorf("otlpsink: compression %q: want gzip or none", comp)
+}
 
-	c.resource, err = resourceAttrs(o.Resource, getenv)
-	if err != nil {
-		return nil, err
-	}
+// setDefaults fills in the scope name, retry, wait and request size
+// settings left zero (see Options), and raises retryMax to retryInit.
+func (c *config) setDefaults() {
 	if c.scopeName == "" {
 		c.scopeName = "github.com/asyncbus/asyncbus/otlpsink"
 	}
@@ -219,24 +265,31 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 	if c.maxRequest <= 0 {
 		c.maxRequest = 4 << 20
 	}
-	c.client = o.HTTPClient
-	if c.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		if o.TLSConfig != nil {
-			tr.TLSClientConfig = o.TLSConfig.Clone()
-		} else if strings.HasPrefix(c.url, "https:") {
-			// The certificate variables only matter to a TLS connection: with
-			// an http endpoint they are not read (they may be set for other
-			// exporters), as the SDK never uses them there either.
-			tr.TLSClientConfig, err = tlsFromEnv(getenv)
-			if err != nil {
-				return nil, err
-			}
-		}
-		c.client = &http.Client{Transport: tr}
-		c.ownTransport = tr
+}
+
+// newClient returns the client to send with and, when it made it, its
+// transport: client if not nil (no transport of its own), else a client on
+// a clone of http.DefaultTransport with a clone of tlsConfig, or, if that
+// is nil and reqURL is https, the TLS configuration of the certificate
+// variables (see tlsFromEnv; their errors are returned).
+func newClient(client *http.Client, tlsConfig *tls.Config, reqURL string, getenv func(string) string) (*http.Client, *http.Transport, error) {
+	if client != nil {
+		return client, nil, nil
 	}
-	return c, nil
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if tlsConfig != nil {
+		tr.TLSClientConfig = tlsConfig.Clone()
+	} else if strings.HasPrefix(reqURL, "https:") {
+		// The certificate variables only matter to a TLS connection: with
+		// an http endpoint they are not read (they may be set for other
+		// exporters), as the SDK never uses them there either.
+		var err error
+		tr.TLSClientConfig, err = tlsFromEnv(getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return &http.Client{Transport: tr}, tr, nil
 }
 
 // checkHeader reports a header that net/http would refuse to send (it
