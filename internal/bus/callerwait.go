@@ -13,20 +13,20 @@ import (
 // (Config.WriteThrough). They are the only waits a log call makes for the
 // output while the ring has room; the root's guarantee table quotes them.
 const (
-	// SlowCall is the breaker's bound. After a call into the output (a
-	// write or a sync, by the drainer or a write-through) that took
-	// longer, callers stop writing through. After SlowCallsToTrip such
-	// calls in a row, or one that took (or has been in flight for) over
-	// VerySlowCall, they stop waiting quietly too. The first call that
-	// returns within SlowCall resets the breaker.
+	// SlowCall is the breaker's bound. After SlowCallsToTrip calls into
+	// the output (writes or syncs, by the drainer or a write-through) in a
+	// row that took longer, or one that took (or has been in flight for)
+	// over VerySlowCall, the output is slow: callers neither write through
+	// nor wait quietly. The first call that returns within SlowCall
+	// resets the breaker.
 	SlowCall = 500 * time.Microsecond
-	// VerySlowCall: one call this slow trips the quiet wait's breaker at
-	// once. Shorter calls need SlowCallsToTrip in a row: on a loaded
-	// machine a write is often descheduled for a millisecond or two,
-	// and tripping on that lost lines at exit.
+	// VerySlowCall: one call this slow trips the breaker at once. Shorter
+	// calls need SlowCallsToTrip in a row: on a loaded machine a write is
+	// often descheduled for a millisecond or two, and tripping on that
+	// lost lines at exit.
 	VerySlowCall = 10 * SlowCall
 	// SlowCallsToTrip is how many calls over SlowCall in a row trip the
-	// quiet wait's breaker.
+	// breaker.
 	SlowCallsToTrip = 4
 	// QuietWaitMax bounds the quiet wait (see Config.WriteThrough).
 	QuietWaitMax = 20 * time.Millisecond
@@ -44,10 +44,9 @@ const (
 // Output speeds, as the breaker records them (the low byte of Bus.speed),
 // slowest last.
 const (
-	speedFast  = 0 // the last call into the output returned within SlowCall
-	speedHint  = 1 // the last one took longer: no write-through
-	speedSlow  = 2 // SlowCallsToTrip in a row did, or one over VerySlowCall: no quiet wait either
-	speedStuck = 3 // the last one, or the one in flight, took longer than ErrorWaitMax: no wait at all
+	speedFast  = 0 // fewer than SlowCallsToTrip calls over SlowCall in a row, none over VerySlowCall
+	speedSlow  = 1 // SlowCallsToTrip in a row, or one over VerySlowCall (or in flight that long): no write-through, no quiet wait
+	speedStuck = 2 // the last call, or the one in flight, took longer than ErrorWaitMax: no wait at all
 )
 
 // speedStreakShift: Bus.speed's second byte counts the slow calls in a row.
@@ -60,7 +59,7 @@ func (b *Bus) nextSpeed(prev uint32, d int64) uint32 {
 		return speedFast
 	}
 	streak := min(prev>>speedStreakShift+1, 255)
-	speed := uint32(speedHint)
+	speed := uint32(speedFast) // a slow call, but maybe a scheduling hiccup
 	switch {
 	case d > int64(ErrorWaitMax):
 		speed = speedStuck
@@ -77,8 +76,6 @@ func (b *Bus) inFlightSpeed(d int64) uint32 {
 		return speedStuck
 	case d > int64(VerySlowCall):
 		return speedSlow
-	case d > b.slowCall:
-		return speedHint
 	}
 	return speedFast
 }

@@ -101,9 +101,10 @@
 //	probing --progress--> healthy          probing --nothing written--> failing
 //	healthy/probing --given up mid-record, no cut back--> torn --owed bytes out--> healthy
 //
-// and, for callers, the breaker (callerwait.go): fast, hint (one call over
-// SlowCall: no write-through), slow (two, or one in flight: no quiet
-// wait), stuck (over ErrorWaitMax: no wait at all); one fast call resets.
+// and, for callers, the breaker (callerwait.go): fast; slow (SlowCallsToTrip
+// calls over SlowCall in a row, or one over VerySlowCall, or one in flight
+// that long: no write-through, no quiet wait); stuck (over ErrorWaitMax:
+// no wait at all); one fast call resets it.
 //
 // # Accounting
 //

@@ -40,7 +40,7 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 		return b.waitOversize(end, done)
 	}
 	if err != nil || wrote || !b.writeThrough || done != nil || ahead > QuietWaitDepth ||
-		!b.callerMayWait(speedHint) || !b.quietAllow() {
+		!b.callerMayWait(speedFast) || !b.quietAllow() {
 		return err
 	}
 	// The record was accepted: what the drainer answers (failures since
