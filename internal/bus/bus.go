@@ -86,7 +86,9 @@ type Bus struct {
 	epoch        time.Time     // monotonic origin of the bus's clock (nanotime, the rate limits)
 	yieldShift   uint          // see maxYieldShift
 	direct       directCheck   // which write-throughs cannot block for long (see directWriter); nil: none
-	slowCall     int64         // SlowCall in ns (the breaker, callerwait.go)
+	slowCall     int64         // the breaker's bounds in ns (callerwait.go): SlowCall or SlowDirectCall,
+	verySlowCall int64         // VerySlowCall or none (MaxInt64),
+	inFlightSlow int64         // and VerySlowCall or StuckDirectCall
 	stopped      chan struct{} // closed once the books are final: every record written or counted, every waiter answered
 
 	_ pad

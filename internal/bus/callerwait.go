@@ -13,18 +13,28 @@ import (
 // (Config.WriteThrough). They are the only waits a log call makes for the
 // output while the ring has room; the root's guarantee table quotes them.
 const (
-	// SlowCall is the breaker's bound. After SlowCallsToTrip calls into
-	// the output (writes or syncs, by the drainer or a write-through) in a
-	// row that took longer, or one that took (or has been in flight for)
-	// over VerySlowCall, the output is slow: callers neither write through
-	// nor wait quietly. The first call that returns within SlowCall
-	// resets the breaker.
+	// SlowCall is the breaker's bound for outputs of unknown kind. After
+	// SlowCallsToTrip calls into the output (writes or syncs, by the
+	// drainer or a write-through) in a row that took longer, or one that
+	// took (or has been in flight for) over VerySlowCall, the output is
+	// slow: callers neither write through nor wait quietly. The first
+	// call that returns within the bound resets the breaker.
 	SlowCall = 500 * time.Microsecond
-	// VerySlowCall: one call this slow trips the breaker at once. Shorter
-	// calls need SlowCallsToTrip in a row: on a loaded machine a write is
-	// often descheduled for a millisecond or two, and tripping on that
-	// lost lines at exit.
-	VerySlowCall = 10 * SlowCall
+	// VerySlowCall: one call of an output of unknown kind this slow trips
+	// the breaker at once: it is the quiet wait's own bound, so a caller
+	// would have waited for nothing.
+	VerySlowCall = QuietWaitMax
+	// SlowDirectCall is SlowCall for outputs a caller may write to itself
+	// (files, pipes with room), whose writes cannot block for long unless
+	// the file system is sick. A wall-clock bound cannot tell a sick disk
+	// from a CPU-starved process: on a loaded machine such a write is
+	// often descheduled for 20 ms or more, and tripping on one cost a
+	// quiet program its last lines at exit. So only SlowCallsToTrip slow
+	// calls in a row trip it, and a call in flight for StuckDirectCall.
+	SlowDirectCall = QuietWaitMax
+	// StuckDirectCall: a call into a file or pipe in flight this long
+	// (a pipe whose reader stopped) trips the breaker while it lasts.
+	StuckDirectCall = 100 * time.Millisecond
 	// SlowCallsToTrip is how many calls over SlowCall in a row trip the
 	// breaker.
 	SlowCallsToTrip = 4
@@ -63,7 +73,7 @@ func (b *Bus) nextSpeed(prev uint32, d int64) uint32 {
 	switch {
 	case d > int64(ErrorWaitMax):
 		speed = speedStuck
-	case d > int64(VerySlowCall) || streak >= SlowCallsToTrip:
+	case d > b.verySlowCall || streak >= SlowCallsToTrip:
 		speed = speedSlow
 	}
 	return speed | streak<<speedStreakShift
@@ -74,7 +84,7 @@ func (b *Bus) inFlightSpeed(d int64) uint32 {
 	switch {
 	case d > int64(ErrorWaitMax):
 		return speedStuck
-	case d > int64(VerySlowCall):
+	case d > b.inFlightSlow:
 		return speedSlow
 	}
 	return speedFast

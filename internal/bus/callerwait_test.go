@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,7 +29,7 @@ func exitSafeBus(t testing.TB, w io.Writer, cfg Config) *Bus {
 }
 
 func TestBreakerTransitions(t *testing.T) {
-	b := &Bus{slowCall: int64(SlowCall)}
+	b := &Bus{slowCall: int64(SlowCall), verySlowCall: int64(VerySlowCall), inFlightSlow: int64(VerySlowCall)}
 	fast, slow := int64(10*time.Microsecond), int64(2*SlowCall)
 	verySlow, hung := int64(2*VerySlowCall), int64(2*ErrorWaitMax)
 	word := func(speed, streak uint32) uint32 { return speed | streak<<speedStreakShift }
@@ -407,4 +408,48 @@ func (s *reentrantSink) Write(p []byte) (int, error) {
 		s.innerErr <- s.enqueue()
 	}
 	return n, err
+}
+
+// A file or pipe is slow only when it is sick: one slow call (a write
+// descheduled on a loaded machine) trips nothing, four in a row do, and a
+// call in flight trips the breaker only past StuckDirectCall.
+func TestBreakerForFilesAndPipes(t *testing.T) {
+	b := &Bus{slowCall: int64(SlowDirectCall), verySlowCall: math.MaxInt64, inFlightSlow: int64(StuckDirectCall)}
+	slow := int64(2 * SlowDirectCall)
+	s := uint32(speedFast)
+	for i := range SlowCallsToTrip - 1 {
+		s = b.nextSpeed(s, slow)
+		assert.Equal(t, uint32(speedFast), s&0xff, "slow call %d: maybe the CPU, not the file", i+1)
+	}
+	s = b.nextSpeed(s, slow)
+	assert.Equal(t, uint32(speedSlow), s&0xff, "%d slow calls in a row", SlowCallsToTrip)
+	assert.Equal(t, uint32(speedFast), b.inFlightSpeed(int64(StuckDirectCall/2)))
+	assert.Equal(t, uint32(speedSlow), b.inFlightSpeed(int64(2*StuckDirectCall)), "a pipe whose reader stopped")
+}
+
+// A stdout pipe whose reader stopped: the drainer's write blocks for good,
+// and no caller is held beyond the quiet wait's bound, nor once the write
+// has been stuck for StuckDirectCall. The bound asserted only catches a
+// hang; the figures are logged.
+func TestStalledPipeNeverHoldsCallers(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	b := exitSafeBus(t, w, Config{})
+	rec := bytes.Repeat([]byte("x"), 1023)
+	var slowest time.Duration
+	for range 400 { // 400 KiB: far more than the pipe holds
+		start := time.Now()
+		require.NoError(t, b.Enqueue(append(rec, '\n')))
+		slowest = max(slowest, time.Since(start))
+	}
+	t.Logf("slowest Enqueue %v", slowest)
+	assert.Less(t, slowest, time.Second, "no caller waits for a stalled pipe")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.Close(ctx), context.DeadlineExceeded)
+	st := b.Stats()
+	assert.EqualValues(t, 400, st.Written+st.Failed, "every record counted")
+	require.NoError(t, w.Close()) // the drainer's write fails and it exits
+	<-b.done
 }

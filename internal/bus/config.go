@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -267,9 +266,17 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	b.wtOne = make([][]byte, 1)
 	b.epoch = time.Now()
 	b.direct = cfg.direct
-	b.slowCall = int64(cmp.Or(cfg.slowCall, SlowCall))
 	if b.direct == nil && b.writeThrough {
 		b.direct = directWriter(w)
+	}
+	// The breaker's bounds (callerwait.go): a file or pipe is slow only
+	// when it is sick, not when the process is starved of CPU.
+	b.slowCall, b.verySlowCall, b.inFlightSlow = int64(SlowCall), int64(VerySlowCall), int64(VerySlowCall)
+	if b.direct != nil {
+		b.slowCall, b.verySlowCall, b.inFlightSlow = int64(SlowDirectCall), math.MaxInt64, int64(StuckDirectCall)
+	}
+	if cfg.slowCall != 0 {
+		b.slowCall = int64(cfg.slowCall)
 	}
 	b.sink = detectSink(w)
 	b.output = outputName(w)

@@ -103,8 +103,9 @@
 //
 // and, for callers, the breaker (callerwait.go): fast; slow (SlowCallsToTrip
 // calls over SlowCall in a row, or one over VerySlowCall, or one in flight
-// that long: no write-through, no quiet wait); stuck (over ErrorWaitMax:
-// no wait at all); one fast call resets it.
+// that long; for files and pipes SlowDirectCall and StuckDirectCall: no
+// write-through, no quiet wait); stuck (over ErrorWaitMax: no wait at
+// all); one fast call resets it.
 //
 // # Accounting
 //
