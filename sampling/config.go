@@ -75,7 +75,9 @@ func validate(cfg Config) (*config, error) {
 	if cfg.First < 0 || cfg.Thereafter < 0 {
 		return nil, fmt.Errorf("sampling: negative First (%d) or Thereafter (%d)", cfg.First, cfg.Thereafter)
 	}
-	if cfg.First > 1<<32-2 || cfg.Thereafter > 1<<32-2 {
+	// A slot's count saturates at 2^32-1 (countMask). Compared as int64:
+	// the bound does not fit a 32-bit int, all of whose values are below it.
+	if int64(cfg.First) > 1<<32-2 || int64(cfg.Thereafter) > 1<<32-2 {
 		return nil, fmt.Errorf("sampling: First (%d) or Thereafter (%d) above 2^32-2", cfg.First, cfg.Thereafter)
 	}
 	if cfg.Slots < 0 || cfg.Slots > maxSlots {
