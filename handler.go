@@ -112,20 +112,12 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	if isNilWriter(w) {
 		w = nilOutput{} // reported above; every record is counted as failed
 	}
-	color := false
-	switch o.Color {
-	case ColorAlways:
-		color = true
-	case ColorAuto:
-		_, noColor := os.LookupEnv("NO_COLOR")
-		color = !noColor && isTerminal(w)
-	}
 	encOpts := encode.Options{
 		Format:         o.Format,
 		AddSource:      o.AddSource,
 		ReplaceAttr:    o.ReplaceAttr,
 		SlogLevelNames: o.SlogLevelNames,
-		Color:          color,
+		Color:          useColor(o.Color, w),
 		LoggerKey:      o.LoggerKey,
 	}
 	enc := encode.New(encOpts)
@@ -175,6 +167,21 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		}
 	}
 	return h, nil
+}
+
+// useColor reports whether the Console format colours its output to w
+// under mode: always for ColorAlways, and for ColorAuto when NO_COLOR is
+// unset and w is a terminal.
+func useColor(mode ColorMode, w io.Writer) bool {
+	color := false
+	switch mode {
+	case ColorAlways:
+		color = true
+	case ColorAuto:
+		_, noColor := os.LookupEnv("NO_COLOR")
+		color = !noColor && isTerminal(w)
+	}
+	return color
 }
 
 // Enabled reports whether records at level l are written. It is one atomic

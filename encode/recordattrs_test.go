@@ -3,6 +3,7 @@ package encode
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -192,7 +193,7 @@ func TestAttrsLayoutOf(t *testing.T) {
 // slog never stores) makes the direct read report !ok instead of reading
 // past the array.
 func TestRecordAttrsBoundsCheck(t *testing.T) {
-	for _, n := range []int{-1, recordLayout.frontLen + 1, 1 << 40} {
+	for _, n := range []int{-1, recordLayout.frontLen + 1, math.MaxInt} {
 		r := slog.NewRecord(time.Time{}, slog.LevelInfo, "m", 0)
 		r.AddAttrs(slog.Int("a", 1))
 		*(*int)(unsafe.Add(unsafe.Pointer(&r), recordLayout.nFront)) = n
