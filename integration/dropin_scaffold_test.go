@@ -153,8 +153,12 @@ func TestMain(m *testing.M) {
 }
 
 // buildScaffolds builds scaffoldMain twice in one temporary module, in the
-// same directory with -trimpath, so that file names in stack traces agree:
-// once with controller-runtime's zap and once with the drop-in.
+// same directory, so that file names in stack traces agree: once with
+// controller-runtime's zap and once with the drop-in. It builds with the
+// go command's default flags (no -trimpath), as the test binary's own
+// build does, so that both builds reuse the controller-runtime and
+// Kubernetes packages already compiled for this test binary and only
+// compile main and link: with -trimpath every package is compiled again.
 func buildScaffolds(t *testing.T) (cr, ours string) {
 	t.Helper()
 	scaffoldBuild.once.Do(func() {
@@ -196,7 +200,7 @@ func doBuildScaffolds() (cr, ours string, err error) {
 		if err := os.WriteFile(filepath.Join(dir, "main.go"), fmt.Appendf(nil, scaffoldMain, importPath), 0o644); err != nil {
 			return err
 		}
-		cmd := exec.Command("go", "build", "-trimpath", "-o", out, ".")
+		cmd := exec.Command("go", "build", "-o", out, ".")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 		if b, err := cmd.CombinedOutput(); err != nil {
