@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -187,21 +186,4 @@ const reporterCall = "github.com/asyncbus/asyncbus/internal/bus.(*reporter).call
 // callback (of any bus): Close called from OnError must not wait for the
 // reporter, which is waiting for it. Only Close pays for this stack walk.
 // It walks the whole stack, however deep the callback called Close.
-func inCallback() bool {
-	pcs := make([]uintptr, 256)
-	n := runtime.Callers(2, pcs)
-	for n == len(pcs) { // maybe truncated: grow until the whole stack fits
-		pcs = make([]uintptr, 2*len(pcs))
-		n = runtime.Callers(2, pcs)
-	}
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		if f.Function == reporterCall {
-			return true
-		}
-		if !more {
-			return false
-		}
-	}
-}
+func inCallback() bool { return onStack(reporterCall) }
