@@ -212,19 +212,16 @@ func (b *Bus) callerMayWait(worst uint32) bool {
 	return b.outputSpeed() <= worst && !b.inOutputCall()
 }
 
-// quietWait waits until the record ending at end is written, for at most
-// MaxLatency: the record would be written within about that long anyway,
-// and the bound keeps a caller that cannot be answered from waiting
-// forever: one whose call comes from inside the sink's Write (a writer that
-// logs through the handler it serves), while that Write holds the drainer
-// or a write-through up. At the bound the record simply stays queued, as
-// without the wait. It returns the drainer's answer (nil at the bound).
+// waitWritten waits until the record ending at end is written, for at most
+// bound (the quiet wait's, or an Error record's). At the bound the record
+// simply stays queued, as without the wait. It returns the drainer's answer
+// (nil at the bound).
 //
 // It allocates nothing (the hot path's promise, and quiet waits happen
 // within the first records of a burst): its answer channel and timer come
 // from pools. A channel goes back only after it delivered its one answer;
 // one whose wait ended otherwise is left to the drainer's late answer.
-func (b *Bus) quietWait(end uint64, bound time.Duration) error {
+func (b *Bus) waitWritten(end uint64, bound time.Duration) error {
 	select {
 	case <-b.stopped:
 		return b.closeErr
@@ -259,7 +256,7 @@ func (b *Bus) quietWait(end uint64, bound time.Duration) error {
 	return err
 }
 
-// Pools for quietWait: answer channels (buffered 1, empty) and stopped
+// Pools for waitWritten: answer channels (buffered 1, empty) and stopped
 // timers.
 var (
 	quietChans  = sync.Pool{New: func() any { return make(chan error, 1) }}

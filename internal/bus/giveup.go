@@ -87,20 +87,7 @@ func (b *Bus) giveUp() {
 // batch had already written, and every waiter is answered.
 func (d *drainer) abandon() {
 	b := d.b
-	var written, wbytes, failed, markers uint64
-	for i, k := range d.kinds {
-		switch {
-		case k == kMarker:
-			if i < d.progIdx {
-				markers++
-			}
-		case i < d.progIdx:
-			written++
-			wbytes += uint64(len(d.views[i]))
-		default:
-			failed++
-		}
-	}
+	written, wbytes, failed, markers := d.tally(d.progIdx)
 	failed += d.countLeft()
 	b.takeGaps(^uint64(0), true) // their drops are counted; no marker will be written
 	b.written.Add(written)
@@ -113,23 +100,12 @@ func (d *drainer) abandon() {
 		since = d.closeFail
 	}
 	b.closeErr = d.result(nil, b.failed.Load()-since)
-	b.takeFlushes(d)
+	d.takeFlushes() // the drainer is in its call or gone: its state is ours
 	for _, r := range d.reqs {
 		r.ch <- b.closeErr // buffered 1, answered once
 	}
 	d.reqs = nil
 	close(b.stopped)
-}
-
-// takeFlushes moves the requests not yet taken into d.reqs (any goroutine
-// acting for the drainer).
-func (b *Bus) takeFlushes(d *drainer) {
-	b.mu.Lock()
-	for _, r := range b.flushReqs {
-		d.reqs = append(d.reqs, pendingFlush{flushReq: r, failedAt: d.failedAnswered})
-	}
-	b.flushReqs = nil
-	b.mu.Unlock()
 }
 
 // countLeft counts the records between the drainer's read position and

@@ -46,7 +46,7 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 	// The record was accepted: what the drainer answers (failures since
 	// the last Flush) is not this call's result. Its failure, if any, is
 	// counted and reported by OnError, Flush and Close as for any record.
-	b.quietWait(end, b.quietWaitFor())
+	b.waitWritten(end, b.quietWaitFor())
 	return nil
 }
 
@@ -66,7 +66,7 @@ func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
 		return err
 	}
 	if ctx.Done() == nil {
-		return b.quietWait(end, ErrorWaitMax) // pooled: an Error record allocates nothing either
+		return b.waitWritten(end, ErrorWaitMax) // pooled: an Error record allocates nothing either
 	}
 	if err := b.wait(ctx, end, false, false, ErrorWaitMax); err != ErrWaitBound {
 		return err
@@ -112,7 +112,7 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 		if !b.tail.CompareAndSwap(t, t+total) {
 			continue
 		}
-		if (h == t || wh == t) && total == need && b.writeThrough && done == nil {
+		if (h == t || wh == t) && total == need && b.writeThrough && b.direct != nil && done == nil {
 			// The ring was empty when we reserved (see tryWriteThrough).
 			switch b.tryWriteThrough(p, t, need, force) {
 			case wtWritten, wtCounted:

@@ -70,20 +70,7 @@ func (d *drainer) writeRound(act batchAction) {
 		}
 		b.wmu.Unlock()
 	}
-	var written, wbytes, failed, markers uint64
-	for i, k := range d.kinds {
-		switch {
-		case k == kMarker:
-			if i < done {
-				markers++
-			}
-		case i < done:
-			written++
-			wbytes += uint64(len(d.views[i]))
-		default:
-			failed++
-		}
-	}
+	written, wbytes, failed, markers := d.tally(done)
 	// Single writer for these counters; Add is an uncontended atomic.
 	b.written.Add(written)
 	b.writtenBytes.Add(wbytes)
@@ -99,6 +86,25 @@ func (d *drainer) writeRound(act batchAction) {
 	d.views, d.kinds, d.nrec = d.views[:0], d.kinds[:0], 0
 	d.release()
 	d.adapt(full)
+}
+
+// tally counts the batch in hand whose first done views are in the output:
+// records written (and their bytes), records failed, markers written.
+func (d *drainer) tally(done int) (written, wbytes, failed, markers uint64) {
+	for i, k := range d.kinds {
+		switch {
+		case k == kMarker:
+			if i < done {
+				markers++
+			}
+		case i < done:
+			written++
+			wbytes += uint64(len(d.views[i]))
+		default:
+			failed++
+		}
+	}
+	return written, wbytes, failed, markers
 }
 
 // release zeroes the consumed space and publishes the new head.
@@ -393,14 +399,13 @@ func (d *drainer) stage() {
 }
 
 func (d *drainer) sync() error {
-	if _, ok := d.b.w.(Syncer); !ok || chanClosed(d.b.abort) {
-		// Checked before taking wmu: after Close gave up, a hung
-		// write-through may hold wmu for ever, and the drainer must still
-		// finish (TestCloseGivesUpOnHungWriteThrough).
+	if _, ok := d.b.w.(Syncer); !ok {
 		return nil
 	}
 	// No write-through during the sync: a sink need not allow both at
-	// once. Taken as a call: a write-through holding it may be stuck.
+	// once. Taken as a call: a write-through holding it may be stuck, and
+	// after Close gave up enterLock refuses, so the drainer still finishes
+	// (TestCloseGivesUpOnHungWriteThrough).
 	if !d.enterLock() {
 		return nil
 	}
@@ -414,10 +419,7 @@ func (d *drainer) sync() error {
 // write-throughs away from it (holding wmu, or while bytes are owed).
 func (d *drainer) syncSinkExcluded() error {
 	s, ok := d.b.w.(Syncer)
-	if !ok || chanClosed(d.b.abort) {
-		return nil
-	}
-	if !d.enterCall() {
+	if !ok || !d.enterCall() { // enterCall refuses once Close gave up
 		return nil
 	}
 	err := sinkSync(s)

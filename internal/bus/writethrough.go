@@ -128,7 +128,7 @@ func (b *Bus) mayWriteThrough(t uint64, n int, force bool) bool {
 	}
 	// Only where the write cannot block for long, and not while the
 	// output is slow (the breaker, callerwait.go).
-	if b.direct == nil || b.outputSpeed() != speedFast || !b.direct(n) {
+	if b.outputSpeed() != speedFast || !b.direct(n) { // direct: checked by enqueue
 		return false
 	}
 	// The rate limit last, so that a record that takes the ring anyway
