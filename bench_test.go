@@ -109,6 +109,17 @@ func logAccess(ctx context.Context, l *slog.Logger, level slog.Level, seq int) {
 
 // closeWritten closes h, outside the timed loop, and fails b unless
 // exactly n records were written.
+// logEach logs the reference record through l at level once per b.Loop
+// iteration and returns how many it logged.
+func logEach(ctx context.Context, b *testing.B, l *slog.Logger, level slog.Level) int {
+	seq := 0
+	for b.Loop() {
+		logAccess(ctx, l, level, seq)
+		seq++
+	}
+	return seq
+}
+
 func closeWritten(b *testing.B, h *asyncbus.Handler, n int) {
 	b.Helper()
 	b.StopTimer()
@@ -158,11 +169,7 @@ func BenchmarkHandle(b *testing.B) {
 			h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Format: tc.format, Color: asyncbus.ColorNever})
 			l := slog.New(h)
 			b.ReportAllocs()
-			seq := 0
-			for b.Loop() {
-				logAccess(ctx, l, slog.LevelInfo, seq)
-				seq++
-			}
+			seq := logEach(ctx, b, l, slog.LevelInfo)
 			closeWritten(b, h, seq)
 		})
 	}
@@ -171,11 +178,7 @@ func BenchmarkHandle(b *testing.B) {
 		h := asyncbus.NewHandler(io.Discard, nil)
 		l := slog.New(h)
 		b.ReportAllocs()
-		seq := 0
-		for b.Loop() {
-			logAccess(ctx, l, slog.LevelDebug, seq)
-			seq++
-		}
+		logEach(ctx, b, l, slog.LevelDebug)
 		closeWritten(b, h, 0)
 	})
 
@@ -203,11 +206,7 @@ func BenchmarkHandle(b *testing.B) {
 			h := asyncbus.NewHandler(io.Discard, nil)
 			l := tc.derive(slog.New(h))
 			b.ReportAllocs()
-			seq := 0
-			for b.Loop() {
-				logAccess(ctx, l, slog.LevelInfo, seq)
-				seq++
-			}
+			seq := logEach(ctx, b, l, slog.LevelInfo)
 			closeWritten(b, h, seq)
 		})
 	}
@@ -237,11 +236,7 @@ func BenchmarkHandle(b *testing.B) {
 		h := asyncbus.NewHandler(f, nil)
 		l := slog.New(h)
 		b.ReportAllocs()
-		seq := 0
-		for b.Loop() {
-			logAccess(ctx, l, slog.LevelInfo, seq)
-			seq++
-		}
+		seq := logEach(ctx, b, l, slog.LevelInfo)
 		closeWritten(b, h, seq)
 		fi, err := f.Stat()
 		if err != nil {

@@ -238,11 +238,12 @@ func (o *Options) validate(w io.Writer) error {
 // if its Level method works (a pointer-receiver method may handle nil, a
 // common Go idiom) and replaced if it panics (a nil *slog.LevelVar), see
 // levelPanics.
-func isNilLeveler(l slog.Leveler) bool {
-	if l == nil {
-		return false
-	}
-	switch v := reflect.ValueOf(l); v.Kind() {
+func isNilLeveler(l slog.Leveler) bool { return l != nil && holdsNil(l) }
+
+// holdsNil reports whether the non-nil interface value x holds a nil
+// pointer, map, slice, func, channel or interface.
+func holdsNil(x any) bool {
+	switch v := reflect.ValueOf(x); v.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
 		return v.IsNil()
 	}
@@ -252,16 +253,7 @@ func isNilLeveler(l slog.Leveler) bool {
 // isNilWriter reports whether w is nil or a nil pointer, map, slice,
 // func or chan in the interface: a typed nil such as the *os.File of an
 // ignored os.OpenFile error. Such a writer is treated as the nil writer.
-func isNilWriter(w io.Writer) bool {
-	if w == nil {
-		return true
-	}
-	switch v := reflect.ValueOf(w); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
-}
+func isNilWriter(w io.Writer) bool { return w == nil || holdsNil(w) }
 
 // levelPanics reports whether l.Level() panics.
 func levelPanics(l slog.Leveler) (panics bool) {
