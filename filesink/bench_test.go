@@ -114,7 +114,7 @@ func BenchmarkWriteBatchChecks(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "bench.log")
 			f, err := open(path, bc.opts, func(f *File) {
-				f.writev = func(_ int, bufs [][]byte) (int, error) {
+				f.writev = func(_ handle, bufs [][]byte) (int, error) {
 					n := 0
 					for _, p := range bufs {
 						n += len(p)

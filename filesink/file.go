@@ -23,23 +23,27 @@ type File struct {
 	loc    *time.Location
 
 	// System calls, replaceable by tests in this package.
-	writev   func(fd int, iovs [][]byte) (int, error)
-	truncate func(fd int, size int64) error
-	datasync func(fd int) error
+	writev   func(h handle, iovs [][]byte) (int, error)
+	truncate func(h handle, size int64) error
+	datasync func(h handle) error
 	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
 	rename   func(oldpath, newpath string) error
-	lock     func(fd int) error
-	allocate func(fd int, off, n int64) error
+	lock     func(h handle) error
+	allocate func(h handle, off, n int64) error
+	// closeBeforeRename: rotation closes the file before renaming it, as
+	// Windows requires (renameOpenFails); tests set it on other systems.
+	closeBeforeRename bool
 
 	mu         sync.Mutex
 	file       *os.File // nil after a failed reopen; the next write retries
-	fd         int
-	dev, ino   uint64
-	size       int64 // bytes of whole records in the file
-	allocEnd   int64 // end of the preallocated range (or of the last failed attempt)
-	cutTo      int64 // >= 0: a cut back to this size is still pending
-	cutEnd     int64 // with cutTo >= 0: the end of the torn bytes to cut
-	dirty      bool  // written since the last fdatasync
+	fd         handle
+	ident      os.FileInfo // the open file's identity, for os.SameFile
+	perm       os.FileMode // mode of the next file created: the current file's
+	size       int64       // bytes of whole records in the file
+	allocEnd   int64       // end of the preallocated range (or of the last failed attempt)
+	cutTo      int64       // >= 0: a cut back to this size is still pending
+	cutEnd     int64       // with cutTo >= 0: the end of the torn bytes to cut
+	dirty      bool        // written since the last fdatasync
 	lastSync   time.Time
 	nextRotate time.Time
 	nextCheck  time.Time

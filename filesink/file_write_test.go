@@ -100,7 +100,7 @@ func TestShortWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.log")
 	calls := 0
 	f, err := open(path, Options{}, func(f *File) {
-		f.writev = func(fd int, iovs [][]byte) (int, error) {
+		f.writev = func(fd handle, iovs [][]byte) (int, error) {
 			calls++
 			// Store 7 bytes per call, no error: a legal short write.
 			var part [][]byte
@@ -138,7 +138,7 @@ func TestZeroProgressWritesDoNotSpin(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "app.log")
 			calls := 0
 			f, err := open(path, Options{OnError: func(error) {}}, func(f *File) {
-				f.writev = func(int, [][]byte) (int, error) { calls++; return 0, tc.errno }
+				f.writev = func(handle, [][]byte) (int, error) { calls++; return 0, tc.errno }
 			})
 			require.NoError(t, err)
 			n, err := f.WriteBatch([][]byte{[]byte("a\n")})
@@ -175,7 +175,7 @@ type flakyTruncate struct {
 	err      error
 }
 
-func (ft *flakyTruncate) truncate(fd int, size int64) error {
+func (ft *flakyTruncate) truncate(fd handle, size int64) error {
 	ft.mu.Lock()
 	defer ft.mu.Unlock()
 	if ft.failures > 0 {
@@ -343,7 +343,7 @@ type scriptedWrites struct {
 	steps []writeStep
 }
 
-func (s *scriptedWrites) writev(fd int, iovs [][]byte) (int, error) {
+func (s *scriptedWrites) writev(fd handle, iovs [][]byte) (int, error) {
 	s.mu.Lock()
 	if len(s.steps) == 0 {
 		s.mu.Unlock()

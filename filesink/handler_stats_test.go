@@ -18,7 +18,7 @@ import (
 // outage fails every writev with ENOSPC while down is set.
 type outage struct{ down atomic.Bool }
 
-func (o *outage) writev(fd int, iovs [][]byte) (int, error) {
+func (o *outage) writev(fd handle, iovs [][]byte) (int, error) {
 	if o.down.Load() {
 		return 0, syscall.ENOSPC
 	}

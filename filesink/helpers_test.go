@@ -67,11 +67,18 @@ func rec(tag string, i, size int) []byte {
 	return append(b[:size-1], '\n')
 }
 
-// readLines reads a file and checks that it holds only whole lines.
+// readLines reads a file (gunzipped if its name ends in .gz) and checks
+// that it holds only whole lines.
 func readLines(t *testing.T, name string) []string {
 	t.Helper()
-	b, err := os.ReadFile(name)
-	require.NoError(t, err)
+	var b []byte
+	if strings.HasSuffix(name, gzExt) {
+		b = []byte(readGzip(t, name))
+	} else {
+		var err error
+		b, err = os.ReadFile(name)
+		require.NoError(t, err)
+	}
 	if len(b) == 0 {
 		return nil
 	}
@@ -120,7 +127,7 @@ type failingWriter struct {
 	calls    int
 }
 
-func (w *failingWriter) writev(fd int, iovs [][]byte) (int, error) {
+func (w *failingWriter) writev(fd handle, iovs [][]byte) (int, error) {
 	w.mu.Lock()
 	w.calls++
 	fail := w.failures > 0

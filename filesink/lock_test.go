@@ -39,7 +39,7 @@ func TestOpenLockErrors(t *testing.T) {
 			var errs errSink
 			clk := newClock(t0)
 			f, err := open(path, Options{OnError: errs.On, Clock: clk.Now, UTC: true}, func(f *File) {
-				f.lock = func(int) error { return tc.lockErr }
+				f.lock = func(handle) error { return tc.lockErr }
 			})
 			if tc.wantOpenErr != nil {
 				require.ErrorIs(t, err, tc.wantOpenErr)

@@ -3,11 +3,9 @@ package filesink
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -29,7 +27,7 @@ const maxOpenAttempts = 8
 // Open opens (creating it and its missing parent directories if needed) the
 // log file at path for appending. There is one File per path (lumberjack
 // assumes as much; filesink checks it): Open takes an exclusive lock on the
-// file (flock(2)) and holds it while the File has the file open, including
+// file (flock(2); LockFileEx on Windows) and holds it while the File has the file open, including
 // each new file after a rotation; if another File, in this or another
 // process, has it open, Open fails with ErrLocked and leaves the file alone.
 // (A file system without locks, such as NFS without a lock manager, is
@@ -44,6 +42,9 @@ func Open(path string, opts Options) (*File, error) {
 
 // open is Open with replaceable system calls (tests).
 func open(path string, opts Options, hook func(*File)) (*File, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	opts.setDefaults()
 	path, err := checkOpenArgs(path, &opts)
 	if err != nil {
@@ -78,14 +79,11 @@ func open(path string, opts Options, hook func(*File)) (*File, error) {
 }
 
 // checkOpenArgs returns Open's path cleaned, or the error for a path or
-// options (defaults applied) that Open refuses: an empty path, a Perm with
-// bits other than permissions, or a Symlink that names the log file itself.
+// options (defaults applied) that Open refuses: an empty path or a Symlink
+// that names the log file itself.
 func checkOpenArgs(path string, opts *Options) (string, error) {
 	if path == "" {
 		return "", errors.New("filesink: empty path")
-	}
-	if opts.Perm&^fs.ModePerm != 0 {
-		return "", fmt.Errorf("filesink: Perm %v has bits other than permissions", opts.Perm)
 	}
 	path = filepath.Clean(path)
 	if opts.Symlink != "" {
@@ -104,22 +102,25 @@ func newFile(path string, opts Options) *File {
 	base := filepath.Base(path)
 	ext := filepath.Ext(base)
 	f := &File{
-		path:      path,
-		dir:       filepath.Dir(path),
-		prefix:    strings.TrimSuffix(base, ext) + "-",
-		ext:       ext,
-		opts:      opts,
-		loc:       time.Local,
-		writev:    newWritev(),
-		truncate:  truncateFD,
-		datasync:  datasync,
-		openFile:  os.OpenFile,
-		rename:    os.Rename,
-		lock:      lockFD,
-		allocate:  preallocate,
-		cutTo:     -1,
-		iov:       make([][]byte, 0, 64),
-		closeDone: make(chan struct{}),
+		path:     path,
+		dir:      filepath.Dir(path),
+		prefix:   strings.TrimSuffix(base, ext) + "-",
+		ext:      ext,
+		opts:     opts,
+		loc:      time.Local,
+		writev:   newWritev(),
+		truncate: truncateFD,
+		datasync: datasync,
+		openFile: os.OpenFile,
+		rename:   os.Rename,
+		lock:     lockFD,
+		allocate: preallocate,
+		perm:     opts.Perm,
+		// Windows cannot rename a file this process has open.
+		closeBeforeRename: renameOpenFails,
+		cutTo:             -1,
+		iov:               make([][]byte, 0, 64),
+		closeDone:         make(chan struct{}),
 	}
 	if opts.UTC {
 		f.loc = time.UTC
@@ -171,7 +172,7 @@ func (f *File) startBackground() {
 // records its identity and size.
 func (f *File) openCurrent() error {
 	for attempt := 1; ; attempt++ {
-		file, err := f.openFile(f.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, f.opts.Perm)
+		file, err := f.openFile(f.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, f.perm)
 		if err != nil {
 			return fileErr("open", f.path, err)
 		}
@@ -184,7 +185,7 @@ func (f *File) openCurrent() error {
 			_ = file.Close()
 			return fileErr("open", f.path, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
 		}
-		fd := int(file.Fd()) // also puts the descriptor in blocking mode
+		fd := handleOf(file)
 		if err := f.lockFile(fd); err != nil {
 			_ = file.Close()
 			return err
@@ -204,7 +205,8 @@ func (f *File) openCurrent() error {
 		}
 		f.file = file
 		f.fd = fd
-		f.dev, f.ino = fileID(cur)
+		f.ident = cur // os.SameFile above loaded its identity (on Windows lazily, from the path)
+		f.perm = fi.Mode().Perm()
 		f.size = cur.Size()
 		f.allocEnd = f.size
 		f.cutTo = -1
@@ -214,7 +216,7 @@ func (f *File) openCurrent() error {
 }
 
 // lockFile takes the one-File-per-path lock on fd, the descriptor of f.path.
-func (f *File) lockFile(fd int) error {
+func (f *File) lockFile(fd handle) error {
 	err := f.lock(fd)
 	switch {
 	case err == nil:
@@ -266,12 +268,4 @@ func (f *File) closeCurrent() error {
 	}
 	f.file = nil
 	return err
-}
-
-// fileID is the device and inode of fi.
-func fileID(fi fs.FileInfo) (dev, ino uint64) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev), st.Ino
-	}
-	return 0, 0
 }

@@ -1,6 +1,8 @@
 package filesink
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -36,10 +38,13 @@ const (
 
 // Defaults used for zero Options fields.
 const (
-	// DefaultPerm is the file mode of new log files.
-	DefaultPerm os.FileMode = 0o644
-	// DefaultDirPerm is the mode of directories Open creates.
-	DefaultDirPerm os.FileMode = 0o755
+	// DefaultPerm is the mode of new log files: readable and writable by
+	// the owner only, as lumberjack does, since logs carry request data and
+	// personal data. Options.Perm widens it (0o640 for a log-reading group).
+	DefaultPerm os.FileMode = 0o600
+	// DefaultDirPerm is the mode of directories Open creates: the owner's
+	// only. Options.DirPerm widens it.
+	DefaultDirPerm os.FileMode = 0o700
 	// DefaultSyncInterval is the SyncInterval period (the seeds suggest 1 s).
 	DefaultSyncInterval = time.Second
 	// DefaultErrorInterval is the minimum gap between two OnError calls for
@@ -53,10 +58,14 @@ const (
 // Options configures Open. The zero value is a plain append-only file with no
 // rotation, no fsync and no preallocation.
 type Options struct {
-	// Perm is the mode of newly created log files; default 0o644.
+	// Perm is the mode of a log file Open creates; default 0o600 (the
+	// process's umask applies, as for os.OpenFile). A file that exists
+	// keeps its mode, and each rotation creates the new file with the mode
+	// of the one it replaces, so a chmod by an administrator lasts. On
+	// Windows only the owner-write bit means anything (read-only or not).
 	Perm os.FileMode
 	// DirPerm is the mode of missing parent directories Open creates;
-	// default 0o755.
+	// default 0o700.
 	DirPerm os.FileMode
 
 	// MaxSize rotates the file before a write that would make it larger than
@@ -144,4 +153,39 @@ func (o *Options) setDefaults() {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
+}
+
+// check returns the error for options Open refuses, before defaults are
+// applied: negative sizes, counts and durations (zero means the default or
+// "off" for each), and Rotate or Sync values that name no policy.
+func (o *Options) check() error {
+	for _, c := range []struct {
+		name string
+		bad  bool
+		val  any
+	}{
+		{"MaxSize", o.MaxSize < 0, o.MaxSize},
+		{"MaxBackups", o.MaxBackups < 0, o.MaxBackups},
+		{"MaxAge", o.MaxAge < 0, o.MaxAge},
+		{"Preallocate", o.Preallocate < 0, o.Preallocate},
+		{"SyncInterval", o.SyncInterval < 0, o.SyncInterval},
+		{"ErrorInterval", o.ErrorInterval < 0, o.ErrorInterval},
+	} {
+		if c.bad {
+			return fmt.Errorf("filesink: %s %v is negative (zero is the default)", c.name, c.val)
+		}
+	}
+	if o.Rotate < RotateNone || o.Rotate > RotateDaily {
+		return fmt.Errorf("filesink: Rotate %d is not RotateNone, RotateHourly or RotateDaily", int(o.Rotate))
+	}
+	if o.Sync < SyncNever || o.Sync > SyncInterval {
+		return fmt.Errorf("filesink: Sync %d is not SyncNever, SyncEveryBatch or SyncInterval", int(o.Sync))
+	}
+	if o.Perm&^fs.ModePerm != 0 {
+		return fmt.Errorf("filesink: Perm %v has bits other than permissions", o.Perm)
+	}
+	if o.DirPerm&^fs.ModePerm != 0 {
+		return fmt.Errorf("filesink: DirPerm %v has bits other than permissions", o.DirPerm)
+	}
+	return nil
 }

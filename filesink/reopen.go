@@ -30,7 +30,7 @@ func (f *File) checkPath() bool {
 	}
 	fi, err := os.Stat(f.path)
 	if err == nil {
-		if dev, ino := fileID(fi); dev == f.dev && ino == f.ino {
+		if os.SameFile(fi, f.ident) {
 			if fi.Size() < f.size { // truncated underneath
 				f.size, f.allocEnd = fi.Size(), fi.Size()
 				if f.cutTo >= 0 { // a pending cut never extends the file

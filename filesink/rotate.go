@@ -38,14 +38,9 @@ func (f *File) rotateLocked() error {
 	if f.opts.Sync != SyncNever && f.dirty {
 		f.syncOrReport()
 	}
-	// Rename while the file is open (the descriptor follows the inode), so
-	// a failed rename leaves everything as it was.
 	backup := f.backupName(now)
-	if err := f.rename(f.path, backup); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &renameError{fmt.Errorf("filesink: rotate %s to %s: %w", f.path, backup, err)}
-	}
-	if err := f.closeCurrent(); err != nil {
-		f.pending = append(f.pending, err)
+	if err := f.renameCurrent(backup); err != nil {
+		return err
 	}
 	if err := f.openCurrent(); err != nil {
 		return err
@@ -60,6 +55,44 @@ func (f *File) rotateLocked() error {
 		case f.millCh <- struct{}{}:
 		default: // a pass is already pending; it will see this backup
 		}
+	}
+	return nil
+}
+
+// renameCurrent renames the current file to backup and closes it, leaving
+// f.file nil for openCurrent. Where the system allows it, the rename happens
+// while the file is open (the descriptor follows the inode), so a failed
+// rename leaves everything as it was. Where it does not (Windows,
+// closeBeforeRename), the file is closed first, which also releases its
+// lock for a moment, and reopened if the rename fails; either way a failed
+// rename returns a *renameError and the current file stays in use (unless
+// reopening it failed too: then a plain error, and no file is open).
+func (f *File) renameCurrent(backup string) error {
+	if fi, err := f.file.Stat(); err == nil {
+		f.perm = fi.Mode().Perm() // the new file gets the mode of this one, chmod included
+	}
+	renameErr := func(err error) error {
+		return fmt.Errorf("filesink: rotate %s to %s: %w", f.path, backup, err)
+	}
+	if !f.closeBeforeRename {
+		if err := f.rename(f.path, backup); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return &renameError{renameErr(err)}
+		}
+		if err := f.closeCurrent(); err != nil {
+			f.pending = append(f.pending, err)
+		}
+		return nil
+	}
+	if err := f.closeCurrent(); err != nil {
+		f.pending = append(f.pending, err)
+	}
+	if err := f.rename(f.path, backup); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if oerr := f.openCurrent(); oerr != nil {
+			// Not a *renameError: no file is open, the write fails and the
+			// next one opens the path again.
+			return errors.Join(renameErr(err), oerr)
+		}
+		return &renameError{renameErr(err)}
 	}
 	return nil
 }
@@ -244,8 +277,17 @@ func (b *backup) names() []string {
 }
 
 // compress gzips src to src.gz through src.gz.tmp, so the .gz appears
-// atomically and complete, then removes src.
+// atomically and complete, then removes src (after closing it: Windows
+// cannot remove a file that is open).
 func compress(src string) (err error) {
+	if err := gzipTo(src, src+gzExt); err != nil {
+		return err
+	}
+	return os.Remove(src)
+}
+
+// gzipTo writes the gzip of src to dst through dst.tmp.
+func gzipTo(src, dst string) (err error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -255,7 +297,7 @@ func compress(src string) (err error) {
 	if err != nil {
 		return err
 	}
-	tmp := src + gzExt + tmpExt
+	tmp := dst + tmpExt
 	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())
 	if err != nil {
 		return err
@@ -279,10 +321,7 @@ func compress(src string) (err error) {
 	if err = out.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, src+gzExt); err != nil {
-		return err
-	}
-	return os.Remove(src)
+	return os.Rename(tmp, dst)
 }
 
 // removeTemps deletes temporary compression files left by a crash.

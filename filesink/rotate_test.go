@@ -2,6 +2,7 @@ package filesink
 
 import (
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -392,27 +393,90 @@ func TestSymlink(t *testing.T) {
 }
 
 // flakyRename fails while failing is set (an immutable or read-only
-// directory: EACCES/EPERM from rename(2)), then renames.
+// directory: EACCES/EPERM from rename(2)), then renames. With windows set it
+// also refuses, as Windows does, to rename the file the File has open.
 type flakyRename struct {
 	mu      sync.Mutex
 	failing bool
 	calls   int
+	windows *File
 }
 
+// errOpenElsewhere is the Windows refusal to rename an open file.
+var errOpenElsewhere = errors.New("the process cannot access the file because it is being used by another process")
+
+// rename is called with the File's mu held, so reading f.file is safe.
 func (fr *flakyRename) rename(oldpath, newpath string) error {
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
 	fr.calls++
+	if fr.windows != nil && fr.windows.file != nil && oldpath == fr.windows.path {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: errOpenElsewhere}
+	}
 	if fr.failing {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: syscall.EACCES}
 	}
 	return os.Rename(oldpath, newpath)
 }
 
+// TestRotateInWindowsOrder: with the order Windows needs (close, then
+// rename), a rename that refuses open files never fails a rotation, and
+// size and time rotation, retention and compression keep every record once,
+// in order. The rename and lock paths run here as they run on Windows.
+func TestRotateInWindowsOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		closeFirst bool
+		wantErr    bool // the rotation's rename refused the open file
+	}{
+		{"Unix order fails on a Windows rename", false, true},
+		{"Windows order", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "app.log")
+			clk := newClock(t0)
+			fr := &flakyRename{}
+			var errs errSink
+			f, err := open(path, Options{MaxSize: 400, MaxBackups: 3, Compress: true, OnError: errs.On, Clock: clk.Now, UTC: true},
+				func(f *File) { f.rename, f.closeBeforeRename, fr.windows = fr.rename, tc.closeFirst, f })
+			require.NoError(t, err)
+			var want []string
+			for i := range 40 {
+				clk.Add(time.Millisecond)
+				r := rec("r", i, 40)
+				_, err := f.Write(r)
+				require.NoError(t, err)
+				want = append(want, strings.TrimSuffix(string(r), "\n"))
+			}
+			require.NoError(t, f.Close())
+			if tc.wantErr {
+				require.NotEmpty(t, errs.All())
+				assert.ErrorIs(t, errs.All()[0], errOpenElsewhere)
+				assert.Equal(t, want, readLines(t, path), "the file kept every record")
+				return
+			}
+			assert.Empty(t, errs.All())
+			backups := backupFiles(t, dir, "app-")
+			require.Len(t, backups, 3, "retention kept MaxBackups")
+			got := append(scanAll(t, backups...), readLines(t, path)...)
+			assert.Equal(t, want[len(want)-len(got):], got, "the newest records, once each, in order")
+		})
+	}
+}
+
 // Issue 13 item 8: a rotation whose rename fails keeps appending to the
 // current file (nothing fails), reports once, and rotates at the next size
 // trigger once renaming works again.
 func TestRotationRenameFailureKeepsWriting(t *testing.T) {
+	t.Run("Unix order", func(t *testing.T) { testRenameFailureKeepsWriting(t, false) })
+	t.Run("Windows order", func(t *testing.T) { testRenameFailureKeepsWriting(t, true) })
+}
+
+// testRenameFailureKeepsWriting is TestRotationRenameFailureKeepsWriting
+// with rotation closing the file before the rename (closeFirst, as on
+// Windows, with a rename that refuses open files) or not.
+func testRenameFailureKeepsWriting(t *testing.T, closeFirst bool) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
 	fr := &flakyRename{failing: true}
@@ -420,7 +484,12 @@ func TestRotationRenameFailureKeepsWriting(t *testing.T) {
 	clk := newClock(t0)
 	const maxSize = 4096
 	f, err := open(path, Options{MaxSize: maxSize, OnError: errs.On, Clock: clk.Now, UTC: true},
-		func(f *File) { f.rename = fr.rename })
+		func(f *File) {
+			f.rename, f.closeBeforeRename = fr.rename, closeFirst
+			if closeFirst {
+				fr.windows = f
+			}
+		})
 	require.NoError(t, err)
 	const n = 4000
 	var want []string

@@ -42,13 +42,13 @@ func (w *vecWriter) writev(fd int, bufs [][]byte) (int, error) {
 }
 
 // writevFD is a one-off writev (tests and error paths).
-func writevFD(fd int, bufs [][]byte) (int, error) {
+func writevFD(fd handle, bufs [][]byte) (int, error) {
 	var w vecWriter
 	return w.writev(fd, bufs)
 }
 
 // newWritev returns the write function of a new File.
-func newWritev() func(fd int, bufs [][]byte) (int, error) {
+func newWritev() func(fd handle, bufs [][]byte) (int, error) {
 	w := &vecWriter{vec: make([]unix.Iovec, 0, 64)}
 	return w.writev
 }

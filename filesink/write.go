@@ -145,13 +145,13 @@ func (f *File) writeRecords(records [][]byte) (int, error) {
 }
 
 // tornEndAfter returns the file offset just after the bytes of a record that
-// a write stopped inside: the descriptor's offset, which O_APPEND leaves just
-// after the n bytes the write appended. continued says the record began in
+// a write stopped inside (appendEnd: just after the n bytes the write
+// appended). continued says the record began in
 // earlier writes, which ended at prev; its bytes are contiguous, and the
 // offset is known, only if this write started there. -1: unknown (another
 // writer appended in between, or the offset could not be read).
 func (f *File) tornEndAfter(prev int64, n int, continued bool) int64 {
-	pos, err := syscall.Seek(f.fd, 0, io.SeekCurrent)
+	pos, err := appendEnd(f.fd, f.file)
 	if err != nil || (continued && (prev < 0 || pos-int64(n) != prev)) {
 		return -1
 	}

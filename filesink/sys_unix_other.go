@@ -6,7 +6,7 @@ import "golang.org/x/sys/unix"
 
 // writevFD writes the slices one write(2) at a time (no portable writev in
 // x/sys here); it stops at the first short write or error.
-func writevFD(fd int, iovs [][]byte) (int, error) {
+func writevFD(fd handle, iovs [][]byte) (int, error) {
 	total := 0
 	for _, b := range iovs {
 		n, err := unix.Write(fd, b)
@@ -19,7 +19,7 @@ func writevFD(fd int, iovs [][]byte) (int, error) {
 }
 
 // newWritev returns the write function of a new File.
-func newWritev() func(fd int, bufs [][]byte) (int, error) { return writevFD }
+func newWritev() func(fd handle, bufs [][]byte) (int, error) { return writevFD }
 
 // datasync falls back to fsync(2).
 func datasync(fd int) error { return unix.Fsync(fd) }
