@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -111,7 +112,8 @@ func TestOnErrorMayUseTheHandler(t *testing.T) {
 // NewHandler reports it and runs with the default ring. Before the fix,
 // 1<<40 killed the process with the runtime's out-of-memory error.
 func TestHugeCapacityIsRefused(t *testing.T) {
-	for _, c := range []int{1 << 40, 1<<30 + 1, 1 << 31} {
+	for _, c64 := range []int64{1 << 40, 1<<30 + 1, 1 << 31} {
+		c := int(min(c64, math.MaxInt)) // on 32-bit targets the largest int, still over 1 GiB
 		h, err := Open(&bytes.Buffer{}, &Options{Capacity: c})
 		require.Nil(t, h)
 		require.ErrorContains(t, err, "Options.Capacity")

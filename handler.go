@@ -169,21 +169,6 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	return h, nil
 }
 
-// useColor reports whether the Console format colours its output to w
-// under mode: always for ColorAlways, and for ColorAuto when NO_COLOR is
-// unset and w is a terminal.
-func useColor(mode ColorMode, w io.Writer) bool {
-	color := false
-	switch mode {
-	case ColorAlways:
-		color = true
-	case ColorAuto:
-		_, noColor := os.LookupEnv("NO_COLOR")
-		color = !noColor && isTerminal(w)
-	}
-	return color
-}
-
 // Enabled reports whether records at level l are written. It is one atomic
 // load (or one call of a dynamic Options.Level) and allocates nothing.
 func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {

@@ -30,7 +30,11 @@ const (
 type ColorMode int
 
 const (
-	// ColorAuto colours when the output is a terminal and NO_COLOR is unset.
+	// ColorAuto follows the usual terminal rules, in this order: NO_COLOR
+	// set and not empty, CLICOLOR=0 or TERM=dumb turn colour off;
+	// FORCE_COLOR or CLICOLOR_FORCE set to anything but "" or "0" turn it
+	// on; otherwise the output is coloured when it is a terminal (on
+	// Windows a console, switched to ANSI processing).
 	ColorAuto ColorMode = iota
 	// ColorAlways always colours.
 	ColorAlways

@@ -2,6 +2,7 @@ package otlpsink
 
 import (
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -141,7 +142,7 @@ func TestMemoFor(t *testing.T) {
 		{"defaults", 0, 0, rejectMemo},
 		{"small budget", 3, 10 * time.Millisecond, rejectMemo},
 		{"raised budget", 100, time.Second, 101 * time.Second},
-		{"huge budget", 1 << 40, time.Hour, 24 * time.Hour},
+		{"huge budget", math.MaxInt, time.Hour, 24 * time.Hour},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func TestAllocations(t *testing.T) {
 	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request handled", 0)
 	r.AddAttrs(slog.Int("status", 200))
 
-	keepAll, err := sampling.NewHandler(ab, sampling.Config{First: 1 << 31})
+	keepAll, err := sampling.NewHandler(ab, sampling.Config{First: math.MaxInt32})
 	require.NoError(t, err)
 	assert.Zero(t, testing.AllocsPerRun(500, func() { _ = keepAll.Handle(ctx, r) }), "kept")
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func BenchmarkHandle(b *testing.B) {
 		cfg  *sampling.Config
 	}{
 		{"off", nil},
-		{"on/kept", &sampling.Config{First: 1 << 31}},
+		{"on/kept", &sampling.Config{First: math.MaxInt32}},
 		{"on/dropped", &sampling.Config{First: 1}},
 	}
 	for _, parallel := range []bool{false, true} {

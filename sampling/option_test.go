@@ -247,7 +247,7 @@ func BenchmarkOptionsSampler(b *testing.B) {
 		cfg  *sampling.Config
 	}{
 		{"nil", nil},
-		{"keeping", &sampling.Config{First: 1 << 31}},
+		{"keeping", &sampling.Config{First: math.MaxInt32}},
 		{"refusing", &sampling.Config{}},
 	}
 	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request handled", 0)

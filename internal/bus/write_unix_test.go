@@ -95,7 +95,9 @@ func TestFileSizeLimitChild(t *testing.T) {
 	// the test binary can still write its coverage data under -cover.
 	var old unix.Rlimit
 	require.NoError(t, unix.Getrlimit(unix.RLIMIT_FSIZE, &old))
-	require.NoError(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(limit), Max: old.Max}))
+	lim := old
+	setRlimit(&lim.Cur, int64(limit)) // the field is uint64 on Linux, int64 on the BSDs
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &lim))
 	t.Cleanup(func() { _ = unix.Setrlimit(unix.RLIMIT_FSIZE, &old) })
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appendMode {
@@ -121,3 +123,7 @@ func TestFileSizeLimitChild(t *testing.T) {
 	require.NoError(t, err)
 	fmt.Printf("RESULT %s\n", res)
 }
+
+// setRlimit stores v in an Rlimit field of whichever integer type the
+// system declares.
+func setRlimit[T int64 | uint64](field *T, v int64) { *field = T(v) }

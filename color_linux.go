@@ -26,3 +26,6 @@ func isTerminal(w io.Writer) bool {
 	})
 	return isTerm
 }
+
+// enableANSI reports that terminals here show ANSI colours as they are.
+func enableANSI(io.Writer) bool { return true }

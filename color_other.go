@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package asyncbus
 
@@ -20,3 +20,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	return f.Name() != os.DevNull
 }
+
+// enableANSI reports that terminals here show ANSI colours as they are.
+func enableANSI(io.Writer) bool { return true }
