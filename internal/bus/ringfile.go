@@ -123,6 +123,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -135,6 +136,11 @@ var ErrRingLocked = errors.New("ring file is in use by another process")
 // ErrRingUnsupported is returned by New for Config.RingFile on platforms
 // without mmap and flock.
 var ErrRingUnsupported = errors.New("asyncbus: ring files are not supported on this platform")
+
+// errRingUnsupported is ErrRingUnsupported naming this system and why.
+func errRingUnsupported() error {
+	return fmt.Errorf("%w: Options.RingFile needs mmap and flock, which %s/%s lacks", ErrRingUnsupported, runtime.GOOS, runtime.GOARCH)
+}
 
 // RingFileError reports a ring file that could not be trusted (whole or in
 // part). It is passed to Config.OnError as a warning; the bus then runs with

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix || aix
 
 package bus
 
@@ -6,7 +6,7 @@ import "os"
 
 // openRingFile is not available without mmap and flock.
 func openRingFile(string, uint64, func(error)) (*ringFile, error) {
-	return nil, ErrRingUnsupported
+	return nil, errRingUnsupported()
 }
 
 func (r *ringFile) resize(uint64) error { return ErrRingUnsupported }

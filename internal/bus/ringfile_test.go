@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -148,4 +149,14 @@ func TestOversizeRecordWrittenBeforeEnqueueReturns(t *testing.T) {
 	st := b.Stats()
 	assert.EqualValues(t, 1, st.Oversize)
 	requireAccounting(t, st)
+}
+
+// TestRingUnsupportedNamesThePlatform: where ring files cannot work (no
+// mmap and flock: Windows, js, wasip1, AIX), New's error says which option
+// and which system, and matches ErrRingUnsupported.
+func TestRingUnsupportedNamesThePlatform(t *testing.T) {
+	err := errRingUnsupported()
+	require.ErrorIs(t, err, ErrRingUnsupported)
+	assert.Contains(t, err.Error(), "Options.RingFile")
+	assert.Contains(t, err.Error(), runtime.GOOS+"/"+runtime.GOARCH)
 }
