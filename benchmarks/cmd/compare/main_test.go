@@ -227,6 +227,6 @@ func TestReadmeTableLostOrDropped(t *testing.T) {
 	}}
 	table := readmeTable(res)
 	assert.Contains(t, table, "| **asyncbus, Block** (default) | **1.00 M (0)** |")
-	assert.Contains(t, table, "| asyncbus, Drop | 1.10 M (7.8 % dropped, reported) |")
-	assert.Contains(t, table, "| zerolog `diode` | 600 k (**86.7 % lost**) |")
+	assert.Contains(t, table, "| asyncbus, Drop | 1.10 M (7.8 % lost, every one reported by a drop marker) |")
+	assert.Contains(t, table, "| zerolog `diode` | 600 k (**86.7 % lost, unreported**) |")
 }
