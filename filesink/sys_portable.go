@@ -50,8 +50,9 @@ func preallocate(handle, int64, int64) error { return errPreallocUnsupported }
 // system cannot preallocate at all.
 func preallocUnsupported(err error) bool { return errors.Is(err, errPreallocUnsupported) }
 
-// truncateFD is File.Truncate.
-func truncateFD(h handle, size int64) error { return h.Truncate(size) }
+// truncateFD sets the file's size (through a second handle where the
+// O_APPEND handle may not, as on Windows).
+func truncateFD(h handle, size int64) error { return truncateReopening(h, size) }
 
 // appendEnd returns the offset just after the bytes the last write appended:
 // the file's size. (An append-only handle's offset is not reliable here.)
