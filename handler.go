@@ -83,8 +83,9 @@ type shared struct {
 //
 // NewHandler never fails: an invalid option (a negative or too large size,
 // a negative duration, a watermark outside 0..1, an unknown enum value, a
-// Leveler that is a nil pointer) is replaced by its default and reported
-// to Options.OnError, and a ring file that cannot be used is reported and
+// Leveler that is a nil pointer, an option that has no effect beside
+// another: BlockTimeout with Drop, Level with Rules) is replaced by its
+// default and reported once to Options.OnError, and a ring file that cannot be used is reported and
 // replaced by an in-memory ring. A nil w is reported too, and then every
 // record fails: it is counted in Stats.Failed, never as written, and Flush
 // and Close return the error. Open returns those errors instead.
