@@ -32,6 +32,23 @@ func Example() {
 	// {"level":"WARN","msg":"slow","user":42,"req":{"ms":1500}}
 }
 
+// The one-line setup, slog.SetDefault with a new Handler, keeps no
+// *Handler to Close: CloseDefault is its one-line shutdown. It closes the
+// Handler behind slog.Default() (flushing what was logged) and returns
+// Close's error, or an error if the default is not an asyncbus Handler.
+func ExampleCloseDefault() {
+	slog.SetDefault(slog.New(asyncbus.NewHandler(os.Stdout, &asyncbus.Options{ReplaceAttr: dropTime})))
+	defer func() {
+		if err := asyncbus.CloseDefault(); err != nil {
+			fmt.Fprintln(os.Stderr, "logging:", err)
+		}
+	}()
+
+	slog.Info("started", "port", 8080)
+	// Output:
+	// {"level":"INFO","msg":"started","port":8080}
+}
+
 func Example_formats() {
 	for _, f := range []asyncbus.Format{asyncbus.Text, asyncbus.Logfmt} {
 		h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Format: f, ReplaceAttr: dropTime})

@@ -94,11 +94,12 @@ type Options struct {
 	// OnError receives each failure once: a failed write or sync of the
 	// output as "asyncbus: write <output>: <error>" (repeats of the same
 	// error within a second are counted in the next report), a ring file
-	// that had to be set aside, and options NewHandler corrected. Nil
+	// that had to be set aside, options NewHandler corrected, and the
+	// first record logged after Close (an error wrapping ErrClosed). Nil
 	// prints to standard error.
 	//
-	// Output failures are delivered on a goroutine of their own, never the
-	// one that writes the output, so OnError may log through this handler
+	// Output failures and the record after Close are delivered on a
+	// goroutine of their own, never the one that writes the output or logs, so OnError may log through this handler
 	// (in either Overflow mode), call Flush, or call Close. Reports wait in
 	// a queue of 64 while OnError is busy; beyond that they are counted
 	// and the count is delivered as one report ("asyncbus: N error reports

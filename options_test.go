@@ -207,8 +207,14 @@ func TestWriteAttempts(t *testing.T) {
 				l.Info("during the outage", "i", i)
 			}
 			err := h.Flush()
-			require.NoError(t, h.Close())
+			closeErr := h.Close()
 			st := h.Stats()
+			if tt.failed > 0 {
+				require.ErrorIs(t, closeErr, errOutage, "Close reports the lost batch too")
+				assert.ErrorContains(t, closeErr, fmt.Sprintf("(%d records failed)", tt.failed))
+			} else {
+				require.NoError(t, closeErr, "nothing was lost")
+			}
 			assert.Equal(t, tt.failed, st.Failed)
 			assert.Equal(t, 3-tt.failed, st.Written)
 			require.ErrorIs(t, err, errOutage, "Flush reports the outage")
