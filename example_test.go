@@ -71,6 +71,26 @@ func ExampleHandler_Named() {
 	// {"level":"DEBUG","msg":"connected","logger":"db","pool":4}
 }
 
+// LevelRulesFromEnv never returns nil rules: with a malformed variable it
+// returns the default rules and an error naming the variable and the rule
+// at fault, which the program should show rather than drop.
+func ExampleLevelRulesFromEnv() {
+	os.Setenv("APP_LOG", "info,db=debugg") // a typo in the deployment
+	defer os.Unsetenv("APP_LOG")
+
+	rules, rulesErr := asyncbus.LevelRulesFromEnv("APP_LOG", "info,db=debug")
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Rules: rules, ReplaceAttr: dropTime})
+	defer h.Close()
+	log := slog.New(h)
+	if rulesErr != nil {
+		log.Warn("bad $APP_LOG, using the default level rules", "err", rulesErr)
+	}
+	log.Info("logging", "rules", rules.String())
+	// Output:
+	// {"level":"WARN","msg":"bad $APP_LOG, using the default level rules","err":"asyncbus: $APP_LOG: level rules \"info,db=debugg\": rule 2 \"db=debugg\": unknown level \"debugg\" (want trace, debug, info, warn, error, fatal, an offset like warn+2, or an integer); using the default \"info,db=debug\""}
+	// {"level":"INFO","msg":"logging","rules":"info,db=debug"}
+}
+
 func ExampleParseLevel() {
 	for _, s := range []string{"warn", "WARN+2", "trace", "fatal", "-4"} {
 		l, err := asyncbus.ParseLevel(s)

@@ -158,11 +158,13 @@ func MustParseLevelRules(rules string) *LevelRules {
 // LevelRulesFromEnv reads rules from the environment variable name (for
 // example "ASYNCBUS_LEVEL"). An unset or empty variable gives def's rules.
 //
-// The rules it returns are never nil, so that a caller may ignore the error
-// and still log and serve them: when the variable is malformed it returns
-// def's rules together with an error naming the variable and the bad rule;
-// when def is malformed too (or the variable is unset and def is malformed)
-// it returns Info for every logger together with the error.
+// The rules it returns are never nil, so that logging starts with usable
+// rules whatever the error: when the variable is malformed it returns def's
+// rules together with an error naming the variable and the bad rule; when
+// def is malformed too (or the variable is unset and def is malformed) it
+// returns Info for every logger together with the error. Show that error
+// (log it once the handler is made, as the example does): dropped, a typo
+// in the variable silently gives the default levels.
 func LevelRulesFromEnv(name, def string) (*LevelRules, error) {
 	var envErr error
 	if v, ok := os.LookupEnv(name); ok && strings.TrimSpace(v) != "" {
