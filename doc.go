@@ -11,6 +11,11 @@
 //	defer h.Close()
 //	slog.SetDefault(slog.New(h))
 //
+// or, keeping no handle, with CloseDefault as the matching shutdown:
+//
+//	slog.SetDefault(slog.New(asyncbus.NewHandler(os.Stdout, nil)))
+//	defer asyncbus.CloseDefault()
+//
 // Nothing accepted is lost silently: records refused because the ring was
 // full (Drop mode) or because the handler was closed are counted in Stats,
 // and the drainer writes an in-band marker line at the gap saying how many
@@ -24,4 +29,28 @@
 // (per-logger levels over HTTP), otelbridge (OpenTelemetry logs, trace IDs
 // and metrics, including these Stats), logrbridge (a logr sink) and encode
 // (the formats).
+//
+// # Writing an output
+//
+// NewHandler's writer is any io.Writer; these methods, when it has them,
+// are how the handler talks to it (filesink.File has all three, otlpsink.Sink
+// the first two):
+//
+//	Write(p []byte) (n int, err error)
+//	WriteBatch(records [][]byte) (written int, err error)
+//	Sync() error
+//
+// Write receives one or more whole records, each ending in '\n'. A writer
+// with WriteBatch receives batches through it instead: each slice is one
+// whole record, and the slices are valid only during the call (they alias
+// the ring). WriteBatch returns how many leading records it wrote
+// completely; when it fails part-way through a record it completes that
+// record or cuts it back, and returns the error. Sync, if present, is
+// called by Flush, by Close and for records at or above
+// Options.SyncLevel. A failing Write or WriteBatch is retried with
+// back-off (Options.WriteAttempts) and its error reported to
+// Options.OnError. The handler never makes two of these calls at once;
+// they come from the drainer goroutine or, for a record written through,
+// from the goroutine that logs it. A Name() string method names the output
+// in error reports (filesink.File's Path() string serves as its name).
 package asyncbus

@@ -8,7 +8,8 @@ import (
 
 var (
 	// ErrClosed is returned by Handle after Close. The record is counted in
-	// Stats.Dropped and Stats.DroppedClosed.
+	// Stats.Dropped and Stats.DroppedClosed; the first such record is also
+	// reported to Options.OnError, with an error that wraps ErrClosed.
 	ErrClosed = errors.New("asyncbus: handler closed")
 	// ErrDropped is returned by Handle when the ring was full and the
 	// record was dropped (Drop mode, or Block with a BlockTimeout).

@@ -55,7 +55,9 @@ func TestOneReportPerFailure(t *testing.T) {
 			}
 			err := h.Flush()
 			require.ErrorIs(t, err, tc.errno, "Flush reports the failed records")
-			require.NoError(t, h.Close(), "Close reports only what failed since the last Flush")
+			closeErr := h.Close()
+			require.ErrorIs(t, closeErr, tc.errno, "Close reports the failure Flush reported: its error is the run's")
+			assert.Equal(t, "asyncbus: write "+out.Name()+": "+tc.errno.Error()+" (5 records failed)", closeErr.Error())
 
 			mu.Lock()
 			defer mu.Unlock()
@@ -94,7 +96,7 @@ func TestOneReportPerFailureSocket(t *testing.T) {
 		l.Info("lost", "i", i)
 	}
 	require.ErrorIs(t, h.Flush(), syscall.EPIPE)
-	require.NoError(t, h.Close())
+	require.ErrorIs(t, h.Close(), syscall.EPIPE, "and so does Close")
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, reports, 1, "one report for the failure: %v", reports)

@@ -32,6 +32,23 @@ func Example() {
 	// {"level":"WARN","msg":"slow","user":42,"req":{"ms":1500}}
 }
 
+// The one-line setup, slog.SetDefault with a new Handler, keeps no
+// *Handler to Close: CloseDefault is its one-line shutdown. It closes the
+// Handler behind slog.Default() (flushing what was logged) and returns
+// Close's error, or an error if the default is not an asyncbus Handler.
+func ExampleCloseDefault() {
+	slog.SetDefault(slog.New(asyncbus.NewHandler(os.Stdout, &asyncbus.Options{ReplaceAttr: dropTime})))
+	defer func() {
+		if err := asyncbus.CloseDefault(); err != nil {
+			fmt.Fprintln(os.Stderr, "logging:", err)
+		}
+	}()
+
+	slog.Info("started", "port", 8080)
+	// Output:
+	// {"level":"INFO","msg":"started","port":8080}
+}
+
 func Example_formats() {
 	for _, f := range []asyncbus.Format{asyncbus.Text, asyncbus.Logfmt} {
 		h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Format: f, ReplaceAttr: dropTime})
@@ -52,6 +69,26 @@ func ExampleHandler_Named() {
 	slog.New(h.Named("http")).Debug("hidden: http is at info")
 	// Output:
 	// {"level":"DEBUG","msg":"connected","logger":"db","pool":4}
+}
+
+// LevelRulesFromEnv never returns nil rules: with a malformed variable it
+// returns the default rules and an error naming the variable and the rule
+// at fault, which the program should show rather than drop.
+func ExampleLevelRulesFromEnv() {
+	os.Setenv("APP_LOG", "info,db=debugg") // a typo in the deployment
+	defer os.Unsetenv("APP_LOG")
+
+	rules, rulesErr := asyncbus.LevelRulesFromEnv("APP_LOG", "info,db=debug")
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Rules: rules, ReplaceAttr: dropTime})
+	defer h.Close()
+	log := slog.New(h)
+	if rulesErr != nil {
+		log.Warn("bad $APP_LOG, using the default level rules", "err", rulesErr)
+	}
+	log.Info("logging", "rules", rules.String())
+	// Output:
+	// {"level":"WARN","msg":"bad $APP_LOG, using the default level rules","err":"asyncbus: $APP_LOG: level rules \"info,db=debugg\": rule 2 \"db=debugg\": unknown level \"debugg\" (want trace, debug, info, warn, error, fatal, an offset like warn+2, or an integer); using the default \"info,db=debug\""}
+	// {"level":"INFO","msg":"logging","rules":"info,db=debug"}
 }
 
 func ExampleParseLevel() {

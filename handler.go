@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -75,6 +76,9 @@ type shared struct {
 	exitSafe  bool                  // Options.exitSafe: Error records are written before Handle returns
 	sample    sampleState           // sample.go: Options.Sampler
 	stack     stackState            // stack.go: Options.StackTraceLevel
+	onError   func(error)           // Options.OnError, defaulted (closing.go reports a record after Close)
+	// closedNoted is set by the first record refused after Close (closing.go).
+	closedNoted atomic.Bool
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -83,8 +87,9 @@ type shared struct {
 //
 // NewHandler never fails: an invalid option (a negative or too large size,
 // a negative duration, a watermark outside 0..1, an unknown enum value, a
-// Leveler that is a nil pointer) is replaced by its default and reported
-// to Options.OnError, and a ring file that cannot be used is reported and
+// Leveler that is a nil pointer, an option that has no effect beside
+// another: BlockTimeout with Drop, Level with Rules) is replaced by its
+// default and reported once to Options.OnError, and a ring file that cannot be used is reported and
 // replaced by an in-memory ring. A nil w is reported too, and then every
 // record fails: it is counted in Stats.Failed, never as written, and Flush
 // and Close return the error. Open returns those errors instead.
@@ -145,6 +150,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		copyCtx:   o.ReplaceAttr != nil,
 		exitSafe:  o.exitSafe(w),
 		out:       w,
+		onError:   o.OnError,
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
@@ -179,7 +185,8 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 }
 
 // Handle encodes r on the caller's goroutine and enqueues it. It returns
-// ErrClosed after Close, ErrDropped when the ring was full under the Drop
+// ErrClosed after Close (the first such record is also reported to
+// Options.OnError), ErrDropped when the ring was full under the Drop
 // policy (or the BlockTimeout expired), and otherwise nil without waiting
 // for the write, except for records at or above slog.LevelError, which are
 // written to the output (not synced) before Handle returns, and records at
@@ -221,7 +228,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		b.data = append(b.data, below...)
 		b.data = append(b.data, '\n')
 	}
-	return h.enqueue(b, r.Level)
+	return h.enqueue(b, r.Level, r.Message)
 }
 
 // handleAttrs is Handle for a record made of t, level, msg and attrs,
@@ -251,7 +258,7 @@ func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level
 	// exactly where a record's attributes would (after the built-ins and
 	// the logger name), with the same ReplaceAttr groups (none).
 	b.data = h.enc.Append(b.data[:0], slog.NewRecord(t, level, msg, 0), extra)
-	return h.enqueue(b, level)
+	return h.enqueue(b, level, msg)
 }
 
 // contextFields runs the Options.Context hook into b's FieldWriter.
@@ -292,7 +299,8 @@ func (c *shared) syncLevelNow() slog.Level {
 // record (ErrDropped, counted), a wait for its write or sync returns
 // bound's error with the record queued. Handlers made by NewHandler have
 // none: a caller's context (a request's, say) must not cost it its lines.
-func (h *Handler) enqueue(b *buffer, level slog.Level) error {
+// msg is the record's message, for the report of a record after Close.
+func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
 	syncLevel := h.core.syncLevelNow()
 	var err error
 	switch {
@@ -311,6 +319,7 @@ func (h *Handler) enqueue(b *buffer, level slog.Level) error {
 	switch err {
 	case nil:
 	case bus.ErrClosed:
+		h.core.noteClosed(level, msg) // closing.go: the first one is reported
 		return ErrClosed
 	case bus.ErrDropped:
 		return ErrDropped
@@ -415,25 +424,6 @@ func (e retryingError) Unwrap() []error { return []error{e.error, ErrRetrying} }
 // FlushContext is Flush bounded by ctx.
 func (h *Handler) FlushContext(ctx context.Context) error {
 	return publicErr(h.core.bus.Flush(ctx))
-}
-
-// Close flushes and stops the drainer. It is idempotent and safe to call
-// from several goroutines; Handle afterwards returns ErrClosed. It does not
-// close the output writer.
-func (h *Handler) Close() error {
-	return h.CloseContext(context.Background())
-}
-
-// CloseContext is Close bounded by ctx: if ctx ends first, records still
-// queued are counted as failed and ctx's error is returned.
-func (h *Handler) CloseContext(ctx context.Context) error {
-	// No sync.Once here: the bus's Close is idempotent (and so is the
-	// plugged sink's closing hook), and an OnError that calls Close while
-	// another Close waits for its reports must not wait behind that Close.
-	h.core.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
-	h.core.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
-	h.core.notifyClosing(ctx)         // recordencoder.go
-	return h.core.bus.Close(ctx)
 }
 
 // Stats returns the counters of the ring that h and every handler derived

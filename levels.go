@@ -97,6 +97,11 @@ func levelName(l slog.Level) string {
 // with that name and of its descendants ("http.client" also governs
 // "http.client.retry"); the longest matching name wins.
 //
+// Logger names match without regard to case, as level names do: the rule
+// "DB=debug" governs the loggers "db", "DB" and "Db.sql" alike, and
+// "db=info,DB=warn" is refused as setting one logger twice. Rules keep and
+// print names in lower case (String).
+//
 // Handlers created with Handler.Named read their level from a slot that the
 // rules own, so Set takes effect on handlers that already exist, and the
 // level check stays one atomic load. A LevelRules is safe for concurrent use.
@@ -116,8 +121,13 @@ func (s *levelSlot) Level() slog.Level { return slog.Level(s.level.Load()) }
 
 type ruleSpec struct {
 	def    slog.Level
-	byName map[string]slog.Level
+	byName map[string]slog.Level // keyed by foldName of the rule's logger name
 }
+
+// foldName is the form in which logger names are compared: lower case, so
+// that a rule matches its logger whatever the case of either. It allocates
+// only for a name with an upper-case letter.
+func foldName(name string) string { return strings.ToLower(name) }
 
 // ParseLevelRules parses a rule string such as "info,db=debug,http.client=warn".
 // An empty string means Info for everyone. Logger names are dot-separated
@@ -148,11 +158,13 @@ func MustParseLevelRules(rules string) *LevelRules {
 // LevelRulesFromEnv reads rules from the environment variable name (for
 // example "ASYNCBUS_LEVEL"). An unset or empty variable gives def's rules.
 //
-// The rules it returns are never nil, so that a caller may ignore the error
-// and still log and serve them: when the variable is malformed it returns
-// def's rules together with an error naming the variable and the bad rule;
-// when def is malformed too (or the variable is unset and def is malformed)
-// it returns Info for every logger together with the error.
+// The rules it returns are never nil, so that logging starts with usable
+// rules whatever the error: when the variable is malformed it returns def's
+// rules together with an error naming the variable and the bad rule; when
+// def is malformed too (or the variable is unset and def is malformed) it
+// returns Info for every logger together with the error. Show that error
+// (log it once the handler is made, as the example does): dropped, a typo
+// in the variable silently gives the default levels.
 func LevelRulesFromEnv(name, def string) (*LevelRules, error) {
 	var envErr error
 	if v, ok := os.LookupEnv(name); ok && strings.TrimSpace(v) != "" {
@@ -223,10 +235,11 @@ func parseRuleSpec(rules string) (ruleSpec, error) {
 		if err != nil {
 			return bad("%v", err)
 		}
-		if first, dup := byRule[name]; dup {
-			return bad("logger %q already set by rule %d", name, first)
+		key := foldName(name)
+		if first, dup := byRule[key]; dup {
+			return bad("logger %q already set by rule %d (logger names match in any case)", name, first)
 		}
-		spec.byName[name], byRule[name] = l, pos
+		spec.byName[key], byRule[key] = l, pos
 	}
 	return spec, nil
 }
@@ -257,8 +270,8 @@ func checkLoggerName(name string) error {
 	return nil
 }
 
-// levelFor finds the rule for name: an exact match or the longest dotted
-// prefix, else the default.
+// levelFor finds the rule for name, which is folded (foldName): an exact
+// match or the longest dotted prefix, else the default.
 func (s ruleSpec) levelFor(name string) slog.Level {
 	for n := name; n != ""; {
 		if l, ok := s.byName[n]; ok {
@@ -311,13 +324,16 @@ func (r *LevelRules) Set(rules string) error {
 	return nil
 }
 
-// Level reports the level that applies to the logger called name.
+// Level reports the level that applies to the logger called name (in any
+// case).
 func (r *LevelRules) Level(name string) slog.Level {
 	return r.slot(name).Level()
 }
 
-// slot returns the shared slot for name, creating it on first use.
+// slot returns the shared slot for name, creating it on first use. Names
+// that differ only in case share one slot.
 func (r *LevelRules) slot(name string) *levelSlot {
+	name = foldName(name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.slots == nil {

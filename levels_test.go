@@ -100,7 +100,8 @@ func TestLevelRulesErrors(t *testing.T) {
 		{"db=loud", `asyncbus: level rules "db=loud": rule 1 "db=loud": unknown level "loud" ` + levels},
 		{"db=warn+x", `asyncbus: level rules "db=warn+x": rule 1 "db=warn+x": level "warn+x": bad offset "+x"`},
 		{"db=warn+9223372036854775807", `asyncbus: level rules "db=warn+9223372036854775807": rule 1 "db=warn+9223372036854775807": level "warn+9223372036854775807": offset "+9223372036854775807" out of range`},
-		{"db=info,db=warn", `asyncbus: level rules "db=info,db=warn": rule 2 "db=warn": logger "db" already set by rule 1`},
+		{"db=info,db=warn", `asyncbus: level rules "db=info,db=warn": rule 2 "db=warn": logger "db" already set by rule 1 (logger names match in any case)`},
+		{"db=info,DB=warn", `asyncbus: level rules "db=info,DB=warn": rule 2 "DB=warn": logger "DB" already set by rule 1 (logger names match in any case)`},
 		{"nonsense", `asyncbus: level rules "nonsense": rule 1 "nonsense": unknown level "nonsense" ` + levels},
 		{"info;db=debug", `asyncbus: level rules "info;db=debug": rule 1 "info;db=debug": logger name "info;db" has ';' (allowed: letters, digits, '.', '_', '-', '/'); rules are separated by ','`},
 		{"info;warn", `asyncbus: level rules "info;warn": rule 1 "info;warn": unknown level "info;warn" ` + levels + ` (rules are separated by ',')`},
@@ -137,6 +138,51 @@ func TestLevelRulesLoggerNames(t *testing.T) {
 	again, err := ParseLevelRules(r.String())
 	require.NoError(t, err, "String is parseable")
 	assert.Equal(t, r.String(), again.String())
+}
+
+// TestLevelRulesIgnoreCase (issue 29): "INFO,DB=DEBUG" was accepted and its
+// DB rule never matched the logger "db". Logger names now match in any
+// case, as level names always did, through ParseLevelRules, Set, Level and
+// Named handlers alike.
+func TestLevelRulesIgnoreCase(t *testing.T) {
+	tests := []struct {
+		rules, logger string
+		want          slog.Level
+	}{
+		{"INFO,DB=DEBUG", "db", slog.LevelDebug},
+		{"info,db=debug", "DB", slog.LevelDebug},
+		{"info,Http.Client=warn", "http.client.retry", slog.LevelWarn},
+		{"info,http.client=warn", "HTTP.Client.Retry", slog.LevelWarn},
+		{"info,Café=trace", "CAFÉ", LevelTrace},
+		{"info,db=debug", "dbx", slog.LevelInfo},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rules+" "+tt.logger, func(t *testing.T) {
+			r, err := ParseLevelRules(tt.rules)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, r.Level(tt.logger))
+
+			var out bytes.Buffer
+			h := NewHandler(&out, &Options{Rules: r})
+			named := h.Named(tt.logger)
+			assert.Equal(t, tt.want <= slog.LevelDebug, named.Enabled(context.Background(), slog.LevelDebug), "Named(%q)", tt.logger)
+			require.NoError(t, h.Close())
+		})
+	}
+
+	r := MustParseLevelRules("INFO,DB=DEBUG,Http.Client=WARN")
+	assert.Equal(t, "info,db=debug,http.client=warn", r.String(), "names print in lower case")
+	var out bytes.Buffer
+	h := NewHandler(&out, &Options{Rules: r})
+	defer h.Close()
+	upper, lower := h.Named("DB"), h.Named("db")
+	require.NoError(t, r.Set("info,Db=error"))
+	assert.Equal(t, slog.LevelError, r.Level("dB"))
+	ctx := context.Background()
+	assert.False(t, upper.Enabled(ctx, slog.LevelWarn), "Set reaches the existing DB handler")
+	assert.False(t, lower.Enabled(ctx, slog.LevelWarn), "and the db one")
+	assert.True(t, upper.Enabled(ctx, slog.LevelError))
+	assert.Equal(t, "DB", upper.Name(), "the logger name is written as given")
 }
 
 func TestLevelRulesChangeReachesExistingHandlers(t *testing.T) {

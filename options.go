@@ -46,7 +46,9 @@ const (
 // Block, an 8 MiB ring, 20 ms maximum latency, FATAL records synced.
 type Options struct {
 	// Level is the minimum level written; nil means Info. A *slog.LevelVar
-	// may be used to change it at run time. Ignored when Rules is set.
+	// may be used to change it at run time. With Rules set, the rules give
+	// every level, so setting Level too is an invalid option (Open refuses
+	// it; NewHandler reports it and ignores Level).
 	//
 	// In Level, SyncLevel and StackTraceLevel, a Leveler that is a nil
 	// pointer (an unset *slog.LevelVar field) is an invalid option: it is
@@ -69,7 +71,9 @@ type Options struct {
 	// Overflow is the policy when the ring is full; the zero value is Block.
 	Overflow Overflow
 	// BlockTimeout bounds the wait in Block mode; after it the record is
-	// dropped and counted. Zero waits until space frees.
+	// dropped and counted. Zero waits until space frees. Drop mode never
+	// waits, so a BlockTimeout with Drop is an invalid option (Open refuses
+	// it; NewHandler reports it and ignores it).
 	BlockTimeout time.Duration
 	// Capacity is the ring size in bytes, rounded up to a power of two (at
 	// least 64 bytes); zero means 8 MiB. At most 1 GiB: the ring is
@@ -94,11 +98,12 @@ type Options struct {
 	// OnError receives each failure once: a failed write or sync of the
 	// output as "asyncbus: write <output>: <error>" (repeats of the same
 	// error within a second are counted in the next report), a ring file
-	// that had to be set aside, and options NewHandler corrected. Nil
+	// that had to be set aside, options NewHandler corrected, and the
+	// first record logged after Close (an error wrapping ErrClosed). Nil
 	// prints to standard error.
 	//
-	// Output failures are delivered on a goroutine of their own, never the
-	// one that writes the output, so OnError may log through this handler
+	// Output failures and the record after Close are delivered on a
+	// goroutine of their own, never the one that writes the output or logs, so OnError may log through this handler
 	// (in either Overflow mode), call Flush, or call Close. Reports wait in
 	// a queue of 64 while OnError is busy; beyond that they are counted
 	// and the count is delivered as one report ("asyncbus: N error reports
@@ -135,7 +140,7 @@ type Options struct {
 	RingFile string
 
 	// Rules, when set, gives per-logger levels (see Handler.Named) and
-	// replaces Level.
+	// replaces Level, which must then be nil.
 	Rules *LevelRules
 	// LoggerKey is the key of the logger name written by Named handlers;
 	// empty means "logger".
@@ -199,6 +204,10 @@ func (o *Options) validate(w io.Writer) error {
 		bad("Options.BlockTimeout %v is negative; waiting without timeout", o.BlockTimeout)
 		o.BlockTimeout = 0
 	}
+	if o.Overflow == Drop && o.BlockTimeout > 0 {
+		bad("Options.BlockTimeout %v has no effect with Overflow Drop, which never waits; ignoring it", o.BlockTimeout)
+		o.BlockTimeout = 0
+	}
 	if o.Capacity < 0 || o.Capacity > maxCapacity {
 		bad("Options.Capacity %d is outside [0, %d]; using %d", o.Capacity, maxCapacity, defaultCapacity)
 		o.Capacity = 0
@@ -233,6 +242,10 @@ func (o *Options) validate(w io.Writer) error {
 			bad("Options.%s is a nil %T whose Level panics; using the default (%s)", l.name, *l.v, l.def)
 			*l.v = nil
 		}
+	}
+	if o.Rules != nil && o.Level != nil {
+		bad("Options.Level has no effect when Options.Rules is set: the rules %q give every level; ignoring Level (set the default level in the rules)", o.Rules.String())
+		o.Level = nil
 	}
 	return errors.Join(errs...)
 }

@@ -41,6 +41,10 @@ func TestOptionsValidation(t *testing.T) {
 		{"nil Level", Options{Level: (*slog.LevelVar)(nil)}, "Options.Level is a nil *slog.LevelVar"},
 		{"nil SyncLevel", Options{SyncLevel: (*slog.LevelVar)(nil)}, "Options.SyncLevel is a nil *slog.LevelVar"},
 		{"nil StackTraceLevel", Options{StackTraceLevel: (*slog.LevelVar)(nil)}, "Options.StackTraceLevel is a nil *slog.LevelVar"},
+		{"Drop with BlockTimeout", Options{Overflow: Drop, BlockTimeout: time.Second}, "Options.BlockTimeout 1s has no effect with Overflow Drop, which never waits; ignoring it"},
+		// Level Error would hide "still logged": the rules' info applies.
+		{"Level with Rules", Options{Level: slog.LevelError, Rules: MustParseLevelRules("info,db=debug")}, `Options.Level has no effect when Options.Rules is set: the rules "info,db=debug" give every level; ignoring Level`},
+		{"LevelVar with Rules", Options{Level: new(slog.LevelVar), Rules: MustParseLevelRules("")}, "Options.Level has no effect when Options.Rules is set"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,8 +207,14 @@ func TestWriteAttempts(t *testing.T) {
 				l.Info("during the outage", "i", i)
 			}
 			err := h.Flush()
-			require.NoError(t, h.Close())
+			closeErr := h.Close()
 			st := h.Stats()
+			if tt.failed > 0 {
+				require.ErrorIs(t, closeErr, errOutage, "Close reports the lost batch too")
+				assert.ErrorContains(t, closeErr, fmt.Sprintf("(%d records failed)", tt.failed))
+			} else {
+				require.NoError(t, closeErr, "nothing was lost")
+			}
 			assert.Equal(t, tt.failed, st.Failed)
 			assert.Equal(t, 3-tt.failed, st.Written)
 			require.ErrorIs(t, err, errOutage, "Flush reports the outage")

@@ -60,7 +60,7 @@ func init() {
 func (h *Handler) handleRecord(ctx context.Context, r slog.Record) error {
 	b := bufPool.Get().(*buffer)
 	b.data = h.rec.AppendRecord(b.data[:0], ctx, r, h.name, h.contextFields(ctx, b))
-	return h.enqueue(b, r.Level)
+	return h.enqueue(b, r.Level, r.Message)
 }
 
 // notifyClosing tells a plugged sink that Close began, with Close's context.

@@ -131,5 +131,5 @@ func (h *Handler) writeSampleMarker(level slog.Level, msg, logger string, n uint
 	}
 	b := bufPool.Get().(*buffer)
 	b.data = m.enc.Append(b.data[:0], r, nil)
-	return m.enqueue(b, level)
+	return m.enqueue(b, level, r.Message)
 }

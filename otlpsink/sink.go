@@ -53,8 +53,9 @@ type Stats struct {
 	Foreign       uint64 // records that were not encoded LogRecords (drop markers), sent as text bodies
 }
 
-// Sink is an io.Writer and async.BatchWriter that sends records encoded by
-// this package's handler to a collector. Use it through NewHandler or
+// Sink is an io.Writer with a WriteBatch method (the batch writer described
+// in the asyncbus package documentation, "Writing an output") that sends
+// records encoded by this package's handler to a collector. Use it through NewHandler or
 // Sink.NewHandler; other records written to it (an asyncbus drop marker,
 // or lines from a text handler) are each sent as a LogRecord whose body is
 // their text.

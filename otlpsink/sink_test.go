@@ -260,7 +260,7 @@ func TestBadRequestCountedAsFailedNotRetried(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, se.Code)
 	assert.True(t, se.Permanent)
 	slog.New(h).Info("accepted", "seq", 0)
-	require.NoError(t, h.Close())
+	require.ErrorAs(t, h.Close(), &se, "Close reports the refused record too")
 
 	assert.Equal(t, 2, rc.callCount(), "the refused batch is sent once, not once per bus retry")
 	requireEachOnce(t, rc.records(), 1)
@@ -449,7 +449,7 @@ func TestRefusedRequestDoesNotFailTheRestOfItsBatch(t *testing.T) {
 	}
 	close(gate)
 	require.Error(t, h.Flush(), "the refusal is reported to Flush")
-	require.NoError(t, h.Close())
+	require.Error(t, h.Close(), "and to Close")
 	st, hs := s.Stats(), h.Stats()
 	got := rc.records()
 	seen := map[int]bool{}
@@ -535,7 +535,7 @@ func TestUntrustedCertificateFailsTheBatchAndIsReported(t *testing.T) {
 	assert.NotErrorIs(t, ferr, context.DeadlineExceeded)
 	var verr *tls.CertificateVerificationError
 	assert.ErrorAs(t, ferr, &verr, "the TLS error is kept in the chain")
-	require.NoError(t, h.Close())
+	require.ErrorAs(t, h.Close(), &verr, "Close reports the failed batch too")
 	st := s.Stats()
 	assert.Zero(t, st.Retries)
 	assert.EqualValues(t, 1, st.FailedRecords)
@@ -998,7 +998,11 @@ func TestRefusedDropMarkerDoesNotShiftWrittenAndFailed(t *testing.T) {
 			}
 			close(gate1)
 			_ = h.Flush()
-			require.NoError(t, h.Close())
+			if cerr := h.Close(); h.Stats().Failed > 0 {
+				require.Error(t, cerr, "Close reports the refused request's records")
+			} else {
+				require.NoError(t, cerr)
+			}
 
 			mu.Lock()
 			defer mu.Unlock()

@@ -12,11 +12,24 @@
 // Sampling is off unless such a Handler is installed. Records at or above
 // Config.Exempt (Error by default) are never sampled.
 //
-// Memory is fixed: keys are hashed into a table of Config.Slots counters,
-// each a lock-free atomic word, so the table never grows however many
-// distinct messages are logged. Keys that collide in a slot share one
-// counter: collisions only make sampling stricter (fewer records kept),
-// never looser.
+// Memory is fixed: keys are hashed into a table of Config.Slots slots, so
+// the table never grows however many distinct messages are logged. A slot
+// keeps two things, and a collision treats them differently:
+//
+//   - the decision: one window counter (a lock-free atomic word) says
+//     which records are kept. Keys that collide in a slot share it, so a
+//     collision makes sampling stricter for them (fewer records kept),
+//     never looser.
+//   - the report: the number of records suppressed since the last marker
+//     is kept per key, for up to four keys per slot (slotWays). Markers
+//     therefore never add one key's suppressed records to another's. When
+//     more keys than that suppress records in one slot, the slot makes room
+//     by reporting one key's pending count at once, in a marker of its own,
+//     so keys that collide and keep alternating get more, smaller markers.
+//
+// More Slots make collisions rarer. A key is also told apart by the Handler
+// (or WithMarkers binding) that logged it: handlers made by Named for every
+// request are separate keys of their own.
 //
 // Dropped records are reported in-band: once per tick, the first record
 // handled in a new tick sweeps the table and, for each key that dropped
@@ -27,15 +40,6 @@
 // sweeps on demand (call it before closing the wrapped handler, so nothing
 // stays unreported). Sampler.Stats counts kept, suppressed and reported
 // records.
-//
-// Each slot remembers the keys it suppressed for, with their pending counts,
-// in a few ways (slotWays). When more keys than that suppress records in one
-// slot, the slot makes room by reporting one key's pending count at once, in
-// a marker of its own: counts are never merged across keys, but keys that
-// collide and keep alternating in one slot get more, smaller markers. More
-// Slots make that rarer. A key is also told apart by the Handler (or
-// WithMarkers binding) that logged it: handlers made by Named for every
-// request are separate keys of their own.
 //
 // A Sampler can also be installed in the asyncbus handler itself, as
 // asyncbus.Options.Sampler (it is an asyncbus.MarkingSampler): the

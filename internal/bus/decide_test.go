@@ -101,7 +101,11 @@ func TestFailingOutputDoesNotStallBlock(t *testing.T) {
 		require.NoError(t, b.Enqueue(rec(nil, 99, extra+i, size)))
 	}
 	require.NoError(t, b.Flush(guard))
-	require.NoError(t, b.Close(guard), "Close drains before its deadline; nothing failed since the last Flush")
+	err = b.Close(guard)
+	var se *SinkError
+	require.ErrorAs(t, err, &se, "Close drains before its deadline and reports the records that failed during the outage")
+	require.ErrorIs(t, err, errSink)
+	require.Equal(t, b.Stats().Failed, se.Failed)
 	st = b.Stats()
 	requireAccounting(t, st)
 	require.EqualValues(t, before+100, st.Written)

@@ -60,7 +60,6 @@ type drainer struct {
 	failedAnswered uint64
 	limiter        map[string]*limitState
 	closing        bool
-	closeFail      uint64 // failedAnswered when closing began
 
 	staging []byte
 	ends    []int
@@ -120,7 +119,6 @@ func (b *Bus) run() {
 		t := b.tail.Load()
 		if t&closedBit != 0 && !d.closing {
 			d.closing = true
-			d.closeFail = d.failedAnswered // Close reports, like Flush, what failed since the last Flush answer
 		}
 		urgent := d.closing || len(d.reqs) > 0
 		if depth := (t &^ closedBit) - d.head; depth > b.highWater.Load() {

@@ -104,7 +104,10 @@ func (b *Bus) forget(req flushReq) {
 // Close stops accepting records (later Enqueue calls return ErrClosed and are
 // counted), drains the ring, syncs the sink and stops the drainer. It is
 // idempotent and safe from several goroutines; every call waits for the same
-// drain. If ctx ends first, Close gives up (giveUp): before it returns
+// drain, and gets the same error: a *SinkError when any record failed in the
+// bus's whole life (Failed is Stats.Failed, Err the last output error), even
+// one an earlier Flush already reported, or when the final sync failed;
+// nil when every record accepted was written. If ctx ends first, Close gives up (giveUp): before it returns
 // ctx.Err(), every record not written is counted as failed, every waiting
 // caller is answered, and no new call into the output starts.
 func (b *Bus) Close(ctx context.Context) error {
@@ -253,7 +256,7 @@ func (d *drainer) finish() {
 		r.ch <- d.result(syncErr, failed-r.failedAt)
 	}
 	d.reqs = nil
-	b.closeErr = d.result(syncErr, failed-d.closeFail)
+	b.closeErr = d.result(syncErr, failed) // every failure of the bus's life: see Close
 	d.timer.Stop()
 	close(b.stopped) // after closeErr: waiters read it once they see stopped
 }

@@ -94,15 +94,12 @@ func (d *drainer) abandon() {
 	b.writtenBytes.Add(wbytes)
 	b.markers.Add(markers)
 	b.failed.Add(failed)
-	b.final.Store(true)       // after the counts: Stats loads final first (Stats)
-	since := d.failedAnswered // Close reports, like Flush, what failed since the last Flush answer
-	if d.closing {
-		since = d.closeFail
-	}
-	b.closeErr = d.result(nil, b.failed.Load()-since)
-	d.takeFlushes() // the drainer is in its call or gone: its state is ours
+	b.final.Store(true) // after the counts: Stats loads final first (Stats)
+	total := b.failed.Load()
+	b.closeErr = d.result(nil, total) // every failure of the bus's life, as finish reports (see Close)
+	d.takeFlushes()                   // the drainer is in its call or gone: its state is ours
 	for _, r := range d.reqs {
-		r.ch <- b.closeErr // buffered 1, answered once
+		r.ch <- d.result(nil, total-r.failedAt) // buffered 1, answered once; a Flush's failures since its mark, as in finish
 	}
 	d.reqs = nil
 	close(b.stopped)

@@ -54,6 +54,6 @@ func TestOutputHealthOverAnOutage(t *testing.T) {
 	sink.down.Store(false)
 	_ = b.Enqueue(payload(2, 10))
 	assert.NoError(t, b.Flush(t.Context()), "the Flush's probe writes: healthy again")
-	closeBus(t, b)
+	closeBusFailed(t, b, errDown)
 	assert.Equal(t, healthy, b.d.health)
 }

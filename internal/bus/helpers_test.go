@@ -392,6 +392,19 @@ func closeBus(t testing.TB, b *Bus) {
 	require.NoError(t, b.Close(context.Background()))
 }
 
+// closeBusFailed closes b, some of whose records failed: Close reports
+// every failure of the bus's life, those an earlier Flush reported
+// included, with their total count.
+func closeBusFailed(t testing.TB, b *Bus, sinkErr error) {
+	t.Helper()
+	err := b.Close(context.Background())
+	var se *SinkError
+	require.ErrorAs(t, err, &se)
+	require.ErrorIs(t, err, sinkErr)
+	require.NotZero(t, se.Failed)
+	require.Equal(t, b.Stats().Failed, se.Failed, "Close counts every failed record")
+}
+
 func requireAccounting(t testing.TB, st Stats) {
 	t.Helper()
 	require.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed, "accounting: %+v", st)

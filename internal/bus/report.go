@@ -65,6 +65,23 @@ type limitState struct {
 // delivers the report itself.
 func (b *Bus) Report(err error) bool { return b.rep.send(err) }
 
+// ReportLate passes err to OnError without blocking, after every report
+// before it, also once the bus has closed (a record logged after Close):
+// through the reporter while it runs, else on a goroutine of its own that
+// waits until the reporter has delivered its last report, so OnError is
+// never called twice at once.
+func (b *Bus) ReportLate(err error) {
+	if b.onError == nil || b.rep.send(err) {
+		return
+	}
+	go func() {
+		if b.rep.done != nil { // nil only before the drainer started; then nothing runs OnError
+			<-b.rep.done
+		}
+		b.rep.call(err) // recovers a panic, and is what inCallback looks for
+	}()
+}
+
 // report passes err to OnError at most about once a second per distinct
 // situation (operation and error text), carrying the count of suppressed
 // repeats. It never blocks: the callback runs on the reporter goroutine.

@@ -51,7 +51,11 @@ func TestFailingSinkRecovers(t *testing.T) {
 					flushErrs++
 				}
 			}
-			closeBus(t, b)
+			if tc.wantFailed {
+				closeBusFailed(t, b, errSink)
+			} else {
+				closeBus(t, b)
+			}
 			st := b.Stats()
 			requireAccounting(t, st)
 			require.EqualValues(t, 60, st.Enqueued)
@@ -182,7 +186,7 @@ func TestTornRecordIsEndedByNewline(t *testing.T) {
 	for i := first + 1; i < first+5; i++ {
 		require.NoError(t, b.Enqueue(rec(nil, 0, i, 40)))
 	}
-	closeBus(t, b)
+	closeBusFailed(t, b, errSink)
 	st := b.Stats()
 	requireAccounting(t, st)
 

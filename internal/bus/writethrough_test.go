@@ -328,7 +328,7 @@ func TestWriteThroughPartialThenRestFailsEndsLine(t *testing.T) {
 	require.ErrorIs(t, b.Flush(context.Background()), errNoSpace, "the rest failed")
 	s.revive()
 	require.NoError(t, b.Enqueue([]byte("second record\n")))
-	closeBus(t, b)
+	closeBusFailed(t, b, errNoSpace) // the first record's failure, reported to Flush, is Close's verdict too
 	assert.Equal(t, []string{"first \n", "second record\n"}, s.lines(), "the fragment ends its own line")
 	st := b.Stats()
 	assert.EqualValues(t, 1, st.Failed)
@@ -349,7 +349,7 @@ func TestTornRecordNewlineBeforeWriteThrough(t *testing.T) {
 	require.ErrorIs(t, b.Flush(context.Background()), errNoSpace, "record one failed half-written")
 	s.revive()
 	require.NoError(t, b.EnqueueWritten([]byte("record two\n")))
-	closeBus(t, b)
+	closeBusFailed(t, b, errNoSpace)
 	assert.Equal(t, []string{"record zero\n", "recor\n", "record two\n"}, s.lines())
 	st := b.Stats()
 	assert.EqualValues(t, 1, st.Failed)

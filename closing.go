@@ -1,0 +1,86 @@
+package asyncbus
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+)
+
+// Close flushes and stops the drainer. It is idempotent and safe to call
+// from several goroutines; Handle afterwards returns ErrClosed (and the
+// first such record is reported to Options.OnError). It does not close the
+// output writer.
+//
+// Close returns nil only when every record accepted was written. Otherwise
+// its error is the run's verdict, whatever Flush reported before: when
+// records failed at any time (Stats.Failed), it names the output and its
+// last error and says how many records failed in all ("asyncbus: write
+// <output>: <error> (N records failed)"); when the final sync failed, it
+// says so. Every call returns the same error.
+func (h *Handler) Close() error {
+	return h.CloseContext(context.Background())
+}
+
+// CloseContext is Close bounded by ctx: if ctx ends first, records still
+// queued are counted as failed and ctx's error is returned.
+func (h *Handler) CloseContext(ctx context.Context) error {
+	// No sync.Once here: the bus's Close is idempotent (and so is the
+	// plugged sink's closing hook), and an OnError that calls Close while
+	// another Close waits for its reports must not wait behind that Close.
+	h.core.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
+	h.core.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
+	h.core.notifyClosing(ctx)         // recordencoder.go
+	return h.core.bus.Close(ctx)
+}
+
+// CloseDefault closes the Handler behind slog.Default(): the one-line
+// shutdown that matches the one-line setup.
+//
+//	slog.SetDefault(slog.New(asyncbus.NewHandler(os.Stdout, nil)))
+//	defer asyncbus.CloseDefault()
+//
+// It returns Close's error, or an error when the default logger's handler
+// is not a *Handler: slog.SetDefault was never called, or was given
+// another handler. A handler derived with WithAttrs, WithGroup or Named
+// (slog.Logger.With included) is a *Handler, and closing it closes every
+// handler of its NewHandler. A handler that wraps one, such as a
+// slog.MultiHandler or a sampling.Handler, offers no way to reach it: keep
+// the *Handler and Close it (or give the Sampler to Options.Sampler, which
+// keeps the default a *Handler). To bound the wait, call CloseContext on
+// slog.Default().Handler().(*asyncbus.Handler).
+//
+// The default logger stays in place: records logged after CloseDefault are
+// refused (ErrClosed) and counted, and the first is reported to
+// Options.OnError.
+func CloseDefault() error {
+	dh := slog.Default().Handler()
+	h, ok := dh.(*Handler)
+	if !ok {
+		return fmt.Errorf("asyncbus: CloseDefault: slog.Default()'s handler is a %T, not an *asyncbus.Handler (not set with slog.SetDefault, or wrapped)", dh)
+	}
+	return h.Close()
+}
+
+// maxClosedMsg bounds the message quoted in the report of a record logged
+// after Close.
+const maxClosedMsg = 200
+
+// noteClosed reports the first record refused because the handler was
+// closed, once for every handler of one NewHandler: logging after Close is
+// a shutdown-order mistake that Stats.DroppedClosed alone would hide. Later
+// records are only counted. The report goes through the bus's reporter (or
+// after its last report), so OnError is never called twice at once and the
+// log call does not wait for it.
+func (c *shared) noteClosed(level slog.Level, msg string) {
+	// CompareAndSwap: of records refused at the same moment exactly one
+	// reports, and the flag never goes back, so there is one report.
+	if !c.closedNoted.CompareAndSwap(false, true) {
+		return
+	}
+	if len(msg) > maxClosedMsg {
+		msg = strings.ToValidUTF8(msg[:maxClosedMsg], "") + "…"
+	}
+	c.bus.ReportLate(fmt.Errorf("%w: a record logged after Close was dropped (level %s, msg %q); it and any later ones are counted in Stats.DroppedClosed, and only this first one is reported",
+		ErrClosed, levelName(level), msg))
+}
