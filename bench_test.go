@@ -247,3 +247,38 @@ func BenchmarkHandle(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFlightRecorder is the caller's cost of a Debug record the flight
+// recorder keeps, next to an Info record written and a Debug record
+// disabled, with the recorder off and on (on, Trace is below its level), on
+// the reference access-log record.
+func BenchmarkFlightRecorder(b *testing.B) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		recorder bool
+		level    slog.Level
+		written  bool
+	}{
+		{"off/written-info", false, slog.LevelInfo, true},
+		{"off/disabled-debug", false, slog.LevelDebug, false},
+		{"on/written-info", true, slog.LevelInfo, true},
+		{"on/kept-debug", true, slog.LevelDebug, false},
+		{"on/disabled-trace", true, asyncbus.LevelTrace, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var fr *asyncbus.FlightRecorder
+			if tc.recorder {
+				fr = &asyncbus.FlightRecorder{}
+			}
+			h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{FlightRecorder: fr})
+			l := slog.New(h)
+			b.ReportAllocs()
+			seq := logEach(ctx, b, l, tc.level)
+			if !tc.written {
+				seq = 0
+			}
+			closeWritten(b, h, seq)
+		})
+	}
+}

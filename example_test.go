@@ -179,3 +179,32 @@ func Example_writeAttempts() {
 	// {"level":"INFO","msg":"during the outage"}
 	// written: 1 failed: 0
 }
+
+// A flight recorder keeps the Debug records an Info handler would not write,
+// and writes them before the next Error, so that a failure comes with its
+// context and a healthy program's log stays short.
+func ExampleFlightRecorder() {
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
+		Format:         asyncbus.Text,
+		FlightRecorder: &asyncbus.FlightRecorder{}, // keeps Debug, triggered by Error
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "first" || a.Key == "span" {
+				return slog.Attr{} // times vary from run to run
+			}
+			return a
+		},
+	})
+	log := slog.New(h)
+	log.Debug("cache miss", "key", "user:42")
+	log.Info("request", "path", "/users/42")
+	log.Debug("query", "rows", 0)
+	log.Error("user not found", "id", 42)
+	_ = h.Close()
+	// Output:
+	// level=INFO msg=request path=/users/42
+	// level=WARN msg="asyncbus: flight recorder: records kept before the next one" records=2
+	// level=DEBUG msg="cache miss" key=user:42
+	// level=DEBUG msg=query rows=0
+	// level=WARN msg="asyncbus: flight recorder: end" records=2
+	// level=ERROR msg="user not found" id=42
+}

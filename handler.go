@@ -79,6 +79,7 @@ type shared struct {
 	onError   func(error)           // Options.OnError, defaulted (closing.go reports a record after Close)
 	// closedNoted is set by the first record refused after Close (closing.go).
 	closedNoted atomic.Bool
+	recorder    *recorder // recorder.go: Options.FlightRecorder; nil: off
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -156,6 +157,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		c.syncLevel = LevelFatal
 	}
 	h := &Handler{core: c, enc: enc}
+	c.recorder = newRecorder(o.FlightRecorder, enc)      // recorder.go
 	c.stack = newStackState(o.StackTraceLevel, o.Format) // stack.go
 	c.initSampling(o.Sampler, h)                         // sample.go; markers go through h
 	switch {
@@ -175,9 +177,16 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	return h, nil
 }
 
-// Enabled reports whether records at level l are written. It is one atomic
-// load (or one call of a dynamic Options.Level) and allocates nothing.
+// Enabled reports whether records at level l are written (or kept by the
+// flight recorder). It is one atomic load (or one call of a dynamic
+// Options.Level) and allocates nothing.
 func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
+	return h.writes(l) || (h.core.recorder != nil && h.core.recorder.keeps(l))
+}
+
+// writes reports whether records at level l are written: l is at or above
+// the handler's level.
+func (h *Handler) writes(l slog.Level) bool {
 	if h.leveler != nil {
 		return l >= h.leveler.Level()
 	}
@@ -207,14 +216,31 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if h.core.sample.refuse(r.Time, r.Level, r.Message, h.name) {
 		return nil // sample.go: counted in Stats.Sampled
 	}
+	rc := h.core.recorder
+	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) {
+		return h.keep(ctx, rc, r) // recorder.go
+	}
+	if h.rec != nil {
+		if h.core.stack.want(r.Level) {
+			r, _, _ = h.withStack(r) // stack.go
+		}
+		return h.handleRecord(ctx, r)
+	}
+	b := bufPool.Get().(*buffer)
+	h.encodeRecord(ctx, r, b)
+	if rc != nil && rc.triggers(r.Level) {
+		b = h.withKept(ctx, rc, b) // recorder.go: the kept records first
+	}
+	return h.enqueue(b, r.Level, r.Message)
+}
+
+// encodeRecord encodes r into b.data, with the Context fields and the stack
+// trace.
+func (h *Handler) encodeRecord(ctx context.Context, r slog.Record, b *buffer) {
 	top, below := "", "" // the stack trace: a top-level field, or Console's lines after the record's
 	if h.core.stack.want(r.Level) {
 		r, top, below = h.withStack(r) // stack.go
 	}
-	if h.rec != nil {
-		return h.handleRecord(ctx, r)
-	}
-	b := bufPool.Get().(*buffer)
 	fields := h.contextFields(ctx, b)
 	if top != "" {
 		if h.core.context == nil {
@@ -228,7 +254,6 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		b.data = append(b.data, below...)
 		b.data = append(b.data, '\n')
 	}
-	return h.enqueue(b, r.Level, r.Message)
 }
 
 // handleAttrs is Handle for a record made of t, level, msg and attrs,
@@ -238,7 +263,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 // source). attrs are not retained. Bridges that convert records from
 // other APIs (otelbridge) reach it through core.HandleAttrs.
 func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	if h.stateful || h.rec != nil || h.core.stack.want(level) {
+	if h.stateful || h.rec != nil || h.core.stack.want(level) || h.core.recorder != nil {
 		// WithAttrs/WithGroup state sits between top-level fields and the
 		// record's attributes: only a Record puts attrs after it.
 		r := slog.NewRecord(t, level, msg, 0)
@@ -430,7 +455,8 @@ func (h *Handler) FlushContext(ctx context.Context) error {
 // from the same NewHandler share. It is cheap and safe at any time.
 func (h *Handler) Stats() Stats {
 	s := statsFrom(h.core.bus.Stats())
-	h.core.sample.addStats(&s) // sample.go
+	h.core.sample.addStats(&s)   // sample.go
+	h.core.recorder.addStats(&s) // recorder.go
 	return s
 }
 

@@ -165,6 +165,11 @@ type Options struct {
 	// similar records") are written to this output. Nil (the default)
 	// samples nothing.
 	Sampler Sampler
+	// FlightRecorder, when set, keeps the records below the handler's level
+	// (down to its Level) in memory and writes them before the next record
+	// at or above its Trigger level (see FlightRecorder). Nil (the
+	// default) is off and costs nothing.
+	FlightRecorder *FlightRecorder
 }
 
 // Limits of Options.Capacity; values in between are rounded up to a power
@@ -242,6 +247,27 @@ func (o *Options) validate(w io.Writer) error {
 			bad("Options.%s is a nil %T whose Level panics; using the default (%s)", l.name, *l.v, l.def)
 			*l.v = nil
 		}
+	}
+	if fr := o.FlightRecorder; fr != nil {
+		c := *fr // the caller's struct is not changed
+		if c.Size < 0 || c.Size > maxRecorderSize {
+			bad("Options.FlightRecorder.Size %d is outside [0, %d]; using %d", c.Size, maxRecorderSize, defaultRecorderSize)
+			c.Size = 0
+		}
+		if c.MaxAge < 0 {
+			bad("Options.FlightRecorder.MaxAge %v is negative; using %v", c.MaxAge, defaultRecorderMaxAge)
+			c.MaxAge = 0
+		}
+		for _, l := range []struct {
+			name, def string
+			v         *slog.Leveler
+		}{{"Level", "DEBUG", &c.Level}, {"Trigger", "ERROR", &c.Trigger}} {
+			if isNilLeveler(*l.v) && levelPanics(*l.v) {
+				bad("Options.FlightRecorder.%s is a nil %T whose Level panics; using the default (%s)", l.name, *l.v, l.def)
+				*l.v = nil
+			}
+		}
+		o.FlightRecorder = &c
 	}
 	if o.Rules != nil && o.Level != nil {
 		bad("Options.Level has no effect when Options.Rules is set: the rules %q give every level; ignoring Level (set the default level in the rules)", o.Rules.String())

@@ -23,6 +23,8 @@ func init() {
 				return fmt.Errorf("asyncbus: core.Install on a %T", h)
 			case enc == nil:
 				return errors.New("asyncbus: core.Install with a nil encoder")
+			case ah.core.recorder != nil:
+				return errors.New("asyncbus: Options.FlightRecorder is not available with a sink that encodes records itself")
 			}
 			ah.rec = enc // before ah is shared
 			if c, ok := ah.core.out.(core.Closer); ok {

@@ -51,6 +51,16 @@ type Stats struct {
 	// Unrecovered counts records found in Options.RingFile that could not
 	// be replayed (oversize records, whose bytes were on the heap).
 	Unrecovered uint64
+	// RecorderKept counts the records the flight recorder kept (records
+	// below the handler's level, see Options.FlightRecorder); they are not
+	// in Enqueued.
+	RecorderKept uint64
+	// RecorderWritten counts the kept records a trigger wrote, inside its
+	// entry (which Enqueued and Written count once).
+	RecorderWritten uint64
+	// RecorderExpired counts the kept records never written: aged past
+	// MaxAge, pushed out by newer ones, or larger than the recorder.
+	RecorderExpired uint64
 }
 
 func statsFrom(s bus.Stats) Stats {

@@ -27,8 +27,9 @@ import (
 // (53), valid formats that had no root constant. Handler.HandleAttrs, public
 // only for otelbridge, moved behind internal/core (52). CloseDefault (53,
 // issue 29) is the one-line shutdown for the one-line slog.SetDefault
-// setup, which keeps no *Handler to Close. A new name now has to replace
-// one.
+// setup, which keeps no *Handler to Close. FlightRecorder (54, issue 26)
+// configures the flight recorder, whose five settings no existing type
+// could carry. A new name now has to replace one.
 func TestExportedSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -71,6 +72,6 @@ func TestExportedSurface(t *testing.T) {
 	for _, n := range names {
 		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
 	}
-	assert.LessOrEqual(t, len(names), 53, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	assert.LessOrEqual(t, len(names), 54, "the root's exported names:\n%s", strings.Join(names, "\n"))
 	t.Logf("%d exported names", len(names))
 }

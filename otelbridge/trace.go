@@ -168,3 +168,12 @@ func TraceContext(style Style, opts ...TraceOption) func(context.Context, *async
 		}
 	}
 }
+
+// TraceGroup is asyncbus.FlightRecorder's Group for OpenTelemetry: a
+// context's group is the trace id of its span, so an Error in one request
+// writes the Debug records kept for that trace and nobody else's. A context
+// without a valid trace id has no group.
+func TraceGroup(ctx context.Context) (id [16]byte, ok bool) {
+	tid := trace.SpanContextFromContext(ctx).TraceID()
+	return tid, tid.IsValid()
+}

@@ -1,0 +1,304 @@
+package asyncbus
+
+import (
+	"context"
+	"encoding/binary"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asyncbus/asyncbus/encode"
+)
+
+// FlightRecorder configures Options.FlightRecorder: records below the
+// handler's level but at or above Level are encoded as usual and kept in a
+// bounded ring in memory instead of being written; a record at or above
+// Trigger writes the kept records first, in order, between two marker lines,
+// then itself.
+//
+// The kept records and the trigger record go to the output as one entry, so
+// no other record lands between them. Kept records that are never triggered
+// are not written: they age out (MaxAge) or are pushed out by newer ones
+// (Size), which costs nothing more. Each handler tree (a NewHandler and every
+// handler derived from it) has one recorder. Records refused by the Sampler
+// are not kept; kept records pass through ReplaceAttr, the Context hook and
+// the stack trace like written ones. The ring lives in the heap, even with
+// Options.RingFile: kept records are lost at exit and in a crash (only what
+// a trigger wrote is in the durable ring). Not available with a sink that
+// encodes records itself (otlpsink).
+type FlightRecorder struct {
+	// Level is the lowest level kept; nil means LevelDebug. Records at or
+	// above the handler's own level (for their logger, with Rules) are
+	// written, not kept.
+	Level slog.Leveler
+	// Trigger is the level at or above which a written record writes the
+	// kept records first; nil means slog.LevelError.
+	Trigger slog.Leveler
+	// Size bounds the memory the kept records take, in bytes, 32 bytes of
+	// bookkeeping each included; zero means 1 MiB. A record larger than
+	// Size is not kept (counted in Stats.RecorderExpired).
+	Size int
+	// MaxAge is how long a record stays eligible; zero means one minute.
+	MaxAge time.Duration
+	// Group, when set, names the request a context belongs to
+	// (otelbridge.TraceGroup gives the trace id). A trigger record whose
+	// context has a group writes only the kept records of the same group,
+	// so one failing request brings its own records and nobody else's; one
+	// whose context has none writes every kept record. Nil: no groups.
+	Group func(ctx context.Context) (id [16]byte, ok bool)
+}
+
+// Defaults of FlightRecorder.
+const (
+	defaultRecorderSize   = 1 << 20
+	defaultRecorderMaxAge = time.Minute
+	maxRecorderSize       = 1 << 30
+)
+
+// recorder is one handler tree's flight recorder: a ring of variable-size
+// entries in buf, each an entryHeader-byte header and the encoded record,
+// 8-byte aligned, wrapping with a padding entry. Everything but the
+// counters is guarded by mu: keeping a record is a short copy under the
+// lock, and the debug-level paths it serves are not the hot path the bus
+// is built for.
+type recorder struct {
+	level, trigger slog.Leveler
+	maxAge         time.Duration
+	group          func(context.Context) (id [16]byte, ok bool)
+	marker         *encode.Encoder // the root handler's: markers carry no WithAttrs state
+
+	mu         sync.Mutex
+	buf        []byte
+	head, tail uint64 // positions of the oldest entry and the next free byte; [head, tail) is in use
+
+	// Counters read by Stats without mu; each is only added to.
+	kept, written, expired atomic.Uint64
+}
+
+// Entry layout: length (uint32), flags (uint32), time (int64 unix nanos),
+// group id (16 bytes), then the record. A padding entry is its first 8
+// bytes only, so it fits any gap left at the end of buf.
+const (
+	entryHeader = 32
+	flagPad     = 1 << 0 // the rest of buf up to the wrap is unused
+	flagDone    = 1 << 1 // written or expired: skip it
+	flagGroup   = 1 << 2 // the id is set
+)
+
+// newRecorder returns the recorder for fr, or nil when fr is nil.
+func newRecorder(fr *FlightRecorder, marker *encode.Encoder) *recorder {
+	if fr == nil {
+		return nil
+	}
+	r := &recorder{level: fr.Level, trigger: fr.Trigger, maxAge: fr.MaxAge, group: fr.Group, marker: marker}
+	if r.level == nil {
+		r.level = slog.LevelDebug
+	}
+	if r.trigger == nil {
+		r.trigger = slog.LevelError
+	}
+	if r.maxAge <= 0 {
+		r.maxAge = defaultRecorderMaxAge
+	}
+	size := fr.Size
+	if size <= 0 {
+		size = defaultRecorderSize
+	}
+	r.buf = make([]byte, (size+7)&^7)
+	return r
+}
+
+// keeps reports whether records at l are kept (below the handler's level).
+func (r *recorder) keeps(l slog.Level) bool { return l >= levelNow(r.level) }
+
+// triggers reports whether a written record at l writes the kept records.
+func (r *recorder) triggers(l slog.Level) bool { return l >= levelNow(r.trigger) }
+
+// groupOf returns ctx's group id, if the recorder has groups and ctx one.
+func (r *recorder) groupOf(ctx context.Context) (id [16]byte, ok bool) {
+	if r.group == nil || ctx == nil {
+		return id, false
+	}
+	return r.group(ctx)
+}
+
+// add keeps a copy of rec, logged at t.
+func (r *recorder) add(rec []byte, t time.Time, id [16]byte, grouped bool) {
+	size := uint64(len(r.buf))
+	need := align8(entryHeader + uint64(len(rec)))
+	if need > size {
+		r.expired.Add(1)
+		return
+	}
+	var flags uint32
+	if grouped {
+		flags = flagGroup
+	}
+	r.mu.Lock()
+	off := r.tail % size
+	switch gap := size - off; {
+	case gap >= need:
+		r.makeRoom(need)
+	case gap+need <= size: // wrap: pad the gap, start again at 0
+		r.makeRoom(gap + need)
+		binary.LittleEndian.PutUint64(r.buf[off:], uint64(flagPad)<<32)
+		r.tail += gap
+		off = 0
+	default: // the gap and the record do not fit together: empty the ring, start the next lap
+		r.makeRoom(size)
+		r.tail += gap
+		r.head = r.tail
+		off = 0
+	}
+	e := r.buf[off : off+need]
+	binary.LittleEndian.PutUint32(e[0:], uint32(len(rec)))
+	binary.LittleEndian.PutUint32(e[4:], flags)
+	binary.LittleEndian.PutUint64(e[8:], uint64(t.UnixNano()))
+	copy(e[16:32], id[:])
+	copy(e[entryHeader:], rec)
+	r.tail += need
+	r.mu.Unlock()
+	r.kept.Add(1)
+}
+
+// makeRoom removes the oldest entries until n more bytes fit (n ≤ the
+// ring's size), with mu held. An entry removed before it was written counts
+// as expired.
+func (r *recorder) makeRoom(n uint64) {
+	size := uint64(len(r.buf))
+	for r.head < r.tail && r.tail+n-r.head > size {
+		r.head += r.skip(r.head, true)
+	}
+}
+
+// skip returns the size of the entry at position p, with mu held; when
+// evict is set, an entry not yet written or expired is counted as expired.
+func (r *recorder) skip(p uint64, evict bool) uint64 {
+	size := uint64(len(r.buf))
+	off := p % size
+	n := binary.LittleEndian.Uint32(r.buf[off:])
+	flags := binary.LittleEndian.Uint32(r.buf[off+4:])
+	if flags&flagPad != 0 {
+		return size - off
+	}
+	if evict && flags&flagDone == 0 {
+		r.expired.Add(1)
+	}
+	return align8(entryHeader + uint64(n))
+}
+
+// appendKept appends to dst, in order, the kept records eligible at now for
+// a trigger of group id (every group when grouped is false), marks them
+// written, and returns dst with how many it appended and the times of the
+// first and last. Records older than MaxAge are marked and counted as
+// expired.
+func (r *recorder) appendKept(dst []byte, now time.Time, id [16]byte, grouped bool) ([]byte, int, time.Time, time.Time) {
+	size := uint64(len(r.buf))
+	cutoff := now.Add(-r.maxAge).UnixNano()
+	var n int
+	var first, last int64
+	r.mu.Lock()
+	for p := r.head; p < r.tail; {
+		off := p % size
+		adv := r.skip(p, false)
+		flags := binary.LittleEndian.Uint32(r.buf[off+4:])
+		if flags&(flagPad|flagDone) == 0 {
+			e := r.buf[off:]
+			at := int64(binary.LittleEndian.Uint64(e[8:]))
+			switch {
+			case at < cutoff:
+				flags |= flagDone
+				r.expired.Add(1)
+			case !grouped || (flags&flagGroup != 0 && [16]byte(e[16:32]) == id):
+				flags |= flagDone
+				rec := e[entryHeader : entryHeader+uint64(binary.LittleEndian.Uint32(e))]
+				dst = append(dst, rec...)
+				if n == 0 {
+					first = at
+				}
+				last, n = at, n+1
+			}
+			binary.LittleEndian.PutUint32(e[4:], flags)
+		}
+		p += adv
+	}
+	for r.head < r.tail { // drop the written, expired and padding entries at the front
+		off := r.head % size
+		if binary.LittleEndian.Uint32(r.buf[off+4:])&(flagPad|flagDone) == 0 {
+			break
+		}
+		r.head += r.skip(r.head, false)
+	}
+	r.mu.Unlock()
+	r.written.Add(uint64(n))
+	return dst, n, time.Unix(0, first), time.Unix(0, last)
+}
+
+// keep encodes r as Handle would and keeps it in the recorder.
+func (h *Handler) keep(ctx context.Context, rc *recorder, r slog.Record) error {
+	b := bufPool.Get().(*buffer)
+	h.encodeRecord(ctx, r, b)
+	id, grouped := rc.groupOf(ctx)
+	t := r.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	rc.add(b.data, t, id, grouped)
+	b.release()
+	return nil
+}
+
+// withKept returns b, or, when the recorder holds records for ctx's group,
+// a buffer holding them between two marker lines followed by b's record (b
+// is then released), so that they reach the output as one entry.
+func (h *Handler) withKept(ctx context.Context, rc *recorder, b *buffer) *buffer {
+	id, grouped := rc.groupOf(ctx)
+	now := time.Now()
+	kb := bufPool.Get().(*buffer)
+	kept, n, first, last := rc.appendKept(kb.data[:0], now, id, grouped)
+	kb.data = kept
+	if n == 0 {
+		kb.release()
+		return b
+	}
+	out := bufPool.Get().(*buffer)
+	out.data = rc.marker.Append(out.data[:0], recorderMarker(now, "asyncbus: flight recorder: records kept before the next one",
+		slog.Int("records", n), slog.Time("first", first), slog.String("span", last.Sub(first).String())), nil)
+	out.data = append(out.data, kept...)
+	out.data = rc.marker.Append(out.data, recorderMarker(now, "asyncbus: flight recorder: end", slog.Int("records", n)), nil)
+	out.data = append(out.data, b.data...)
+	kb.release()
+	b.release()
+	return out
+}
+
+// recorderMarker is a marker record at LevelWarn with attrs.
+func recorderMarker(t time.Time, msg string, attrs ...slog.Attr) slog.Record {
+	r := slog.NewRecord(t, slog.LevelWarn, msg, 0)
+	r.AddAttrs(attrs...)
+	return r
+}
+
+// addStats fills the recorder's fields of st.
+func (r *recorder) addStats(st *Stats) {
+	if r != nil {
+		st.RecorderKept = r.kept.Load()
+		st.RecorderWritten = r.written.Load()
+		st.RecorderExpired = r.expired.Load()
+	}
+}
+
+// levelNow returns l's level, calling the common Levelers directly.
+func levelNow(l slog.Leveler) slog.Level {
+	switch v := l.(type) {
+	case slog.Level:
+		return v
+	case *slog.LevelVar:
+		return v.Level()
+	}
+	return l.Level()
+}
+
+// align8 rounds n up to a multiple of 8.
+func align8(n uint64) uint64 { return (n + 7) &^ 7 }
