@@ -151,7 +151,7 @@ func NewSink(o Options) (*Sink, error) {
 
 	res, m := openLen(nil, fRLResource)
 	for _, a := range c.resource {
-		res = appendAttr(res, fResAttributes, a)
+		res = appendAttr(res, fResAttributes, a, 1, nil)
 	}
 	s.resourcePrefix = closeLen(res, m)
 

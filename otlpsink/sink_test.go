@@ -115,7 +115,6 @@ func TestFieldByField(t *testing.T) {
 				pbKV{"f", pbValue{Kind: "double", Dbl: 1.5}},
 				pbKV{"d", i64(int64(3 * time.Millisecond))},
 				pbKV{"t", i64(ts.UnixNano())},
-				pbKV{"err", str("boom")},
 				pbKV{"raw", pbValue{Kind: "bytes", Bytes: []byte{1, 2}}},
 				pbKV{"list", pbValue{Kind: "array", Arr: []pbValue{str("a"), str("b")}}},
 				pbKV{"lazy", str("resolved")},
@@ -124,6 +123,10 @@ func TestFieldByField(t *testing.T) {
 				pbKV{"nil", pbValue{Kind: "empty"}},
 			)},
 		)},
+		// An error at a handler level, here under two WithGroups, is the
+		// record's exception, as otelslog makes it.
+		{"exception.message", str("boom")},
+		{"exception.type", str("*errors.errorString")},
 	}
 	assert.Equal(t, want, got.Attrs)
 
