@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -25,8 +25,8 @@ type kvSpan struct {
 }
 
 // smallList is how many elements uniqueKeys compares pairwise, in an array
-// on the stack; longer lists are sorted in pooled scratch space.
-const smallList = 32
+// on the stack; longer lists are sorted in reused scratch space.
+const smallList = 16
 
 // dedupScratch is the scratch space of uniqueKeys for long lists.
 type dedupScratch struct {
@@ -34,7 +34,11 @@ type dedupScratch struct {
 	order []int
 }
 
-var dedupPool = sync.Pool{New: func() any { return new(dedupScratch) }}
+// spareScratch holds one dedupScratch between long lists. Swap hands it to
+// exactly one caller (a concurrent one finds nil and makes its own), and
+// Store puts back the one just used: plain exclusive ownership, with no
+// sync.Pool, whose items the race detector drops at random.
+var spareScratch atomic.Pointer[dedupScratch]
 
 // uniqueKeys rewrites the KeyValue elements in dst[start:] (all written by
 // this package: one tag byte, the length, the key first) so that each key
@@ -53,15 +57,21 @@ func uniqueKeys(dst []byte, start int) []byte {
 		}
 		p = s.end
 	}
+	if n < 2 {
+		return dst
+	}
 	if n <= smallList {
 		var stack [smallList]kvSpan
 		return dedupSpans(dst, start, collectKVs(dst, start, stack[:0]), nil)
 	}
-	scratch := dedupPool.Get().(*dedupScratch)
+	scratch := spareScratch.Swap(nil)
+	if scratch == nil {
+		scratch = new(dedupScratch)
+	}
 	spans := collectKVs(dst, start, scratch.spans[:0])
 	dst = dedupSpans(dst, start, spans, scratch)
 	scratch.spans = spans[:0] // the grown array serves the next long list
-	dedupPool.Put(scratch)
+	spareScratch.Store(scratch)
 	return dst
 }
 

@@ -16,12 +16,12 @@ func TestKeysUniqueAndNeverEmpty(t *testing.T) {
 	top := newEncoder(false, "")
 	var many []slog.Attr // more than smallList: the sorting path
 	var manyWant []pbKV
-	for i := range 2 * smallList {
+	for i := range 64 {
 		many = append(many, slog.Int(fmt.Sprintf("k%02d", i%40), i))
 	}
 	for i := range 40 {
 		last := i
-		if i < 2*smallList-40 {
+		if i < 64-40 {
 			last = i + 40
 		}
 		manyWant = append(manyWant, pbKV{fmt.Sprintf("k%02d", i), i64(int64(last))})
@@ -63,7 +63,7 @@ func TestUniqueKeysAllocatesNothing(t *testing.T) {
 	enc := newEncoder(false, "").WithAttrs([]slog.Attr{slog.String("dup", "a"), slog.Any("err", errors.New("x"))}).WithGroup("g")
 	r := referenceRecord()
 	r.AddAttrs(slog.String("method", "POST"))
-	for i := range 2 * smallList {
+	for i := range 64 {
 		r.AddAttrs(slog.Int(fmt.Sprintf("k%d", i%40), i))
 	}
 	buf := make([]byte, 0, 1<<16)
