@@ -142,7 +142,7 @@ func appendBytesString(dst []byte, num protowire.Number, s []byte) []byte {
 type level struct {
 	name  string
 	attrs []byte
-	err   error
+	re    recordErr
 }
 
 // encoder is the caller-side encoder: it writes a record as one element
@@ -176,8 +176,23 @@ func kvField(depth int) protowire.Number {
 // handler's levels (top level, WithGroup levels, WithAttrs), which are
 // written as the record's exception.* attributes: the last one wins, as
 // otelslog's Record.SetErr. A nil *recordErr means "inside a group value":
-// there an error is a string attribute under its key.
-type recordErr struct{ err error }
+// there an error is a string attribute under its key. hasMsg and hasType
+// say that a LogRecord attribute of that key was written (see
+// appendException).
+type recordErr struct {
+	err             error
+	hasMsg, hasType bool
+}
+
+// noteKey notes a LogRecord attribute's key.
+func (re *recordErr) noteKey(key string) {
+	switch key {
+	case exceptionMessage:
+		re.hasMsg = true
+	case exceptionType:
+		re.hasType = true
+	}
+}
 
 // WithAttrs implements core.Encoder.
 func (e *encoder) WithAttrs(attrs []slog.Attr) core.Encoder {
@@ -185,11 +200,11 @@ func (e *encoder) WithAttrs(attrs []slog.Attr) core.Encoder {
 	depth := len(e2.levels) - 1
 	last := &e2.levels[depth]
 	buf := append([]byte(nil), last.attrs...)
-	re := recordErr{err: last.err}
+	re := last.re
 	for _, a := range attrs {
 		buf = appendAttr(buf, kvField(depth), a, depth+1, &re)
 	}
-	last.attrs, last.err = buf, re.err
+	last.attrs, last.re = buf, re
 	return e2
 }
 
@@ -220,6 +235,7 @@ func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, n
 	var re recordErr
 	if name != "" {
 		dst = appendAttr(dst, fLRAttributes, slog.String(e.loggerKey, name), 1, nil)
+		re.noteKey(e.loggerKey)
 	}
 	for _, a := range extra {
 		dst = appendAttr(dst, fLRAttributes, a, 1, &re)
@@ -230,7 +246,7 @@ func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, n
 	dst = e.appendLevel(dst, 0, r, &re)
 	dst = uniqueKeys(dst, attrs)
 	if re.err != nil {
-		dst = appendException(dst, attrs, re.err)
+		dst = appendException(dst, &re)
 	}
 	if ctx != nil {
 		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
@@ -262,8 +278,11 @@ func (e *encoder) appendLevel(dst []byte, i int, r slog.Record, re *recordErr) [
 	}
 	content := len(dst)
 	dst = append(dst, e.levels[i].attrs...)
-	if err := e.levels[i].err; err != nil {
-		re.err = err
+	if lre := &e.levels[i].re; lre.err != nil {
+		re.err = lre.err
+	}
+	if i == 0 {
+		re.hasMsg, re.hasType = re.hasMsg || e.levels[0].re.hasMsg, re.hasType || e.levels[0].re.hasType
 	}
 	if i+1 < len(e.levels) {
 		dst = e.appendLevel(dst, i+1, r, re)
@@ -317,6 +336,9 @@ func appendAttr(dst []byte, num protowire.Number, a slog.Attr, depth int, re *re
 	}
 	if a.Key == "" {
 		return dst
+	}
+	if num == fLRAttributes && re != nil {
+		re.noteKey(a.Key)
 	}
 	start := len(dst)
 	dst, mKV := openLen(dst, num)

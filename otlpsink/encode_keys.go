@@ -49,48 +49,87 @@ func uniqueKeys(dst []byte, start int) []byte {
 	if len(dst)-start < 8 { // room for at most one element with a key
 		return dst
 	}
-	n := 0
-	for p := start; p < len(dst); n++ {
-		s, ok := readKV(dst, p)
-		if !ok {
-			return dst // not written here: leave it
-		}
-		p = s.end
+	if !mayRepeat(dst, start) {
+		return dst // the common case: no key repeats (or not written here)
 	}
-	if n < 2 {
-		return dst
+	var stack [smallList]kvSpan
+	spans, ok := collectKVs(dst, start, stack[:0:smallList])
+	if !ok {
+		return dst // not written here: leave it
 	}
-	if n <= smallList {
-		var stack [smallList]kvSpan
-		return dedupSpans(dst, start, collectKVs(dst, start, stack[:0]), nil)
+	if spans != nil {
+		return dedupSpans(dst, start, spans, nil)
 	}
+	// A long list: collected again into the reused scratch.
 	scratch := spareScratch.Swap(nil)
 	if scratch == nil {
 		scratch = new(dedupScratch)
 	}
-	spans := collectKVs(dst, start, scratch.spans[:0])
-	dst = dedupSpans(dst, start, spans, scratch)
-	scratch.spans = spans[:0] // the grown array serves the next long list
+	long, _ := collectKVs(dst, start, scratch.spans[:0])
+	dst = dedupSpans(dst, start, long, scratch)
+	scratch.spans = long[:0] // the grown array serves the next long list
 	spareScratch.Store(scratch)
 	return dst
 }
 
-// collectKVs appends the spans of the elements of dst[start:], which
-// readKV accepts, to spans.
-func collectKVs(dst []byte, start int, spans []kvSpan) []kvSpan {
+// mayRepeat reports whether a key of the elements of dst[start:] may
+// repeat: each key sets one of 128 bits by a hash of its bytes, and only a
+// bit set twice (a repeated key, or two keys that share a bit) sends the
+// list through the exact comparison. It reports false for a list this
+// package did not write.
+func mayRepeat(dst []byte, start int) bool {
+	var seen [2]uint64
 	for p := start; p < len(dst); {
-		s, _ := readKV(dst, p)
+		s, ok := readKV(dst, p)
+		if !ok {
+			return false
+		}
+		h := uint32(2166136261) // FNV-1a
+		for _, c := range dst[s.key:s.keyEnd] {
+			h = (h ^ uint32(c)) * 16777619
+		}
+		w, bit := h>>6&1, uint64(1)<<(h&63)
+		if seen[w]&bit != 0 {
+			return true
+		}
+		seen[w] |= bit
+		p = s.end
+	}
+	return false
+}
+
+// collectKVs appends the spans of the elements of dst[start:] to spans; it
+// returns nil when they do not fit in spans's capacity and spans is
+// stack[:0:smallList] (the caller then uses scratch space), and false when
+// an element is not one this package wrote.
+func collectKVs(dst []byte, start int, spans []kvSpan) ([]kvSpan, bool) {
+	bounded := cap(spans) == smallList
+	for p := start; p < len(dst); {
+		s, ok := readKV(dst, p)
+		if !ok {
+			return nil, false
+		}
+		if bounded && len(spans) == smallList {
+			// Keep scanning: a malformed element still leaves dst alone.
+			for p = s.end; p < len(dst); {
+				if s, ok = readKV(dst, p); !ok {
+					return nil, false
+				}
+				p = s.end
+			}
+			return nil, true
+		}
 		s.src = len(spans)
 		spans = append(spans, s)
 		p = s.end
 	}
-	return spans
+	return spans, true
 }
 
 // dedupSpans rewrites dst[start:], whose elements are spans, with each key
 // once (see uniqueKeys); scratch is nil for a short list.
 func dedupSpans(dst []byte, start int, spans []kvSpan, scratch *dedupScratch) []byte {
-	if !markRepeats(dst, spans, scratch) {
+	if len(spans) < 2 || !markRepeats(dst, spans, scratch) {
 		return dst
 	}
 	out := len(dst)
@@ -106,8 +145,8 @@ func dedupSpans(dst []byte, start int, spans []kvSpan, scratch *dedupScratch) []
 
 // readKV reads the KeyValue element at dst[p:].
 func readKV(dst []byte, p int) (kvSpan, bool) {
-	n, w := protowire.ConsumeVarint(dst[p+1:])
-	if w < 0 || uint64(len(dst)-p-1-w) < n {
+	n, w := uvarint(dst[p+1:])
+	if w <= 0 || uint64(len(dst)-p-1-w) < n {
 		return kvSpan{}, false
 	}
 	body := p + 1 + w
@@ -115,12 +154,20 @@ func readKV(dst []byte, p int) (kvSpan, bool) {
 	if body >= end || dst[body] != byte(fKVKey<<3|protowire.BytesType) {
 		return kvSpan{}, false
 	}
-	kl, kw := protowire.ConsumeVarint(dst[body+1 : end])
-	if kw < 0 || uint64(end-body-1-kw) < kl {
+	kl, kw := uvarint(dst[body+1 : end])
+	if kw <= 0 || uint64(end-body-1-kw) < kl {
 		return kvSpan{}, false
 	}
 	key := body + 1 + kw
 	return kvSpan{start: p, end: end, key: key, keyEnd: key + int(kl)}, true
+}
+
+// uvarint is protowire.ConsumeVarint with the one-byte case inline.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return protowire.ConsumeVarint(b)
 }
 
 // markRepeats marks every repeated key of spans as skipped and points its
@@ -170,46 +217,32 @@ const (
 	exceptionType    = "exception.type"
 )
 
-// appendException appends err as the exception.message and exception.type
-// attributes after the LogRecord attributes in dst[attrs:], as the OTel
-// SDK derives them from the error otelslog sets on the record: the message
+// appendException appends re.err as the exception.message and
+// exception.type LogRecord attributes, after the others, as the OTel SDK
+// derives them from the error otelslog sets on the record: the message
 // only if not empty, and neither where an attribute of that key was logged.
-func appendException(dst []byte, attrs int, err error) []byte {
-	hasMsg, hasType := false, false
-	for p := attrs; p < len(dst); {
-		s, ok := readKV(dst, p)
-		if !ok {
-			break
-		}
-		switch k := dst[s.key:s.keyEnd]; string(k) { // no allocation: compared, not kept
-		case exceptionMessage:
-			hasMsg = true
-		case exceptionType:
-			hasType = true
-		}
-		p = s.end
-	}
-	if !hasMsg {
-		if msg := errorText(err); msg != "" {
+func appendException(dst []byte, re *recordErr) []byte {
+	if !re.hasMsg {
+		if msg := errorText(re.err); msg != "" {
 			dst = appendStringKV(dst, exceptionMessage, msg)
 		}
 	}
-	if !hasType {
-		dst, mKV := openLen(dst, fLRAttributes)
-		start := mKV - 1
-		dst = appendString(dst, fKVKey, exceptionType)
-		dst, mAV := openLen(dst, fKVValue)
-		dst, mS := openLen(dst, fAVString)
-		name := len(dst)
-		dst = appendErrorType(dst, err)
-		if len(dst) == name {
-			return dst[:start]
-		}
-		dst = closeLen(fixUTF8(dst, name), mS)
-		dst = closeLen(dst, mAV)
-		return closeLen(dst, mKV)
+	if re.hasType {
+		return dst
 	}
-	return dst
+	dst, mKV := openLen(dst, fLRAttributes)
+	start := mKV - 1 // the tag is one byte
+	dst = appendString(dst, fKVKey, exceptionType)
+	dst, mAV := openLen(dst, fKVValue)
+	dst, mS := openLen(dst, fAVString)
+	name := len(dst)
+	dst = appendErrorType(dst, re.err)
+	if len(dst) == name {
+		return dst[:start]
+	}
+	dst = closeLen(fixUTF8(dst, name), mS)
+	dst = closeLen(dst, mAV)
+	return closeLen(dst, mKV)
 }
 
 // appendStringKV appends the LogRecord attribute key=s.

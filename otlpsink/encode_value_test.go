@@ -141,6 +141,8 @@ func TestErrorsAreTheRecordsException(t *testing.T) {
 		{"empty key still an error", top, []slog.Attr{slog.Any("", errA)}, exc("a", "*errors.errorString")},
 		{"logged exception.message wins", top, []slog.Attr{slog.String("exception.message", "mine"), slog.Any("err", errA)},
 			[]pbKV{{"exception.message", str("mine")}, {"exception.type", str("*errors.errorString")}}},
+		{"exception.type from WithAttrs wins", top.WithAttrs([]slog.Attr{slog.String("exception.type", "mine")}), []slog.Attr{slog.Any("err", errA)},
+			[]pbKV{{"exception.type", str("mine")}, {"exception.message", str("a")}}},
 		{"ErrorType method", top, []slog.Attr{slog.Any("err", typedErr{})}, exc("typed", "custom.Type")},
 		{"named type", top, []slog.Attr{slog.Any("err", namedErr{})}, exc("named", "github.com/asyncbus/asyncbus/otlpsink.namedErr")},
 		{"empty message: type only", top, []slog.Attr{slog.Any("err", namedErr{empty: true})}, []pbKV{{"exception.type", str("github.com/asyncbus/asyncbus/otlpsink.namedErr")}}},
