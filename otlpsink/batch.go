@@ -64,6 +64,7 @@ func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
 		// The bus retrying the records we answered for good: same answer.
 		return 0, lr.err
 	}
+	s.unsettled.Store(int64(len(recs))) // the last batch's are all settled: WriteBatch counts every record
 	n := s.build(recs)
 	err := s.deliver(n)
 	if err == nil {
@@ -116,10 +117,51 @@ func (s *Sink) WriteBatch(recs [][]byte) (int, error) {
 	return written, err
 }
 
-// fail counts one request's n records as failed.
+// fail counts one request's n records as failed, unless settleGivenUp
+// already counted them.
 func (s *Sink) fail(n int) {
-	s.failedBatches.Add(1)
-	s.failedRecords.Add(uint64(n))
+	if s.settle(n) {
+		s.failedBatches.Add(1)
+		s.failedRecords.Add(uint64(n))
+	}
+}
+
+// settle takes k records off the unsettled ones of the batch in hand, to
+// be counted by the caller; it reports false when settleGivenUp has
+// counted them already.
+func (s *Sink) settle(k int) bool {
+	for {
+		cur := s.unsettled.Load()
+		if cur < int64(k) {
+			return false
+		}
+		if s.unsettled.CompareAndSwap(cur, cur-int64(k)) {
+			return true
+		}
+	}
+}
+
+// settleGivenUp counts the unsettled records of the batch in hand as one
+// failed batch once retrying has stopped (retryStopped): the records a
+// Close that gave up could not deliver.
+func (s *Sink) settleGivenUp() {
+	if !s.retryStopped() {
+		return
+	}
+	if n := s.unsettled.Swap(0); n > 0 {
+		s.failedBatches.Add(1)
+		s.failedRecords.Add(uint64(n))
+	}
+}
+
+// retryStopped reports whether no further attempt will be made: the
+// handler's Close context is done, or the give-up deadline has passed.
+func (s *Sink) retryStopped() bool {
+	if ctx := s.closeCtx.Load(); ctx != nil && (*ctx).Err() != nil {
+		return true
+	}
+	g := s.giveUpAt.Load()
+	return g != 0 && time.Now().UnixNano() >= g
 }
 
 // remember notes recs, the records the bus will retry after err, so that

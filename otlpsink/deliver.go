@@ -36,10 +36,11 @@ func (s *Sink) deliver(n int) error {
 	for attempt := 0; ; attempt++ {
 		wait, err := s.post(payload, n)
 		if err == nil {
-			s.outage.failures = 0
+			s.noteRecovered(n)
 			return nil
 		}
-		if isPermanent(err) {
+		var gaveUp *gaveUpError
+		if isPermanent(err) || errors.As(err, &gaveUp) {
 			return err
 		}
 		s.noteRetry(err)
@@ -130,6 +131,9 @@ func (s *Sink) post(payload []byte, n int) (time.Duration, error) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		if !s.settle(n) { // counted as failed when the Close gave up, before this answer
+			return 0, &gaveUpError{errors.New("the collector answered after the close deadline")}
+		}
 		s.sent.Add(uint64(n))
 		if rej, msg := partialSuccess(body); rej > 0 {
 			s.rejected.Add(rej)
@@ -138,9 +142,10 @@ func (s *Sink) post(payload []byte, n int) (time.Duration, error) {
 		return 0, nil
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusBadGateway,
 		resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusGatewayTimeout:
-		return retryAfter(resp.Header.Get("Retry-After"), max(retryAfterCap, s.cfg.retryMax)), &StatusError{Code: resp.StatusCode, Body: short(body)}
+		return retryAfter(resp.Header.Get("Retry-After"), max(retryAfterCap, s.cfg.retryMax)),
+			&StatusError{Code: resp.StatusCode, Status: resp.Status, Body: bodyText(body)}
 	}
-	return 0, &StatusError{Code: resp.StatusCode, Body: short(body), Permanent: true}
+	return 0, &StatusError{Code: resp.StatusCode, Status: resp.Status, Body: bodyText(body), Permanent: true}
 }
 
 func short(b []byte) string {
@@ -148,6 +153,12 @@ func short(b []byte) string {
 		b = b[:256]
 	}
 	return string(b)
+}
+
+// bodyText is the start of a response body for an error message: trimmed
+// of surrounding white space, valid UTF-8.
+func bodyText(b []byte) string {
+	return strings.ToValidUTF8(strings.TrimSpace(short(b)), "\uFFFD")
 }
 
 // retryAfterCap bounds the wait a Retry-After header asks for (at least

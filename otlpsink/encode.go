@@ -2,10 +2,7 @@ package otlpsink
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"math"
-	"reflect"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -139,11 +136,13 @@ func appendBytesString(dst []byte, num protowire.Number, s []byte) []byte {
 }
 
 // level is one WithGroup level of an encoder's state: the group's name
-// (empty for the top level) and the KeyValue elements WithAttrs added at
-// that level, already encoded.
+// (empty for the top level), the KeyValue elements WithAttrs added at that
+// level, already encoded, and the last error among those attributes (see
+// recordErr).
 type level struct {
 	name  string
 	attrs []byte
+	re    recordErr
 }
 
 // encoder is the caller-side encoder: it writes a record as one element
@@ -173,15 +172,39 @@ func kvField(depth int) protowire.Number {
 	return fListValues
 }
 
+// recordErr collects the error-valued attributes of a record at the
+// handler's levels (top level, WithGroup levels, WithAttrs), which are
+// written as the record's exception.* attributes: the last one wins, as
+// otelslog's Record.SetErr. A nil *recordErr means "inside a group value":
+// there an error is a string attribute under its key. hasMsg and hasType
+// say that a LogRecord attribute of that key was written (see
+// appendException).
+type recordErr struct {
+	err             error
+	hasMsg, hasType bool
+}
+
+// noteKey notes a LogRecord attribute's key.
+func (re *recordErr) noteKey(key string) {
+	switch key {
+	case exceptionMessage:
+		re.hasMsg = true
+	case exceptionType:
+		re.hasType = true
+	}
+}
+
 // WithAttrs implements core.Encoder.
 func (e *encoder) WithAttrs(attrs []slog.Attr) core.Encoder {
 	e2 := &encoder{levels: append([]level(nil), e.levels...), addSource: e.addSource, loggerKey: e.loggerKey}
-	last := &e2.levels[len(e2.levels)-1]
+	depth := len(e2.levels) - 1
+	last := &e2.levels[depth]
 	buf := append([]byte(nil), last.attrs...)
+	re := last.re
 	for _, a := range attrs {
-		buf = appendAttr(buf, kvField(len(e2.levels)-1), a)
+		buf = appendAttr(buf, kvField(depth), a, depth+1, &re)
 	}
-	last.attrs = buf
+	last.attrs, last.re = buf, re
 	return e2
 }
 
@@ -208,16 +231,23 @@ func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, n
 	dst, m = openLen(dst, fLRBody)
 	dst = appendString(dst, fAVString, r.Message)
 	dst = closeLen(dst, m)
+	attrs := len(dst)
+	var re recordErr
 	if name != "" {
-		dst = appendAttr(dst, fLRAttributes, slog.String(e.loggerKey, name))
+		dst = appendAttr(dst, fLRAttributes, slog.String(e.loggerKey, name), 1, nil)
+		re.noteKey(e.loggerKey)
 	}
 	for _, a := range extra {
-		dst = appendAttr(dst, fLRAttributes, a)
+		dst = appendAttr(dst, fLRAttributes, a, 1, &re)
 	}
 	if e.addSource {
 		dst = append(dst, sourceAttrs(r.PC)...)
 	}
-	dst = e.appendLevel(dst, 0, r)
+	dst = e.appendLevel(dst, 0, r, &re)
+	dst = uniqueKeys(dst, attrs)
+	if re.err != nil {
+		dst = appendException(dst, &re)
+	}
 	if ctx != nil {
 		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 			tid, sid := sc.TraceID(), sc.SpanID()
@@ -234,9 +264,10 @@ func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, n
 
 // appendLevel writes level i's pre-encoded attributes, then the deeper
 // levels (or, at the innermost, the record's attributes), wrapped in the
-// group's KeyValue{key, AnyValue{kvlist_value}} unless i is 0. A group
-// that ends up empty is removed, as slog handlers must.
-func (e *encoder) appendLevel(dst []byte, i int, r slog.Record) []byte {
+// group's KeyValue{key, AnyValue{kvlist_value}} unless i is 0, with each
+// key once (uniqueKeys). A group that ends up empty is removed, as slog
+// handlers must.
+func (e *encoder) appendLevel(dst []byte, i int, r slog.Record, re *recordErr) []byte {
 	start := len(dst)
 	var mKV, mAV, mList int
 	if i > 0 {
@@ -247,12 +278,18 @@ func (e *encoder) appendLevel(dst []byte, i int, r slog.Record) []byte {
 	}
 	content := len(dst)
 	dst = append(dst, e.levels[i].attrs...)
+	if lre := &e.levels[i].re; lre.err != nil {
+		re.err = lre.err
+	}
+	if i == 0 {
+		re.hasMsg, re.hasType = re.hasMsg || e.levels[0].re.hasMsg, re.hasType || e.levels[0].re.hasType
+	}
 	if i+1 < len(e.levels) {
-		dst = e.appendLevel(dst, i+1, r)
+		dst = e.appendLevel(dst, i+1, r, re)
 	} else {
 		num := kvField(i)
 		r.Attrs(func(a slog.Attr) bool {
-			dst = appendAttr(dst, num, a)
+			dst = appendAttr(dst, num, a, i+1, re)
 			return true
 		})
 	}
@@ -262,19 +299,29 @@ func (e *encoder) appendLevel(dst []byte, i int, r slog.Record) []byte {
 	if len(dst) == content {
 		return dst[:start]
 	}
+	dst = uniqueKeys(dst, content)
 	dst = closeLen(dst, mList)
 	dst = closeLen(dst, mAV)
 	return closeLen(dst, mKV)
 }
 
-// appendAttr appends a as a KeyValue in field num, following slog's
-// handler rules: the value is resolved, an empty Attr is dropped, a group
-// with an empty key is inlined and an empty group is dropped.
-func appendAttr(dst []byte, num protowire.Number, a slog.Attr) []byte {
-	a.Value = a.Value.Resolve()
-	if a.Key == "" && a.Value.Kind() == slog.KindAny && a.Value.Any() == nil {
-		return dst
+// appendAttr appends a as a KeyValue in field num, its value at collection
+// depth depth (1 for a LogRecord attribute), following slog's handler
+// rules: the value is resolved, a group with an empty key is inlined and
+// an empty group is dropped. Keys are never empty: any other attribute
+// with an empty key (slog's empty Attr among them) is dropped, as the OTel
+// SDK drops it. With re, an error-valued attribute (slog.KindAny holding
+// an error, before resolving, as otelslog tests it) is not written but
+// kept in re, whatever its key; without re (inside a group value) it is a
+// string attribute.
+func appendAttr(dst []byte, num protowire.Number, a slog.Attr, depth int, re *recordErr) []byte {
+	if re != nil && a.Value.Kind() == slog.KindAny {
+		if err, ok := a.Value.Any().(error); ok {
+			re.err = err
+			return dst
+		}
 	}
+	a.Value = a.Value.Resolve()
 	if a.Value.Kind() == slog.KindGroup {
 		g := a.Value.Group()
 		if len(g) == 0 {
@@ -282,132 +329,50 @@ func appendAttr(dst []byte, num protowire.Number, a slog.Attr) []byte {
 		}
 		if a.Key == "" {
 			for _, ga := range g {
-				dst = appendAttr(dst, num, ga)
+				dst = appendAttr(dst, num, ga, depth, re)
 			}
 			return dst
 		}
+	}
+	if a.Key == "" {
+		return dst
+	}
+	if num == fLRAttributes && re != nil {
+		re.noteKey(a.Key)
 	}
 	start := len(dst)
 	dst, mKV := openLen(dst, num)
 	dst = appendString(dst, fKVKey, a.Key)
 	dst, mAV := openLen(dst, fKVValue)
-	content := len(dst)
-	dst = appendValue(dst, a.Value)
-	if a.Value.Kind() == slog.KindGroup && len(dst) == content {
-		return dst[:start] // every member was empty
+	if a.Value.Kind() == slog.KindGroup {
+		var ok bool
+		if dst, ok = appendGroup(dst, a.Value.Group(), depth); !ok {
+			return dst[:start] // every member was empty
+		}
+	} else {
+		dst = appendValue(dst, a.Value, depth)
 	}
 	dst = closeLen(dst, mAV)
 	return closeLen(dst, mKV)
 }
 
-// appendValue appends the fields of an AnyValue for v (resolved), with the
-// types otelslog gives them: times and durations as int64 nanoseconds,
-// uint64 above MaxInt64 as a decimal string, errors as their text, byte
-// slices as bytes, common slices as arrays, anything else as %+v.
-func appendValue(dst []byte, v slog.Value) []byte {
-	switch v.Kind() {
-	case slog.KindString:
-		return appendString(dst, fAVString, v.String())
-	case slog.KindInt64:
-		return appendInt(dst, v.Int64())
-	case slog.KindUint64:
-		u := v.Uint64()
-		if u > math.MaxInt64 {
-			dst, m := openLen(dst, fAVString)
-			return closeLen(strconv.AppendUint(dst, u, 10), m)
-		}
-		return appendInt(dst, int64(u))
-	case slog.KindFloat64:
-		return appendDouble(dst, v.Float64())
-	case slog.KindBool:
-		return appendBool(dst, v.Bool())
-	case slog.KindDuration:
-		return appendInt(dst, v.Duration().Nanoseconds())
-	case slog.KindTime:
-		return appendInt(dst, v.Time().UnixNano())
-	case slog.KindGroup:
-		dst, m := openLen(dst, fAVKVList)
-		content := len(dst)
-		for _, a := range v.Group() {
-			dst = appendAttr(dst, fListValues, a)
-		}
-		if len(dst) == content {
-			return dst[:m-1] // empty: the caller drops the attribute
-		}
-		return closeLen(dst, m)
+// appendGroup appends the kvlist_value of a group value at collection
+// depth depth, each key once, and reports false, with nothing appended,
+// when no member was written (an empty group is dropped). Deeper than
+// maxValueDepth the value is left empty, as the SDK cuts it.
+func appendGroup(dst []byte, g []slog.Attr, depth int) ([]byte, bool) {
+	if depth > maxValueDepth {
+		return dst, true
 	}
-	return appendAny(dst, v.Any())
-}
-
-func appendInt(dst []byte, i int64) []byte {
-	dst = appendTag(dst, fAVInt, protowire.VarintType)
-	return appendVarint(dst, uint64(i))
-}
-
-func appendDouble(dst []byte, f float64) []byte {
-	dst = appendTag(dst, fAVDouble, protowire.Fixed64Type)
-	return protowire.AppendFixed64(dst, math.Float64bits(f))
-}
-
-func appendBool(dst []byte, b bool) []byte {
-	dst = appendTag(dst, fAVBool, protowire.VarintType)
-	return appendVarint(dst, protowire.EncodeBool(b))
-}
-
-// appendAny encodes a KindAny value. Only the fallback (fmt) allocates.
-func appendAny(dst []byte, x any) []byte {
-	switch x := x.(type) {
-	case nil:
-		return dst // an AnyValue with no value: OTLP's empty value
-	case error:
-		return appendString(dst, fAVString, errorText(x))
-	case []byte:
-		dst = appendTag(dst, fAVBytes, protowire.BytesType)
-		return protowire.AppendBytes(dst, x)
-	case []string:
-		return appendArray(dst, x, func(dst []byte, s string) []byte { return appendString(dst, fAVString, s) })
-	case []int:
-		return appendArray(dst, x, func(dst []byte, i int) []byte { return appendInt(dst, int64(i)) })
-	case []int64:
-		return appendArray(dst, x, appendInt)
-	case []float64:
-		return appendArray(dst, x, appendDouble)
-	case []bool:
-		return appendArray(dst, x, appendBool)
-	case []any:
-		return appendArray(dst, x, func(dst []byte, v any) []byte { return appendValue(dst, slog.AnyValue(v)) })
+	dst, m := openLen(dst, fAVKVList)
+	content := len(dst)
+	for _, a := range g {
+		dst = appendAttr(dst, fListValues, a, depth+1, nil)
 	}
-	return appendString(dst, fAVString, fmt.Sprintf("%+v", x))
-}
-
-// errorText is err.Error() with a panic recovered as log/slog's handlers
-// do: "<nil>" when err is a nil pointer (a typed nil *T whose Error
-// dereferences its receiver), else "!PANIC: " and the panic value. The
-// fmt fallback of appendAny needs no such guard: fmt recovers panics
-// itself (and prints "<nil>" for a nil pointer receiver too).
-func errorText(err error) (s string) {
-	defer func() {
-		if r := recover(); r != nil {
-			if v := reflect.ValueOf(err); v.Kind() == reflect.Pointer && v.IsNil() {
-				s = "<nil>"
-				return
-			}
-			s = fmt.Sprintf("!PANIC: %v", r)
-		}
-	}()
-	return err.Error()
-}
-
-// appendArray writes AnyValue.array_value with one AnyValue per element.
-func appendArray[T any](dst []byte, xs []T, elem func([]byte, T) []byte) []byte {
-	dst, m := openLen(dst, fAVArray)
-	for _, x := range xs {
-		var mv int
-		dst, mv = openLen(dst, fListValues)
-		dst = elem(dst, x)
-		dst = closeLen(dst, mv)
+	if len(dst) == content {
+		return dst[:m-1], false
 	}
-	return closeLen(dst, m)
+	return closeLen(uniqueKeys(dst, content), m), true
 }
 
 // severity maps a slog level to an OTLP SeverityNumber: level + 9, so
@@ -464,9 +429,9 @@ func sourceAttrs(pc uintptr) []byte {
 	src := slog.NewRecord(time.Time{}, 0, "", pc).Source()
 	e := &srcEntry{pc: pc}
 	if src != nil && src.File != "" {
-		e.kvs = appendAttr(e.kvs, fLRAttributes, slog.String("code.file.path", src.File))
-		e.kvs = appendAttr(e.kvs, fLRAttributes, slog.String("code.function.name", src.Function))
-		e.kvs = appendAttr(e.kvs, fLRAttributes, slog.Int("code.line.number", src.Line))
+		e.kvs = appendAttr(e.kvs, fLRAttributes, slog.String("code.file.path", src.File), 1, nil)
+		e.kvs = appendAttr(e.kvs, fLRAttributes, slog.String("code.function.name", src.Function), 1, nil)
+		e.kvs = appendAttr(e.kvs, fLRAttributes, slog.Int("code.line.number", src.Line), 1, nil)
 	}
 	slot.Store(e)
 	return e.kvs

@@ -63,8 +63,12 @@ func TestErrorWhoseErrorPanicsIsWrittenAsSlogDoes(t *testing.T) {
 			require.NoError(t, h.Close())
 			recs := rc.records()
 			require.Len(t, recs, 1)
-			require.Len(t, recs[0].Attrs, 1)
-			assert.Equal(t, tc.want, recs[0].Attrs[0].Value)
+			require.NotEmpty(t, recs[0].Attrs)
+			got := recs[0].Attrs[0] // an error at the top level is the record's exception.message
+			if _, isErr := tc.v.(error); isErr {
+				assert.Equal(t, "exception.message", got.Key)
+			}
+			assert.Equal(t, tc.want, got.Value)
 			if tc.slog {
 				assert.Equal(t, tc.want.Str, slogJSONValue(t, tc.v), "slog's own text")
 			}
@@ -115,8 +119,9 @@ func TestInvalidUTF8IsReplacedAsSlogDoes(t *testing.T) {
 			assert.Equal(t, []pbKV{
 				{Key: want, Value: str(want)},
 				{Key: "list", Value: pbValue{Kind: "array", Arr: []pbValue{str(want)}}},
-				{Key: "err", Value: str(want)},
 				{Key: "g", Value: kvl(pbKV{Key: want, Value: kvl(pbKV{Key: "k", Value: str(want)})})},
+				{Key: "exception.message", Value: str(want)},
+				{Key: "exception.type", Value: str("*errors.errorString")},
 			}, rec.Attrs)
 			require.Len(t, reqs[1].Records, 1)
 			assert.Equal(t, str(want), reqs[1].Records[0].Body)

@@ -5,24 +5,38 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 )
 
 // StatusError is a non-2xx answer from the collector.
 type StatusError struct {
 	// Code is the HTTP status code of the response.
 	Code int
-	// Body is the start of the response body.
+	// Status is the response's status text, such as "503 Service
+	// Unavailable" (the collector's own reason phrase over HTTP/1).
+	Status string
+	// Body is the start of the response body, trimmed of surrounding
+	// white space.
 	Body      string
 	Permanent bool // not retried: the batch is counted as failed
 }
 
-// Error implements error.
+// Error implements error: the status text, whether it is retried, and
+// the body when there is one.
 func (e *StatusError) Error() string {
 	kind := "retryable"
 	if e.Permanent {
 		kind = "permanent"
 	}
-	return fmt.Sprintf("otlpsink: collector answered %d (%s): %s", e.Code, kind, e.Body)
+	status := e.Status
+	if status == "" {
+		status = strings.TrimSpace(fmt.Sprintf("%d %s", e.Code, http.StatusText(e.Code)))
+	}
+	if e.Body == "" {
+		return fmt.Sprintf("otlpsink: collector answered %s (%s)", status, kind)
+	}
+	return fmt.Sprintf("otlpsink: collector answered %s (%s): %s", status, kind, e.Body)
 }
 
 // permanentError is a failure to send that no retry can cure: the

@@ -76,6 +76,11 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 		}
 		return nil, err
 	}
+	queued := func() uint64 {
+		st := h.Stats()
+		return st.Enqueued - st.Written - st.Dropped - st.Failed
+	}
+	s.queued.Store(&queued)
 	return h, nil
 }
 
@@ -88,6 +93,7 @@ func (s *Sink) Closing(ctx context.Context) {
 		if !ok {
 			d = time.Now().Add(s.cfg.closeWait)
 		}
+		s.closeCtx.Store(&ctx)
 		s.giveUpAt.Store(d.UnixNano())
 		time.AfterFunc(time.Until(d), s.cancel)
 		context.AfterFunc(ctx, s.cancel)

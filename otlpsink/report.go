@@ -21,6 +21,19 @@ func (e *retryingError) Error() string {
 
 func (e *retryingError) Unwrap() error { return e.err }
 
+// recoveredReport says that the collector accepts records again after an
+// outage (see Sink.noteRecovered).
+type recoveredReport struct {
+	failures uint64        // failed attempts during the outage
+	lasted   time.Duration // from the first failure to the first success
+	waited   uint64        // records waiting for the collector when it came back
+}
+
+func (e *recoveredReport) Error() string {
+	return fmt.Sprintf("otlpsink: the collector accepts records again after %d failed attempts over %s; %d records waited",
+		e.failures, e.lasted.Round(time.Millisecond), e.waited)
+}
+
 // retryReportEvery is how often a continuing outage is reported again.
 const retryReportEvery = time.Minute
 
@@ -40,6 +53,23 @@ func (s *Sink) noteRetry(err error) {
 	}
 	o.reportedAt = now
 	s.report(&retryingError{err: err, failures: o.failures, since: o.since})
+}
+
+// noteRecovered ends the current outage, if any, with one report: how
+// long it lasted and how many records waited for the collector (those in
+// the handler's ring, the batch in hand included; without a handler, the
+// batch in hand), sent the request of n records that got through.
+func (s *Sink) noteRecovered(n int) {
+	o := &s.outage
+	if o.failures == 0 {
+		return
+	}
+	waited := uint64(n) + uint64(max(s.unsettled.Load(), 0))
+	if q := s.queued.Load(); q != nil {
+		waited = max(waited, (*q)())
+	}
+	s.report(&recoveredReport{failures: o.failures, lasted: time.Since(o.since), waited: waited})
+	o.failures = 0
 }
 
 // notePartial records a partial success (the collector accepted the

@@ -1,32 +1,3 @@
-// Package otlpsink ships asyncbus records to an OpenTelemetry Collector (or
-// any OTLP receiver) over OTLP/HTTP protobuf.
-//
-// Records are encoded on the caller, without allocating, as OTLP LogRecords
-// already framed as elements of ScopeLogs.log_records, and enqueued on the
-// handler's lock-free ring; the drainer's batch is then just their
-// concatenation, which the Sink wraps in one ExportLogsServiceRequest with
-// the precomputed resource and scope and POSTs to <endpoint>/v1/logs.
-//
-// Delivery: a batch is acknowledged to the ring only once the collector
-// accepted it. Retryable failures (429, 502, 503, 504, network errors) are
-// retried with capped, jittered exponential back-off, honouring Retry-After
-// (at most a minute, or RetryMax if longer); meanwhile records wait in the
-// ring, the handler's Overflow policy decides what callers see, and the
-// handler's OnError is told at the first failure of an outage, then at most
-// once a minute with a count. Permanent rejections (400 and other 4xx/5xx)
-// and TLS verification failures are not retried: they are counted as
-// failed, in the handler's Stats and in Sink.Stats, and reported. When a
-// drained batch is split into several requests (MaxRequestBytes) and one is
-// refused, the others are still sent, and the handler's Written and Failed
-// counts are the records the collector accepted and refused (a refused
-// drop marker is counted in Sink.Stats.FailedRecords and reported, but in
-// the handler's DropMarkers, not its Failed). With
-// asyncbus.Options.RingFile, records accepted before a crash or during an
-// outage are sent by the next start (at least once: a batch in flight at the
-// crash is sent again). A permanent refusal during that replay stops it:
-// NewHandler fails with the refusal, nothing after the refused request is
-// sent, and the ring file keeps the replayed batch for the next start
-// (which sends again the records accepted before the refusal).
 package otlpsink
 
 import (
@@ -133,6 +104,20 @@ type Sink struct {
 	// Counters: atomic because Stats reads them from any goroutine while
 	// the drainer adds; each is independent, so no ordering is needed.
 	sent, rejected, requests, retries, failedBatches, failedRecords, foreignN atomic.Uint64
+	// unsettled is how many records of the batch in WriteBatch are not
+	// counted yet (sent or failed). Once retrying has stopped, Stats
+	// counts them as failed at once (settleGivenUp), so that the counts
+	// are final when a Close that gave up returns; WriteBatch then counts
+	// only what it takes from here (settle). Atomic: the CAS of settle and
+	// the Swap of settleGivenUp decide, once, who counts each record.
+	unsettled atomic.Int64
+	// closeCtx is the context of the handler's Close (nil before): once it
+	// is done, retrying has stopped. Atomic: stored by Closing, read by Stats.
+	closeCtx atomic.Pointer[context.Context]
+	// queued returns how many records the handler's ring holds (set in
+	// NewHandler; nil without a handler). Atomic: stored by NewHandler
+	// while the drainer may already read it in noteRecovered.
+	queued atomic.Pointer[func() uint64]
 }
 
 var (
@@ -152,7 +137,7 @@ func NewSink(o Options) (*Sink, error) {
 
 	res, m := openLen(nil, fRLResource)
 	for _, a := range c.resource {
-		res = appendAttr(res, fResAttributes, a)
+		res = appendAttr(res, fResAttributes, a, 1, nil)
 	}
 	s.resourcePrefix = closeLen(res, m)
 
@@ -165,8 +150,12 @@ func NewSink(o Options) (*Sink, error) {
 	return s, nil
 }
 
-// Stats returns the delivery counters.
+// Stats returns the delivery counters. Once a Close has given up (its
+// context is done, or its deadline or CloseTimeout passed), the records of
+// the batch still in flight are counted in FailedBatches and FailedRecords,
+// even if the collector answers the request later.
 func (s *Sink) Stats() Stats {
+	s.settleGivenUp()
 	return Stats{
 		Sent:          s.sent.Load(),
 		Rejected:      s.rejected.Load(),

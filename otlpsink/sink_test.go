@@ -115,7 +115,6 @@ func TestFieldByField(t *testing.T) {
 				pbKV{"f", pbValue{Kind: "double", Dbl: 1.5}},
 				pbKV{"d", i64(int64(3 * time.Millisecond))},
 				pbKV{"t", i64(ts.UnixNano())},
-				pbKV{"err", str("boom")},
 				pbKV{"raw", pbValue{Kind: "bytes", Bytes: []byte{1, 2}}},
 				pbKV{"list", pbValue{Kind: "array", Arr: []pbValue{str("a"), str("b")}}},
 				pbKV{"lazy", str("resolved")},
@@ -124,6 +123,10 @@ func TestFieldByField(t *testing.T) {
 				pbKV{"nil", pbValue{Kind: "empty"}},
 			)},
 		)},
+		// An error at a handler level, here under two WithGroups, is the
+		// record's exception, as otelslog makes it.
+		{"exception.message", str("boom")},
+		{"exception.type", str("*errors.errorString")},
 	}
 	assert.Equal(t, want, got.Attrs)
 
@@ -586,7 +589,7 @@ func TestOutageIsReportedOnceThenRateLimited(t *testing.T) {
 		runtime.Gosched()
 	}
 	mu.Lock()
-	require.Len(t, reports, 1, "one report for five failed attempts")
+	require.Len(t, outageReports(reports), 1, "one report for five failed attempts")
 	var re *retryingError
 	require.ErrorAs(t, reports[0], &re)
 	assert.EqualValues(t, 1, re.failures)
@@ -601,7 +604,8 @@ func TestOutageIsReportedOnceThenRateLimited(t *testing.T) {
 	s.reports.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	require.Len(t, reports, 2, "the next outage is reported at its first failure")
+	require.Len(t, outageReports(reports), 2, "the next outage is reported at its first failure")
+	require.Len(t, reports, 4, "each outage's end is reported once")
 	requireEachOnce(t, rc.records(), 2)
 
 	// With a short interval, a long outage is reported again with its count.
@@ -623,6 +627,18 @@ func TestOutageIsReportedOnceThenRateLimited(t *testing.T) {
 		counts[last.failures] = true
 	}
 	assert.Equal(t, map[uint64]bool{1: true, 2: true, 3: true}, counts)
+}
+
+// outageReports are the reports of reports that say an outage goes on.
+func outageReports(reports []error) []error {
+	var out []error
+	for _, r := range reports {
+		var re *retryingError
+		if errors.As(r, &re) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // closeCountingTransport records CloseIdleConnections calls.
