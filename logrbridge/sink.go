@@ -279,27 +279,22 @@ func (s *sink) Error(err error, msg string, keysAndValues ...any) {
 }
 
 // callerSkip is the runtime.Callers skip reaching logr.Logger's caller from log:
-// runtime.Callers, log, Info/Error, then infoDepth frames of logr.
+// runtime.Callers, log, Info/Error, then infoDepth frames of logr (callSite
+// adds its own frame).
 const callerSkip = 3
 
 // maxStack bounds the frames written by StackTraces.
 const maxStack = stack.MaxFrames
 
 func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
-	var pc uintptr
-	var stack string
-	skip := max(callerSkip+s.infoDepth+s.depth, 0)
-	if s.cfg.stackLevel != nil && level >= s.cfg.stackLevel.Level() {
-		var pcs [maxStack]uintptr
-		n := runtime.Callers(skip, pcs[:])
-		if n > 0 {
-			pc = pcs[0]
-		}
-		stack = formatStack(pcs[:n])
-	} else if !s.cfg.noPC {
-		var pcs [1]uintptr
-		runtime.Callers(skip, pcs[:])
-		pc = pcs[0]
+	var misuse zaprMisuse
+	if s.cfg.zapr {
+		kv, misuse = s.cfg.zaprArgs(kv)
+	}
+	wantStack := s.stackAt(level) || misuse.msg != "" && s.stackAt(zapDPanicLevel)
+	pc, stack := s.callSite(max(callerSkip+s.infoDepth+s.depth, 0), wantStack)
+	if misuse.msg != "" {
+		s.writeMisuse(s.h, misuse, pc, stack) // zapr writes it first
 	}
 	r := slog.NewRecord(time.Now(), level, msg, pc)
 	if err != nil && !s.cfg.errorLast {
@@ -309,7 +304,7 @@ func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 	if err != nil && s.cfg.errorLast {
 		r.AddAttrs(s.cfg.errorAttr(err))
 	}
-	if stack != "" {
+	if stack != "" && s.stackAt(level) {
 		r.AddAttrs(slog.String(s.cfg.stackKey, stack))
 	}
 	if herr := s.h.Handle(context.Background(), r); herr != nil && s.cfg.onError != nil {
@@ -334,7 +329,19 @@ func (c *config) errorAttr(err error) slog.Attr {
 
 // WithValues implements logr.LogSink. The values are converted and handed to
 // the handler's WithAttrs once; the parent is not changed.
+// In Zapr mode, misuse writes zapr's DPanic line through the parent's
+// handler, and the pairs from the bad argument on are dropped, as zapr does.
 func (s *sink) WithValues(keysAndValues ...any) logr.LogSink {
+	if s.cfg.zapr {
+		var misuse zaprMisuse
+		keysAndValues, misuse = s.cfg.zaprArgs(keysAndValues)
+		if misuse.msg != "" {
+			// One frame fewer than log's: WithValues calls callSite itself.
+			pc, stack := s.callSite(max(callerSkip-1+s.infoDepth+s.depth, 0), s.stackAt(zapDPanicLevel))
+			s.writeMisuse(s.h, misuse, pc, stack)
+			runtime.KeepAlive(s) // as in log
+		}
+	}
 	if len(keysAndValues) == 0 {
 		return s
 	}
@@ -348,8 +355,12 @@ func (s *sink) withAttrs(attrs []slog.Attr) *sink {
 	return &c
 }
 
-// WithName implements logr.LogSink: names join with the separator.
+// WithName implements logr.LogSink: names join with the separator. In
+// Zapr mode an empty name changes nothing, as with zap's Named.
 func (s *sink) WithName(name string) logr.LogSink {
+	if name == "" && s.cfg.zapr {
+		return s
+	}
 	c := *s
 	if s.name == "" {
 		c.name = name
@@ -392,10 +403,13 @@ func (s *sink) WithCallDepth(depth int) logr.LogSink {
 // and their PC; the handler's Enabled is consulted because logr's slog adapter
 // reports every Error-or-above record as enabled.
 func (s *sink) Handle(ctx context.Context, r slog.Record) error {
+	if s.cfg.zapr {
+		r.Level = zaprLevel(r.Level)
+	}
 	if !s.h.Enabled(ctx, r.Level) {
 		return nil
 	}
-	if s.cfg.stackLevel != nil && r.Level >= s.cfg.stackLevel.Level() {
+	if s.stackAt(r.Level) {
 		r = r.Clone() // we add an attribute; the caller's record may share its backing array
 		r.AddAttrs(slog.String(s.cfg.stackKey, stackFrom(r.PC)))
 	}

@@ -147,7 +147,8 @@ func (e *encoding) format() (encode.Format, string) {
 	if e.console {
 		f = encode.ZapConsole
 	}
-	return f.WithZapTime(e.cfg.EncodeTime.enc), e.cfg.EncodeTime.layout
+	// WithZapLevels: the DPanic lines of logr misuse are named "dpanic".
+	return f.WithZapTime(e.cfg.EncodeTime.enc).WithZapLevels(), e.cfg.EncodeTime.layout
 }
 
 // NewEncoderFunc makes an Encoding from config options.
