@@ -123,9 +123,11 @@ type (
 	dropinMarshaler struct{ s string }
 )
 
-func (p dropinPhase) String() string      { return "phase:" + string(p) }
-func (e dropinVerboseEr) Error() string   { return e.msg }
-func (v dropinValuer) LogValue() slog.Value { return slog.GroupValue(slog.Int("n", v.n), slog.String("s", "x")) }
+func (p dropinPhase) String() string    { return "phase:" + string(p) }
+func (e dropinVerboseEr) Error() string { return e.msg }
+func (v dropinValuer) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("n", v.n), slog.String("s", "x"))
+}
 func (m dropinMarshaler) MarshalLog() any { return map[string]string{"marshaled": m.s} }
 func (e dropinVerboseEr) Format(s fmt.State, verb rune) {
 	if verb == 'v' && s.Flag('+') {
