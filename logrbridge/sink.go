@@ -137,7 +137,23 @@ func FieldConverter(fn func(key string, v any) (slog.Attr, bool)) Option {
 //     does not guard against nil) as "<nil>"; any other panic gives
 //     KEY+"Error" with "PANIC=<panic>" in place of the pair. With
 //     [KeepErrors], errors are handed over as errors and the handler
-//     renders them (the zap encodings follow the same rules).
+//     renders them (the zap encodings follow the same rules);
+//   - logr misuse writes zapr's DPanic line first, at level Error+1 with
+//     the call's pc and, when the [StackTraces] level allows, a stack
+//     trace: an odd number of arguments ("odd number of arguments passed
+//     as key-value pairs for logging", the last under "ignored key"), a
+//     key that is not a string ("non-string key argument passed to
+//     logging, ignoring all later arguments", under "invalid key") or a
+//     zap.Field in a key's place; the record keeps the pairs before the
+//     bad argument. In WithValues the line goes to the parent's handler.
+//     Nothing panics;
+//   - values reach the handler as zap.Any sees them: a MarshalLog result
+//     as it is (no name/namespace group), a float32 as the float64 with
+//     its shortest digits, a ("", nil) pair as "":null, and pointers to
+//     times and durations as they are (not their String);
+//   - an empty WithName changes nothing, as with zap's Named, and slog
+//     records at Error+1 to Error+3 are at Error, as zapr's slog handler
+//     maps them.
 //
 // Default false.
 func Zapr(on bool) Option { return func(c *config) { c.zapr = on } }
