@@ -295,8 +295,7 @@ func (s *sink) Error(err error, msg string, keysAndValues ...any) {
 }
 
 // callerSkip is the runtime.Callers skip reaching logr.Logger's caller from log:
-// runtime.Callers, log, Info/Error, then infoDepth frames of logr (callSite
-// adds its own frame).
+// runtime.Callers, log, Info/Error, then infoDepth frames of logr.
 const callerSkip = 3
 
 // maxStack bounds the frames written by StackTraces.
@@ -307,8 +306,23 @@ func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 	if s.cfg.zapr {
 		kv, misuse = s.cfg.zaprArgs(kv)
 	}
-	wantStack := s.stackAt(level) || misuse.msg != "" && s.stackAt(zapDPanicLevel)
-	pc, stack := s.callSite(max(callerSkip+s.infoDepth+s.depth, 0), wantStack)
+	// runtime.Callers is called here, not through callSite: one frame
+	// fewer to walk on every call.
+	var pc uintptr
+	var stack string
+	skip := max(callerSkip+s.infoDepth+s.depth, 0)
+	if s.stackAt(level) || misuse.msg != "" && s.stackAt(zapDPanicLevel) {
+		var pcs [maxStack]uintptr
+		n := runtime.Callers(skip, pcs[:])
+		if n > 0 {
+			pc = pcs[0]
+		}
+		stack = formatStack(pcs[:n])
+	} else if !s.cfg.noPC {
+		var pcs [1]uintptr
+		runtime.Callers(skip, pcs[:])
+		pc = pcs[0]
+	}
 	if misuse.msg != "" {
 		s.writeMisuse(s.h, misuse, pc, stack) // zapr writes it first
 	}

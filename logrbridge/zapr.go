@@ -83,8 +83,8 @@ func (s *sink) stackAt(level slog.Level) bool {
 }
 
 // callSite returns the pc that runtime.Callers(skip) gives when called by
-// callSite's caller (the logging call, for log's skip) and, with stack,
-// the formatted trace from there.
+// callSite's caller and, with stack, the formatted trace from there. (log
+// calls runtime.Callers itself, saving a frame on its hot path.)
 func (s *sink) callSite(skip int, stack bool) (pc uintptr, trace string) {
 	skip++ // callSite's own frame
 	if stack {
