@@ -200,7 +200,7 @@ func (g dropinGen) value(depth int) any {
 	case 0:
 		return g.str()
 	case 1:
-		return []any{0, -7, math.MaxInt64, uint64(math.MaxUint64), int8(-8), uint16(9), int32(-32)}[g.pick(7)]
+		return []any{0, -7, int64(math.MaxInt64), uint64(math.MaxUint64), int8(-8), uint16(9), int32(-32)}[g.pick(7)]
 	case 2:
 		return []float64{0, 1.5, -2.25, 1e21, 1e-7, math.NaN(), math.Inf(1), math.Inf(-1), 123456789.125}[g.pick(9)]
 	case 3:
