@@ -22,6 +22,7 @@ import (
 //     "info", -1 "debug", below that zap's numeric name "Level(-2)"
 //     ("LEVEL(-2)" in ZapConsole); LevelFatal and above, which zapr never
 //     produces, is zap's "fatal" so that a fatal record stays visible;
+//     Format.WithZapLevels names Error+1 "dpanic" and Error+2 and +3 "panic";
 //   - WithGroup is zap.Namespace: it opens a nested object at once, kept
 //     (even empty) until the end of the fields;
 //   - Named is zap's Named: the name is the logger column/field;
@@ -73,13 +74,30 @@ const (
 // zapTimeShift places the ZapTime above the format's own byte.
 const zapTimeShift = 8
 
+// zapLevelsBit, above the ZapTime byte, is set by WithZapLevels.
+const zapLevelsBit Format = 1 << 16
+
 // WithZapTime returns f with the time encoding t when f is ZapJSON or
 // ZapConsole (with any time encoding); other formats are returned unchanged.
 func (f Format) WithZapTime(t ZapTime) Format {
 	if !f.isZap() {
 		return f
 	}
-	return f&0xff | Format(t)<<zapTimeShift
+	return f&(0xff|zapLevelsBit) | Format(t)<<zapTimeShift
+}
+
+// WithZapLevels returns f, when it is ZapJSON or ZapConsole, naming the
+// levels between Error and LevelFatal after zap's own levels: Error+1
+// "dpanic" and Error+2 and Error+3 "panic" (zap's DPanicLevel and
+// PanicLevel), instead of "error" as zapr's slog handler names every level
+// from Error up. Other formats are returned unchanged. The
+// controller-runtime drop-in sets it for the DPanic lines it writes where
+// zapr does; it maps records that arrive through slog as zapr does itself.
+func (f Format) WithZapLevels() Format {
+	if !f.isZap() {
+		return f
+	}
+	return f | zapLevelsBit
 }
 
 // Valid reports whether f is one of the formats: JSON, Text, Logfmt,
@@ -90,7 +108,7 @@ func (f Format) Valid() bool {
 
 func (f Format) isZap() bool {
 	b := f & 0xff
-	return (b == ZapJSON || b == ZapConsole) && f>>zapTimeShift <= Format(ZapTimeNanos)
+	return (b == ZapJSON || b == ZapConsole) && (f&^zapLevelsBit)>>zapTimeShift <= Format(ZapTimeNanos)
 }
 
 // fastZap is the Append path of both zap formats.
@@ -103,11 +121,12 @@ const zapStackKey = "stacktrace"
 type zapFmt struct {
 	console bool // ZapConsole: spaced JSON fields, string durations, capital levels
 	time    ZapTime
+	levels  bool // WithZapLevels: "dpanic" and "panic" above "error"
 }
 
 func (e *Encoder) zapFmt() zapFmt {
 	f := e.c.format
-	return zapFmt{console: f&0xff == ZapConsole, time: ZapTime(f >> zapTimeShift)}
+	return zapFmt{console: f&0xff == ZapConsole, time: ZapTime(f >> zapTimeShift & 0xff), levels: f&zapLevelsBit != 0}
 }
 
 // prepareZap opens, in pre, the namespaces of the groups added by
@@ -172,7 +191,7 @@ func (e *Encoder) appendZap(b []byte, r *slog.Record, extra []slog.Attr) []byte 
 		if len(b) > start {
 			b = append(b, '\t')
 		}
-		b = appendZapLevel(b, r.Level, true)
+		b = appendZapLevel(b, r.Level, true, z.levels)
 		if len(e.named) > 0 {
 			b = append(b, '\t')
 			b = append(b, e.named...)
@@ -200,7 +219,7 @@ func (e *Encoder) appendZap(b []byte, r *slog.Record, extra []slog.Attr) []byte 
 		return append(b, '\n')
 	}
 	b = append(b, `{"level":"`...)
-	b = appendZapLevel(b, r.Level, false)
+	b = appendZapLevel(b, r.Level, false, z.levels)
 	b = append(b, '"')
 	if !r.Time.IsZero() {
 		mark := len(b)

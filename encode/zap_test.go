@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,23 +60,40 @@ func TestZapLevelNames(t *testing.T) {
 	for _, tc := range []struct {
 		l            slog.Level
 		json, consol string
+		zapLevels    string // the JSON name WithZapLevels gives; "" when the same
 	}{
-		{-1, "debug", "DEBUG"},
-		{-2, "Level(-2)", "LEVEL(-2)"},
-		{-3, "Level(-3)", "LEVEL(-3)"},
-		{slog.LevelDebug, "Level(-4)", "LEVEL(-4)"},
-		{-300, "Level(-127)", "LEVEL(-127)"},
-		{0, "info", "INFO"},
-		{3, "info", "INFO"},
-		{slog.LevelWarn, "warn", "WARN"},
-		{slog.LevelError, "error", "ERROR"},
-		{slog.LevelError + 2, "error", "ERROR"},
-		{LevelFatal, "fatal", "FATAL"},
+		{-1, "debug", "DEBUG", ""},
+		{-2, "Level(-2)", "LEVEL(-2)", ""},
+		{-3, "Level(-3)", "LEVEL(-3)", ""},
+		{slog.LevelDebug, "Level(-4)", "LEVEL(-4)", ""},
+		{-300, "Level(-127)", "LEVEL(-127)", ""},
+		{0, "info", "INFO", ""},
+		{3, "info", "INFO", ""},
+		{slog.LevelWarn, "warn", "WARN", ""},
+		{slog.LevelError, "error", "ERROR", ""},
+		{slog.LevelError + 1, "error", "ERROR", "dpanic"},
+		{slog.LevelError + 2, "error", "ERROR", "panic"},
+		{slog.LevelError + 3, "error", "ERROR", "panic"},
+		{LevelFatal, "fatal", "FATAL", ""},
+		{LevelFatal + 5, "fatal", "FATAL", ""},
 	} {
-		r := slog.NewRecord(time.Time{}, tc.l, "m", 0)
-		assert.Equal(t, `{"level":"`+tc.json+`","msg":"m"}`+"\n", string(New(Options{Format: ZapJSON}).Append(nil, r, nil)))
-		assert.Equal(t, tc.consol+"\tm\n", string(New(Options{Format: ZapConsole}).Append(nil, r, nil)))
+		t.Run(tc.json+"/"+tc.l.String(), func(t *testing.T) {
+			r := slog.NewRecord(time.Time{}, tc.l, "m", 0)
+			assert.Equal(t, `{"level":"`+tc.json+`","msg":"m"}`+"\n", string(New(Options{Format: ZapJSON}).Append(nil, r, nil)))
+			assert.Equal(t, tc.consol+"\tm\n", string(New(Options{Format: ZapConsole}).Append(nil, r, nil)))
+			zl := tc.zapLevels
+			if zl == "" {
+				zl = tc.json
+			}
+			for _, f := range []Format{ZapJSON.WithZapLevels(), ZapJSON.WithZapTime(ZapTimeEpoch).WithZapLevels(), ZapJSON.WithZapLevels().WithZapTime(ZapTimeEpoch)} {
+				require.True(t, f.Valid())
+				assert.Equal(t, `{"level":"`+zl+`","msg":"m"}`+"\n", string(New(Options{Format: f}).Append(nil, r, nil)))
+			}
+			assert.Equal(t, strings.ToUpper(zl)+"\tm\n", string(New(Options{Format: ZapConsole.WithZapLevels()}).Append(nil, r, nil)))
+		})
 	}
+	assert.Equal(t, JSON, JSON.WithZapLevels(), "not a zap format: unchanged")
+	assert.False(t, (ZapJSON.WithZapLevels() | 1<<17).Valid())
 }
 
 // TestZapDerivation: derived encoders leave their parents unchanged, extra

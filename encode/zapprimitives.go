@@ -161,12 +161,17 @@ func appendZapTime(b []byte, t time.Time, z zapFmt) []byte {
 }
 
 // appendZapLevel writes l's zap name (lower case, or capital for the
-// console encoding), mapping slog levels as zapr's Handle does.
-func appendZapLevel(b []byte, l slog.Level, capital bool) []byte {
+// console encoding), mapping slog levels as zapr's Handle does, or with
+// zapLevels zap's DPanic and Panic levels as themselves.
+func appendZapLevel(b []byte, l slog.Level, capital, zapLevels bool) []byte {
 	var name string
 	switch {
 	case l >= LevelFatal:
 		name = "fatal"
+	case zapLevels && l >= slog.LevelError+2:
+		name = "panic"
+	case zapLevels && l == slog.LevelError+1:
+		name = "dpanic"
 	case l >= slog.LevelError:
 		name = "error"
 	case l >= slog.LevelWarn:

@@ -62,12 +62,7 @@ func (e *Encoder) appendZapAttr(b []byte, a slog.Attr, z zapFmt, groups []string
 	case slog.KindFloat64:
 		return appendZapFloat(b, v.Float64())
 	case slog.KindDuration:
-		if z.console { // StringDurationEncoder
-			b = append(b, '"')
-			b = appendDuration(b, v.Duration())
-			return append(b, '"')
-		}
-		return appendZapFloat(b, float64(v.Duration())/float64(time.Second)) // SecondsDurationEncoder
+		return appendZapDuration(b, v.Duration(), z)
 	default: // slog.KindTime
 		return appendZapTime(b, v.Time(), zapFmt{time: z.time})
 	}
@@ -80,6 +75,9 @@ func appendZapAny(b []byte, key string, x any, z zapFmt) []byte {
 	case nil:
 		b = appendZapKey(b, key, z.console)
 		return append(b, "null"...)
+	case *time.Time, *time.Duration: // Stringers that zap.Any takes as times
+		b, _ = appendZapTyped(b, key, v, z)
+		return b
 	case error:
 		return appendZapError(b, key, v, z)
 	case fmt.Stringer:
@@ -120,6 +118,9 @@ func appendZapAny(b []byte, key string, x any, z zapFmt) []byte {
 	case []bool:
 		b = appendZapKey(b, key, z.console)
 		return appendZapArray(b, v, z, appendBool)
+	}
+	if nb, ok := appendZapTyped(b, key, x, z); ok {
+		return nb
 	}
 	// zap.Reflect: encoding/json with HTML escaping off; on failure zap
 	// writes KEYError instead of the field.

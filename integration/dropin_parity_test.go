@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,9 +14,12 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/asyncbus/asyncbus/logrbridge"
@@ -72,6 +76,19 @@ func TestDropInValuesMatchControllerRuntime(t *testing.T) {
 		{"nil *corev1.Pod", func(l logr.Logger) { l.Info("m", "pod", nilPod) }},
 		{"several, then a plain value", func(l logr.Logger) {
 			l.Info("m", "t", nilTime, "s", parityPanicStringer{}, "pod", nilPod, "after", 1)
+		}},
+		// The issue's case: the console encoder writes a MarshalLog
+		// result as zap.Reflect does, compact JSON.
+		{"NamespacedName in WithValues", func(l logr.Logger) {
+			l.WithValues("req", types.NamespacedName{Name: "mc", Namespace: "default"}).Info("m", "ref", klog.KRef("", "web-0"))
+		}},
+		{"maps, slices, pointers", func(l logr.Logger) {
+			n, s := 3, "xy"
+			l.WithValues("labels", map[string]string{"b": "2", "a": "1"}, "ports", []int32{80, 443}).
+				Info("m", "n", &n, "s", &s, "none", (*int)(nil), "f32", float32(0.1), "durations", []time.Duration{time.Second})
+		}},
+		{"Kubernetes object", func(l logr.Logger) {
+			l.Info("m", "pod", &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default"}}, "meta", metav1.ObjectMeta{Name: "om"})
 		}},
 	}
 	for _, dev := range []bool{false, true} {
@@ -155,4 +172,52 @@ func TestDropInNewLeavesNothingBehind(t *testing.T) {
 	// (a closed handler stays reachable from its cleanup until that has
 	// run), which can only lower the figures. 50 kept rings are 400 MiB.
 	assert.Less(t, ourHeap, 16.0, "heap kept by dropped loggers (MiB; one ring is 8)")
+}
+
+// TestDropInMisuseMatchesZapr: an odd number of arguments, a non-string
+// key or a zap.Field in a key's place gives zapr's DPanic line, then the
+// record with the pairs before the bad argument, in Info, Error and
+// WithValues, in both modes. controller-runtime's development mode panics
+// after the DPanic line; the drop-in goes on (its package doc says why),
+// and what it writes next is what zapr logs after a DPanic that returns.
+func TestDropInMisuseMatchesZapr(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		kv    []any
+		panic string
+	}{
+		{"odd", []any{"a", 1, "dangling"}, "odd number of arguments passed as key-value pairs for logging"},
+		{"non-string key", []any{"a", 1, 42, "v", "b", 2}, "non-string key argument passed to logging, ignoring all later arguments"},
+		{"nil key", []any{nil, "v"}, "non-string key argument passed to logging, ignoring all later arguments"},
+		{"object as the ignored key", []any{"a", 1, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}}, "odd number of arguments passed as key-value pairs for logging"},
+		{"zap.Field", []any{"a", 1, zap.String("k", "v"), "b", 2}, "strongly-typed Zap Field passed to logr"},
+	} {
+		for _, dev := range []bool{false, true} {
+			for _, kind := range []int{opInfo, opError, opValues} {
+				ops := []dropinOp{{kind: opName, name: "ctrl"}, {kind: kind, msg: "m", err: errors.New("e"), kv: tc.kv}}
+				if kind == opValues {
+					ops = append(ops, dropinOp{kind: opInfo, msg: "after"})
+				}
+				t.Run(fmt.Sprintf("%s/dev=%v/%s", tc.name, dev, ops[1]), func(t *testing.T) {
+					var want, got bytes.Buffer
+					crl := crzap.New(crzap.UseDevMode(dev), crzap.WriteTo(&want))
+					ourl := ourzap.New(ourzap.UseDevMode(dev), ourzap.WriteTo(&got))
+					var panics [2][]string
+					for i, l := range []logr.Logger{crl, ourl} {
+						panics[i] = runDropinOps(l, ops) // one call site: the stack traces match
+					}
+					require.NoError(t, logrbridge.Close(ourl))
+					if dev {
+						assert.Equal(t, []string{tc.panic}, panics[0], "controller-runtime panics")
+					} else {
+						assert.Empty(t, panics[0])
+					}
+					assert.Empty(t, panics[1], "the drop-in does not panic")
+					level := map[bool]string{false: `{"level":"dpanic",`, true: "\tDPANIC\tctrl\t" + tc.panic}[dev]
+					assert.Contains(t, got.String(), level)
+					assert.Equal(t, normalize(want.String()), normalize(got.String()))
+				})
+			}
+		}
+	}
 }

@@ -31,9 +31,13 @@ const (
 // values, V levels, errors, nested values, Kubernetes objects, text that
 // needs escaping).
 // %s is the zap package's import path: the only difference between the
-// two builds. With -exit=fail it logs the scaffold's "unable to start
-// manager" error and calls os.Exit(1); with -exit=flush it flushes the
-// delegating ctrl.Log through logrbridge.Flush before returning.
+// two builds. main defers logrbridge.Flush(ctrl.Log) right after
+// SetLogger, the line the drop-in's package doc prints as required (with
+// controller-runtime's zap it does nothing). With -exit=fail it logs the
+// scaffold's "unable to start manager" error and calls os.Exit(1), which
+// runs no deferred call; -exit=exit0 logs a few lines and calls
+// os.Exit(0); -exit=shutdown logs as a busy manager stopping does and
+// returns; -exit=values logs every kind of value and returns.
 const scaffoldMain = `package main
 
 import (
@@ -76,7 +80,7 @@ func (p phase) String() string { return "phase:" + string(p) }
 
 func main() {
 	var exit string
-	flag.StringVar(&exit, "exit", "return", "return, flush, fail or shutdown")
+	flag.StringVar(&exit, "exit", "return", "return, values, fail, exit0 or shutdown")
 	opts := zap.Options{
 		Development: true,
 	}
@@ -84,17 +88,18 @@ func main() {
 	flag.Parse()
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	defer logrbridge.Flush(ctrl.Log) // write every line before main returns
 	setupLog := ctrl.Log.WithName("setup")
 
 	switch exit {
 	case "shutdown":
-		// A manager shutting down: its workers log a few lines each at
-		// once, then main logs its last line and returns.
+		// A busy manager shutting down: its workers log at once, then
+		// the manager logs that it is done and main returns.
 		log := ctrl.Log.WithName("manager")
 		var wg sync.WaitGroup
 		for g := range 8 {
 			wg.Go(func() {
-				for i := range 5 {
+				for i := range 2500 {
 					log.Info("worker stopped", "worker", g, "i", i)
 				}
 			})
@@ -102,14 +107,18 @@ func main() {
 		wg.Wait()
 		log.Info("Wait completed, proceeding to shutdown the manager")
 		return
-	case "return", "fail":
+	case "return", "fail", "exit0":
 		// The scaffold's own lines, nothing else.
 		setupLog.Info("starting manager")
 		setupLog.Info("serving metrics", "addr", ":8080")
 		ctrl.Log.WithName("controller").Info("starting workers", "count", 2)
-		if exit == "fail" {
+		switch exit {
+		case "fail":
 			setupLog.Error(errors.New("no kubeconfig"), "unable to start manager")
 			os.Exit(1)
+		case "exit0":
+			setupLog.Info("stopping")
+			os.Exit(0)
 		}
 		setupLog.Info("stopping")
 		return
@@ -131,7 +140,6 @@ func main() {
 	setupLog.Error(verboseErr{"verbose"}, "formatted error", "cause", verboseErr{"cause"})
 	setupLog.WithValues("path", "C:\\tmp\\x").Info("quote \"and\" newline\n\ttab", "ctl", "\x01\x7f", "utf8", "héllo \u2028")
 	ctrl.Log.Info("no name", "neg", -1.5e-9, "big", 1e21)
-	_ = logrbridge.Flush(ctrl.Log)
 }
 `
 
@@ -284,7 +292,7 @@ func TestScaffoldOutputMatchesControllerRuntime(t *testing.T) {
 		{"-zap-devel=false", "--zap-stacktrace-level=panic"},
 	} {
 		t.Run(strings.Join(append([]string{"args"}, args...), " "), func(t *testing.T) {
-			args := append([]string{"-exit=flush"}, args...)
+			args := append([]string{"-exit=values"}, args...)
 			want, wantCode := runScaffold(t, cr, args...)
 			got, gotCode := runScaffold(t, ours, args...)
 			require.Equal(t, wantCode, gotCode)
@@ -294,61 +302,94 @@ func TestScaffoldOutputMatchesControllerRuntime(t *testing.T) {
 	}
 }
 
-// TestScaffoldKeepsEveryLineAtExit runs the unchanged scaffold main built
-// with the drop-in 20 times returning normally from main and 20 times
-// calling os.Exit(1) after logging an error, and 20 times shutting down as
-// a manager does (8 goroutines log at once, then main logs a last line and
-// returns): every line must be in the output every time, as it is with
-// controller-runtime's zap. (The drop-in
-// writes Error records before Error returns; keeping the Info lines of a
-// program that returns without flushing needs the handler to write through
-// when its drainer is idle.)
+// TestScaffoldKeepsEveryLineAtExit runs the scaffold main built with the
+// drop-in 20 times for each way a program ends, and requires every line
+// in the output every time, as controller-runtime's zap keeps them:
+// returning from main and a busy manager's shutdown (8 goroutines log
+// 2,500 lines each at once, then main logs a last line and returns), both
+// through the deferred logrbridge.Flush(ctrl.Log); os.Exit(1) after the
+// scaffold's error, which runs no deferred call (the drop-in writes Error
+// records before Error returns); and os.Exit(0) after a few lines, which
+// the drop-in keeps because the handler writes through while its drainer
+// is idle.
 func TestScaffoldKeepsEveryLineAtExit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two controller-runtime programs")
 	}
+	// The scaffold's setup is the drop-in's package doc's, line for line.
+	doc, err := os.ReadFile(filepath.Join("..", "logrbridge", "zap", "zap.go"))
+	require.NoError(t, err)
+	setup := []string{"ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))", "defer logrbridge.Flush(ctrl.Log) // write every line before main returns"}
+	require.Contains(t, string(doc), "\n//\t"+strings.Join(setup, "\n//\t")+"\n", "the package doc")
+	require.Contains(t, scaffoldMain, "\n\t"+strings.Join(setup, "\n\t")+"\n", "the scaffold")
 	cr, ours := buildScaffolds(t)
+	scaffold := []string{`"msg":"starting manager"`, `"msg":"serving metrics"`, `"msg":"starting workers"`}
 	for _, tc := range []struct {
 		exit  string
+		args  []string // production JSON, or the scaffold's default development mode
 		code  int
 		lines []string
 	}{
-		{"return", 0, []string{`"msg":"starting manager"`, `"msg":"serving metrics"`, `"msg":"starting workers"`, `"msg":"stopping"`}},
-		{"fail", 1, []string{`"msg":"starting manager"`, `"msg":"serving metrics"`, `"msg":"starting workers"`, `"msg":"unable to start manager"`}},
-		{"shutdown", 0, shutdownLines()},
+		{"return", []string{"-zap-devel=false"}, 0, append(scaffold, `"msg":"stopping"`)},
+		{"fail", []string{"-zap-devel=false"}, 1, append(scaffold, `"msg":"unable to start manager"`)},
+		{"exit0", []string{"-zap-devel=false"}, 0, append(scaffold, `"msg":"stopping"`)},
+		// Development mode: production zap samples a message repeated
+		// 20,000 times a second, dropping most of controller-runtime's.
+		{"shutdown", nil, 0, []string{"\tWait completed, proceeding to shutdown the manager\n"}},
 	} {
 		t.Run(tc.exit, func(t *testing.T) {
-			// The reference keeps them: the test checks what a user expects.
-			out, code := runScaffold(t, cr, "-exit="+tc.exit, "-zap-devel=false")
-			require.Equal(t, tc.code, code)
-			for _, l := range tc.lines {
-				require.Contains(t, out, l, "controller-runtime")
-			}
-			var missing []string
-			for run := range 20 {
-				out, code := runScaffold(t, ours, "-exit="+tc.exit, "-zap-devel=false")
-				require.Equal(t, tc.code, code, out)
+			args := append([]string{"-exit=" + tc.exit}, tc.args...)
+			check := func(out string) (missing []string) {
 				for _, l := range tc.lines {
 					if !strings.Contains(out, l) {
-						missing = append(missing, fmt.Sprintf("run %d: %s", run, l))
+						missing = append(missing, l)
 					}
 				}
+				if tc.exit == "shutdown" {
+					missing = append(missing, missingWorkerLines(out)...)
+				}
+				return missing
 			}
-			assert.Empty(t, missing, "lines lost at exit (%d of %d)", len(missing), 20*len(tc.lines))
+			// The reference keeps them: the test checks what a user expects.
+			out, code := runScaffold(t, cr, args...)
+			require.Equal(t, tc.code, code)
+			require.Empty(t, check(out), "controller-runtime")
+			var missing []string
+			for run := range 20 {
+				out, code := runScaffold(t, ours, args...)
+				require.Equal(t, tc.code, code, out)
+				for _, l := range check(out) {
+					missing = append(missing, fmt.Sprintf("run %d: %s", run, l))
+				}
+			}
+			assert.Empty(t, missing, "lines lost at exit (%d)", len(missing))
 		})
 	}
 }
 
-// shutdownLines are the lines of the scaffold's -exit=shutdown: 8 workers'
-// 5 lines each, logged at once, and main's last line.
-func shutdownLines() []string {
-	var lines []string
-	for g := range 8 {
-		for i := range 5 {
-			lines = append(lines, fmt.Sprintf(`"worker":%d,"i":%d}`, g, i))
+// workerLine is a worker's line of -exit=shutdown in the console layout.
+var workerLine = regexp.MustCompile(`\tmanager\tworker stopped\t\{"worker": (\d+), "i": (\d+)\}\n`)
+
+// missingWorkerLines lists the lines of -exit=shutdown's 8 workers, 2,500
+// each, that out lacks (each line once: a duplicate counts as missing).
+func missingWorkerLines(out string) []string {
+	const workers, each = 8, 2500
+	seen := make(map[string]int, workers*each)
+	for _, m := range workerLine.FindAllStringSubmatch(out, -1) {
+		seen[m[1]+"/"+m[2]]++
+	}
+	var missing []string
+	for g := range workers {
+		for i := range each {
+			if k := fmt.Sprintf("%d/%d", g, i); seen[k] != 1 {
+				missing = append(missing, fmt.Sprintf("worker %d line %d seen %d times", g, i, seen[k]))
+			}
 		}
 	}
-	return append(lines, `"msg":"Wait completed, proceeding to shutdown the manager"`)
+	if len(missing) > 5 {
+		missing = append(missing[:5], fmt.Sprintf("and %d more", len(missing)-5))
+	}
+	return missing
 }
 
 // TestFlushThroughDelegatingLogger: logrbridge.Flush(ctrl.Log) reaches the

@@ -38,7 +38,9 @@
 //     (configurable), before every WithValues pair.
 //   - Keys and values: a non-string key is rendered with fmt.Sprint; a final
 //     key without a value gets the value "(MISSING)" (klog's rendering); the
-//     pairs that follow a bad key are kept.
+//     pairs that follow a bad key are kept. [Zapr] follows zapr instead: a
+//     line at level Error+1 (zap's DPanic) reports the bad key, and the
+//     record keeps only the pairs before it.
 //   - Values: logr.Marshaler is applied first (once: a MarshalLog returning
 //     another Marshaler is not applied again), then slog.LogValuer is
 //     resolved, then fmt.Stringer and error are turned into strings. A

@@ -137,7 +137,23 @@ func FieldConverter(fn func(key string, v any) (slog.Attr, bool)) Option {
 //     does not guard against nil) as "<nil>"; any other panic gives
 //     KEY+"Error" with "PANIC=<panic>" in place of the pair. With
 //     [KeepErrors], errors are handed over as errors and the handler
-//     renders them (the zap encodings follow the same rules).
+//     renders them (the zap encodings follow the same rules);
+//   - logr misuse writes zapr's DPanic line first, at level Error+1 with
+//     the call's pc and, when the [StackTraces] level allows, a stack
+//     trace: an odd number of arguments ("odd number of arguments passed
+//     as key-value pairs for logging", the last under "ignored key"), a
+//     key that is not a string ("non-string key argument passed to
+//     logging, ignoring all later arguments", under "invalid key") or a
+//     zap.Field in a key's place; the record keeps the pairs before the
+//     bad argument. In WithValues the line goes to the parent's handler.
+//     Nothing panics;
+//   - values reach the handler as zap.Any sees them: a MarshalLog result
+//     as it is (no name/namespace group), a float32 as the float64 with
+//     its shortest digits, a ("", nil) pair as "":null, and pointers to
+//     times and durations as they are (not their String);
+//   - an empty WithName changes nothing, as with zap's Named, and slog
+//     records at Error+1 to Error+3 are at Error, as zapr's slog handler
+//     maps them.
 //
 // Default false.
 func Zapr(on bool) Option { return func(c *config) { c.zapr = on } }
@@ -286,10 +302,16 @@ const callerSkip = 3
 const maxStack = stack.MaxFrames
 
 func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
+	var misuse zaprMisuse
+	if s.cfg.zapr {
+		kv, misuse = s.cfg.zaprArgs(kv)
+	}
+	// runtime.Callers is called here, not through callSite: one frame
+	// fewer to walk on every call.
 	var pc uintptr
 	var stack string
 	skip := max(callerSkip+s.infoDepth+s.depth, 0)
-	if s.cfg.stackLevel != nil && level >= s.cfg.stackLevel.Level() {
+	if s.stackAt(level) || misuse.msg != "" && s.stackAt(zapDPanicLevel) {
 		var pcs [maxStack]uintptr
 		n := runtime.Callers(skip, pcs[:])
 		if n > 0 {
@@ -301,6 +323,9 @@ func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 		runtime.Callers(skip, pcs[:])
 		pc = pcs[0]
 	}
+	if misuse.msg != "" {
+		s.writeMisuse(s.h, misuse, pc, stack) // zapr writes it first
+	}
 	r := slog.NewRecord(time.Now(), level, msg, pc)
 	if err != nil && !s.cfg.errorLast {
 		r.AddAttrs(s.cfg.errorAttr(err))
@@ -309,7 +334,7 @@ func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 	if err != nil && s.cfg.errorLast {
 		r.AddAttrs(s.cfg.errorAttr(err))
 	}
-	if stack != "" {
+	if stack != "" && s.stackAt(level) {
 		r.AddAttrs(slog.String(s.cfg.stackKey, stack))
 	}
 	if herr := s.h.Handle(context.Background(), r); herr != nil && s.cfg.onError != nil {
@@ -334,7 +359,19 @@ func (c *config) errorAttr(err error) slog.Attr {
 
 // WithValues implements logr.LogSink. The values are converted and handed to
 // the handler's WithAttrs once; the parent is not changed.
+// In Zapr mode, misuse writes zapr's DPanic line through the parent's
+// handler, and the pairs from the bad argument on are dropped, as zapr does.
 func (s *sink) WithValues(keysAndValues ...any) logr.LogSink {
+	if s.cfg.zapr {
+		var misuse zaprMisuse
+		keysAndValues, misuse = s.cfg.zaprArgs(keysAndValues)
+		if misuse.msg != "" {
+			// One frame fewer than log's: WithValues calls callSite itself.
+			pc, stack := s.callSite(max(callerSkip-1+s.infoDepth+s.depth, 0), s.stackAt(zapDPanicLevel))
+			s.writeMisuse(s.h, misuse, pc, stack)
+			runtime.KeepAlive(s) // as in log
+		}
+	}
 	if len(keysAndValues) == 0 {
 		return s
 	}
@@ -348,8 +385,12 @@ func (s *sink) withAttrs(attrs []slog.Attr) *sink {
 	return &c
 }
 
-// WithName implements logr.LogSink: names join with the separator.
+// WithName implements logr.LogSink: names join with the separator. In
+// Zapr mode an empty name changes nothing, as with zap's Named.
 func (s *sink) WithName(name string) logr.LogSink {
+	if name == "" && s.cfg.zapr {
+		return s
+	}
 	c := *s
 	if s.name == "" {
 		c.name = name
@@ -392,10 +433,13 @@ func (s *sink) WithCallDepth(depth int) logr.LogSink {
 // and their PC; the handler's Enabled is consulted because logr's slog adapter
 // reports every Error-or-above record as enabled.
 func (s *sink) Handle(ctx context.Context, r slog.Record) error {
+	if s.cfg.zapr {
+		r.Level = zaprLevel(r.Level)
+	}
 	if !s.h.Enabled(ctx, r.Level) {
 		return nil
 	}
-	if s.cfg.stackLevel != nil && r.Level >= s.cfg.stackLevel.Level() {
+	if s.stackAt(r.Level) {
 		r = r.Clone() // we add an attribute; the caller's record may share its backing array
 		r.AddAttrs(slog.String(s.cfg.stackKey, stackFrom(r.PC)))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -59,8 +60,8 @@ func keyString(k any) string {
 // path and allocate nothing. The key changes only in [Zapr] mode, where a
 // panicking method gives key+"Error" as zapr and zap write it.
 func (c *config) attr(key string, v any) slog.Attr {
-	if val, ok := plainValue(v); ok {
-		return slog.Attr{Key: key, Value: val}
+	if a, ok := c.plainAttr(key, v); ok {
+		return a
 	}
 	if c.convert != nil {
 		if a, ok := safeConvert(c.convert, key, v); ok {
@@ -81,37 +82,46 @@ func (c *config) attr(key string, v any) slog.Attr {
 			}
 			return slog.String(key, panicString(p))
 		}
-		if val, ok := plainValue(v); ok {
-			return slog.Attr{Key: key, Value: val}
+		if a, ok := c.plainAttr(key, v); ok {
+			return a
 		}
 		marshaled = true
 	}
 	if c.keepErrors {
 		if err, ok := v.(error); ok {
-			if _, lv := v.(slog.LogValuer); !lv {
+			if _, lv := v.(slog.LogValuer); !lv || c.zapr && marshaled {
 				return slog.Any(key, err)
 			}
 		}
 	}
 	if c.zapr {
-		// zap.Any's order: an error is an error even when it is a Stringer.
+		// zapr resolves a LogValuer but not one that MarshalLog returned;
+		// then zap.Any's order: times through pointers before Stringers
+		// (the handler writes them), an error is an error even when it is
+		// a Stringer, and a MarshalLog result is never a kubeRef group.
 		switch x := v.(type) {
 		case slog.LogValuer:
-			return slog.Attr{Key: key, Value: safeLogValue(x)}
+			if !marshaled {
+				return slog.Attr{Key: key, Value: safeLogValue(x)}
+			}
+		case *time.Time, *time.Duration:
+			return slog.Any(key, v)
+		}
+		switch x := v.(type) {
 		case error:
 			return zapTextAttr(key, x)
 		case fmt.Stringer:
 			return zapTextAttr(key, x)
 		}
-	} else {
-		switch x := v.(type) {
-		case slog.LogValuer:
-			return slog.Attr{Key: key, Value: safeLogValue(x)}
-		case fmt.Stringer:
-			return slog.String(key, safeString(x))
-		case error:
-			return slog.String(key, safeError(x))
-		}
+		return slog.Any(key, v)
+	}
+	switch x := v.(type) {
+	case slog.LogValuer:
+		return slog.Attr{Key: key, Value: safeLogValue(x)}
+	case fmt.Stringer:
+		return slog.String(key, safeString(x))
+	case error:
+		return slog.String(key, safeError(x))
 	}
 	if marshaled {
 		if ref, ok := kubeRef(v); ok {
@@ -119,6 +129,39 @@ func (c *config) attr(key string, v any) slog.Attr {
 		}
 	}
 	return slog.Any(key, v)
+}
+
+// plainAttr is plainValue's attribute, except that in Zapr mode a float32
+// becomes the float64 with the same shortest decimal digits, which zap
+// writes as it writes the float32 (0.1, not 0.10000000149011612).
+func (c *config) plainAttr(key string, v any) (slog.Attr, bool) {
+	val, ok := plainValue(v)
+	if !ok {
+		return slog.Attr{}, false
+	}
+	if c.zapr && v == nil && key == "" {
+		// zap writes "":null; the zero Attr would be skipped.
+		return slog.Any("", (*nullValue)(nil)), true
+	}
+	if c.zapr && val.Kind() == slog.KindFloat64 {
+		if f, ok := v.(float32); ok {
+			val = slog.Float64Value(float32Digits(f))
+		}
+	}
+	return slog.Attr{Key: key, Value: val}, true
+}
+
+// nullValue is a nil pointer that encoding/json writes as null.
+type nullValue struct{}
+
+// float32Digits is the float64 nearest to f's shortest decimal form.
+func float32Digits(f float32) float64 {
+	var buf [32]byte
+	f64, err := strconv.ParseFloat(string(strconv.AppendFloat(buf[:0], float64(f), 'g', -1, 32)), 64)
+	if err != nil { // not reached: the form parses, NaN and infinities too
+		return float64(f)
+	}
+	return f64
 }
 
 // plainValue handles the types slog has a Kind for, without boxing again.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -168,5 +169,125 @@ func TestFieldConverter(t *testing.T) {
 				assert.True(t, strings.HasSuffix(strings.TrimSpace(buf.String()), `"msg":"m",`+tc.want+`}`), "%s: %s", via, buf.String())
 			}
 		})
+	}
+}
+
+func TestZaprMisuseWritesDPanicLine(t *testing.T) {
+	const (
+		odd       = "odd number of arguments passed as key-value pairs for logging"
+		nonString = "non-string key argument passed to logging, ignoring all later arguments"
+	)
+	for _, tc := range []struct {
+		name     string
+		kv       []any
+		misuse   map[string]any // the DPanic line's message and attribute
+		kept     map[string]any // the record's pairs
+		notKept  []string
+		stackLvl slog.Level
+	}{
+		{"odd", []any{"a", 1, "dangling"}, map[string]any{"msg": odd, "ignored key": "dangling"}, map[string]any{"a": 1.0}, []string{"dangling"}, 100},
+		{"odd alone", []any{"dangling"}, map[string]any{"msg": odd, "ignored key": "dangling"}, nil, []string{"dangling"}, 100},
+		{"non-string key", []any{"a", 1, 42, "v", "b", 2}, map[string]any{"msg": nonString, "invalid key": 42.0}, map[string]any{"a": 1.0}, []string{"b", "42"}, 100},
+		{"nil key", []any{nil, "v"}, map[string]any{"msg": nonString, "invalid key": nil}, nil, []string{"<nil>"}, 100},
+		{"key rendered as a value", []any{stringerOnly{"k"}, 1}, map[string]any{"msg": nonString, "invalid key": "S:k"}, nil, nil, 100},
+		{"stack trace at the DPanic level", []any{"dangling"}, map[string]any{"msg": odd, "ignored key": "dangling"}, nil, nil, zapDPanicLevel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, via := range []string{"Info", "Error", "WithValues"} {
+				h, buf := jsonHandler(slog.LevelInfo)
+				l := NewLogger(h, Zapr(true), StackTraces(tc.stackLvl)).WithName("n")
+				file, line := here()
+				switch via {
+				case "Info":
+					l.Info("m", tc.kv...)
+				case "Error":
+					l.Error(errors.New("e"), "m", tc.kv...)
+				default:
+					l.WithValues(tc.kv...).Info("m")
+				}
+				ls := lines(t, buf.String())
+				require.Len(t, ls, 2, "%s: the DPanic line, then the record: %s", via, buf.String())
+				dp, rec := ls[0], ls[1]
+				assert.Equal(t, "ERROR+1", dp["level"], via)
+				assert.Equal(t, "n", dp["logger"], via)
+				for k, v := range tc.misuse {
+					assert.Equal(t, v, dp[k], "%s: %s", via, k)
+				}
+				f, n := sourceOf(t, dp)
+				assert.Equal(t, file, f, via)
+				assert.Equal(t, line+2+map[string]int{"Info": 1, "Error": 3, "WithValues": 5}[via], n, via)
+				if tc.stackLvl == zapDPanicLevel {
+					assert.Contains(t, dp["stacktrace"], "TestZaprMisuseWritesDPanicLine", via)
+					assert.NotContains(t, dp["stacktrace"], "logrbridge.(*sink)", via)
+				} else {
+					assert.NotContains(t, dp, "stacktrace", via)
+				}
+				assert.Equal(t, "m", rec["msg"], via)
+				for k, v := range tc.kept {
+					assert.Equal(t, v, rec[k], "%s: %s", via, k)
+				}
+				for _, k := range tc.notKept {
+					assert.NotContains(t, rec, k, via)
+				}
+				if via == "Error" {
+					assert.Equal(t, "e", rec["error"], "the error is kept")
+				}
+			}
+		})
+	}
+}
+
+func TestZaprMisuseRespectsLevels(t *testing.T) {
+	h, buf := jsonHandler(slog.LevelError + 2)
+	NewLogger(h, Zapr(true)).Error(nil, "m", "dangling")
+	assert.Empty(t, buf.String(), "neither line enabled")
+
+	h, buf = jsonHandler(slog.LevelError)
+	NewLogger(h, Zapr(true)).V(1).Info("m", "dangling")
+	assert.Empty(t, buf.String(), "no DPanic line for a disabled record, as zapr checks first")
+
+	h, buf = jsonHandler(slog.LevelInfo)
+	NewLogger(h).Info("m", 42, "x", "dangling")
+	m := one(t, buf.String())
+	assert.Equal(t, "x", m["42"], "without Zapr the pairs are kept")
+	assert.Equal(t, MissingValue, m["dangling"])
+}
+
+func TestZaprMapsSlogLevelsAsZapr(t *testing.T) {
+	for _, tc := range []struct {
+		in, want slog.Level
+	}{
+		{slog.LevelWarn + 1, slog.LevelWarn + 1},
+		{slog.LevelError, slog.LevelError},
+		{slog.LevelError + 1, slog.LevelError},
+		{slog.LevelError + 3, slog.LevelError},
+		{slog.LevelError + 4, slog.LevelError + 4},
+	} {
+		h, buf := jsonHandler(slog.LevelInfo)
+		slog.New(logr.ToSlogHandler(NewLogger(h, Zapr(true)))).Log(t.Context(), tc.in, "m")
+		assert.Equal(t, tc.want.String(), one(t, buf.String())["level"], tc.in.String())
+	}
+}
+
+func TestZaprValueKinds(t *testing.T) {
+	h, buf := jsonHandler(slog.LevelInfo)
+	l := NewLogger(h, Zapr(true))
+	l.WithName("").WithName("a").WithName("").Info("m", "f32", float32(0.1), "", nil)
+	out := buf.String()
+	assert.Contains(t, out, `"logger":"a",`, "an empty name changes nothing")
+	assert.Contains(t, out, `"f32":0.1,`, "float32 digits")
+	assert.Contains(t, out, `"":null}`, `("", nil) is written`)
+
+	// A text handler shows whether the MarshalLog result became a group.
+	for _, tc := range []struct {
+		zapr bool
+		want string
+	}{
+		{false, "ref.name=n ref.namespace=ns"},
+		{true, `ref="{Name:n Namespace:ns}"`},
+	} {
+		var b strings.Builder
+		NewLogger(slog.NewTextHandler(&b, nil), Zapr(tc.zapr)).Info("m", "ref", namespacedName{Name: "n", Namespace: "ns"})
+		assert.Contains(t, b.String(), tc.want, "zapr=%v: a MarshalLog result is the value zap.Any gets", tc.zapr)
 	}
 }

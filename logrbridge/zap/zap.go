@@ -1,23 +1,46 @@
 // Package zap is a drop-in replacement for
 // sigs.k8s.io/controller-runtime/pkg/log/zap backed by an asyncbus handler:
-// a kubebuilder scaffold builds and runs unchanged when only its import
-// path changes,
+// a kubebuilder scaffold builds and runs when its import path changes and
+// main gains one line, the deferred Flush (required: see Exit):
 //
-//	import "github.com/asyncbus/asyncbus/logrbridge/zap"
+//	import (
+//		"github.com/asyncbus/asyncbus/logrbridge"
+//		"github.com/asyncbus/asyncbus/logrbridge/zap"
+//	)
 //
 //	opts := zap.Options{Development: true}
 //	opts.BindFlags(flag.CommandLine)
 //	flag.Parse()
 //	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+//	defer logrbridge.Flush(ctrl.Log) // write every line before main returns
 //
-// and its output is controller-runtime's (zap's production JSON or
+// Its output is controller-runtime's (zap's production JSON or
 // development console layout, zap's level names, every --zap-* flag), apart
 // from timestamps and callers. Values follow zapr's and zap's rules (see
 // logrbridge.Zapr): a String or Error method called on a nil pointer gives
 // "<nil>", one that panics otherwise (or a panicking MarshalLog) KEY+"Error"
 // with "PANIC=…", V levels above 127 are V(127), and a nil Kubernetes
 // object in production is {} with KEY+"Error" "got nil for runtime.Object".
-// The package does not import go.uber.org/zap.
+// Misuse gives zapr's DPanic line: an odd number of key/value arguments
+// ("ignored key"), a key that is not a string ("invalid key"; the later
+// arguments are dropped) or a zap.Field in a key's place, at level dpanic
+// with a stack trace, before the record. The package does not import
+// go.uber.org/zap.
+//
+// # Exit
+//
+// Lines are written by a goroutine of their own, so a program that
+// returns from main must flush first: the deferred
+// logrbridge.Flush(ctrl.Log) above, which reaches the handler through
+// controller-runtime's delegating ctrl.Log. Without it, a manager that
+// logs busily until it stops loses its last lines (thousands of 20,001
+// in the scaffold test, where 8 goroutines log 2,500 lines each). Records at Error and above are written before Error
+// returns, so the scaffold's error before os.Exit(1), which runs no
+// deferred call, is kept; so are the lines of a program that logs little
+// (the handler writes through while it is idle). Nothing can flush
+// automatically: Go runs no code when main returns, and the signal
+// context that stops the manager belongs to controller-runtime, which
+// this module does not import.
 //
 // Each New starts an asyncbus handler: a drainer goroutine and asyncbus's
 // 8 MiB ring. Like a dropped controller-runtime logger, which leaves
@@ -41,17 +64,19 @@
 //   - Nothing is sampled: production zap keeps the first 100 lines per
 //     second with the same message and then every 100th; asyncbus keeps them
 //     all and handles overload with its own policy (see asyncbus.Options).
-//   - Development mode does not panic on logr misuse (an odd number of
-//     key/value arguments, a non-string key): zapr logs a DPanic line and
-//     drops the rest; logrbridge keeps the pairs (see package logrbridge).
+//   - Development mode does not panic on logr misuse: controller-runtime
+//     sets zap.Development, so its DPanic line is followed by a panic that
+//     ends the program; the drop-in writes the same line and then the
+//     record with the pairs zapr keeps, as in production. A log call must
+//     not take a program down, and the DPanic line keeps the misuse
+//     visible.
 //   - In production, Kubernetes objects given to WithValues are written as
 //     {apiVersion, kind, namespace, name} like those of the log call;
 //     controller-runtime's encoder converts only the log call's fields
-//     and writes objects from WithValues in full (their String()).
-//   - Records at Error and above are written to the output before Error
-//     returns, so the error logged before os.Exit(1) is kept. Call
-//     logrbridge.Flush or logrbridge.Close (they work through ctrl.Log) to
-//     write the rest before exiting.
+//     and writes objects from WithValues in full (their String()). An
+//     object under the empty key "" has its fields written in place of
+//     the key rather than under "".
+//   - The exit: see Exit above.
 package zap
 
 import (
@@ -147,7 +172,8 @@ func (e *encoding) format() (encode.Format, string) {
 	if e.console {
 		f = encode.ZapConsole
 	}
-	return f.WithZapTime(e.cfg.EncodeTime.enc), e.cfg.EncodeTime.layout
+	// WithZapLevels: the DPanic lines of logr misuse are named "dpanic".
+	return f.WithZapTime(e.cfg.EncodeTime.enc).WithZapLevels(), e.cfg.EncodeTime.layout
 }
 
 // NewEncoderFunc makes an Encoding from config options.
