@@ -1,9 +1,7 @@
 package bus
 
 import (
-	"errors"
 	"sync/atomic"
-	"syscall"
 )
 
 // wtAllow applies the write-through rate limit (a burst of
@@ -22,9 +20,8 @@ func (b *Bus) wtAllow() bool { return b.wtLimit.allow(b.nanotime()) }
 // the wrappers are taken off, so that one failure is one distinct error to
 // the rate limit, and one report.
 func (b *Bus) reportWriteThrough(err error) {
-	var errno syscall.Errno
-	if b.sink == sinkWritev && errors.As(err, &errno) {
-		err = errno // under *fs.PathError (files), *net.OpError (sockets), ...
+	if b.sink == sinkWritev {
+		err = bareErrno(err) // under *fs.PathError (files), *net.OpError (sockets), ...
 	}
 	if b.onError != nil {
 		b.wtErr.Store(&err) // atomic: the drainer swaps it out; a later error replaces an unreported one
