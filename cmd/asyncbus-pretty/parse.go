@@ -27,7 +27,7 @@ func (p *parser) parse(r *record, line string) bool {
 	}
 	var ok bool
 	switch c := s[0]; {
-	case c == '{' || c == ' ' || c == '\t':
+	case strings.TrimLeft(s, " \t")[0] == '{':
 		ok = p.parseJSON(r, s)
 	case c == 'I' || c == 'W' || c == 'E' || c == 'F':
 		ok = p.parseKlog(r, s)

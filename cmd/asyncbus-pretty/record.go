@@ -99,7 +99,7 @@ func (p *parser) field(r *record, key string, v scalar) {
 			}
 		}
 	case "logger":
-		if r.logger == "" && v.text != "" {
+		if r.logger == "" { // funcr writes "logger":"" for the unnamed logger
 			r.logger = v.text
 			return
 		}
