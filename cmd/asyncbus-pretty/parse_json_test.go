@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
@@ -68,5 +69,40 @@ func TestParseJSONGrammar(t *testing.T) {
 		{"mismatched brackets", `{"msg":"m","a":[{"b":1]}`, nil},
 		{"two objects", `{"msg":"m"}{"msg":"n"}`, nil},
 		{"not an object", `["msg"]`, nil},
+	})
+}
+
+// peerTime is the time of benchmarks/pretty's lines.
+var peerTime = utcTime("2026-12-01T12:34:56.789Z")
+
+func TestParseJSONZap(t *testing.T) {
+	stack := "example.com/app.run\n\t/src/app/main.go:42\nmain.main\n\t/src/app/main.go:12"
+	src := func(line string) string { return "pretty/peers_test.go:" + line }
+	runPeerCases(t, "zap", map[string]*parsed{
+		"zap info":    {time: peerTime, level: "INFO", logger: "api", source: src("70"), msg: "request served", attrs: []string{"path=/v1/items", "status=200", "took=1.5"}},
+		"zap debug":   {time: peerTime, level: "DEBUG", logger: "api", source: src("71"), msg: "cache lookup", attrs: []string{`keys=["a","b"]`, "req.id=r-1"}},
+		"zap warn":    {time: peerTime, level: "WARN", logger: "api", source: src("72"), msg: "slow", attrs: []string{"retry=true"}},
+		"zap error":   {time: peerTime, level: "ERROR", logger: "api", source: src("73"), msg: "write failed", attrs: []string{"error=disk full", "stacktrace=" + stack}},
+		"zap dpanic":  {time: peerTime, level: "ERROR", logger: "api", source: src("74"), msg: "invariant broken", attrs: []string{"level=dpanic", "stacktrace=" + stack}},
+		"zap iso8601": {time: peerTime, level: "INFO", source: src("77"), msg: "iso time"},
+		"zap millis":  {time: peerTime, level: "INFO", source: src("80"), msg: "millis time"},
+		"zapr info":   {time: peerTime, level: "INFO", logger: "ctrl", source: src("82"), msg: "reconciled", attrs: []string{"pod=web-1"}},
+		"zapr V(1)":   {time: peerTime, level: "DEBUG", source: src("83"), msg: "verbose"},
+		"zapr error":  {time: peerTime, level: "ERROR", source: src("84"), msg: "sync failed", attrs: []string{"error=timeout", "stacktrace=" + stack}},
+	})
+}
+
+func TestParseJSONZerolog(t *testing.T) {
+	src := func(line string) string { return "peers_test.go:" + line }
+	runPeerCases(t, "zerolog", map[string]*parsed{
+		"zerolog info":     {time: peerTime, level: "INFO", source: src("106"), msg: "request served", attrs: []string{"service=api", "path=/v1/items", "status=200"}},
+		"zerolog error":    {time: peerTime, level: "ERROR", source: src("107"), msg: "write failed", attrs: []string{"service=api", "error=disk full"}},
+		"zerolog debug":    {time: peerTime, level: "DEBUG", source: src("108"), msg: "cache lookup", attrs: []string{"service=api", "req.id=r-1", `keys=["a","b"]`}},
+		"zerolog trace":    {time: peerTime, level: "TRACE", source: src("109"), msg: "tracing", attrs: []string{"service=api"}},
+		"zerolog fatal":    {time: peerTime, level: "FATAL", source: src("110"), msg: "giving up", attrs: []string{"service=api"}},
+		"zerolog panic":    {time: peerTime, level: "FATAL", source: src("111"), msg: "panicking", attrs: []string{"level=panic", "service=api"}},
+		"zerolog no level": {time: peerTime, source: src("112"), msg: "no level", attrs: []string{"service=api"}},
+		"zerolog unix":     {time: peerTime.Truncate(time.Second), level: "WARN", msg: "unix time"},
+		"zerolog unix ms":  {time: peerTime, level: "WARN", msg: "unix ms time"},
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,12 @@ func parseForTest(line string) (parsed, bool) {
 	got := parsed{time: r.time, msg: r.msg, logger: r.logger, attrs: flatten(r.attrs, "")}
 	if r.hasLevel {
 		got.level = r.level.String()
+		switch r.level {
+		case levelTrace:
+			got.level = "TRACE"
+		case levelFatal:
+			got.level = "FATAL"
+		}
 	}
 	if r.source.File != "" {
 		got.source = r.source.File + ":" + itoa(r.source.Line)
@@ -100,3 +107,39 @@ func utcTime(s string) time.Time {
 }
 
 func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }
+
+// peerLines reads testdata/peers.txt, the lines zap, zapr, zerolog and
+// klog wrote in benchmarks/pretty (which checks the file against them).
+func peerLines(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/peers.txt")
+	require.NoError(t, err)
+	m := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		name, text, ok := strings.Cut(l, "\t")
+		require.True(t, ok, l)
+		m[name] = text
+	}
+	return m
+}
+
+// runPeerCases checks each named peer line; every line of the file whose
+// name starts with prefix must have a case.
+func runPeerCases(t *testing.T, prefix string, want map[string]*parsed) {
+	t.Helper()
+	peers := peerLines(t)
+	var cases []parseCase
+	for name, line := range peers {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		w, ok := want[name]
+		require.True(t, ok, "no expectation for %q", name)
+		cases = append(cases, parseCase{name, line, w})
+	}
+	require.Len(t, cases, len(want), "every expectation has a line")
+	runParseCases(t, cases)
+}
