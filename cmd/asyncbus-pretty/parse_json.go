@@ -83,7 +83,10 @@ func (p *parser) parseJSON(r *record, s string) bool {
 func (p *parser) jsonObject(key, s string, i, depth int) (slog.Attr, int, bool) {
 	if depth > maxJSONDepth {
 		end, ok := skipJSON(s, i)
-		return slog.String(key, s[i:min(end, len(s))]), end, ok
+		if !ok {
+			return slog.Attr{}, 0, false
+		}
+		return slog.String(key, s[i:end]), end, true
 	}
 	start := i
 	i = skipSpace(s, i+1)
@@ -108,8 +111,9 @@ func (p *parser) jsonObject(key, s string, i, depth int) (slog.Attr, int, bool) 
 			a, j, ok = p.jsonObject(k, s, j, depth+1)
 		case '[':
 			var end int
-			end, ok = skipJSON(s, j)
-			a, j = slog.String(k, s[j:min(end, len(s))]), end
+			if end, ok = skipJSON(s, j); ok {
+				a, j = slog.String(k, s[j:end]), end
+			}
 		default:
 			var v scalar
 			v, j, ok = jsonScalar(s, j)
