@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -75,6 +76,9 @@ func appendFile(t *testing.T, path, s string) {
 }
 
 func TestFollowRotationAndTruncation(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows refuses to rename or remove a file another handle holds open, so this rotation cannot happen there")
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
 	out := newNotifyingBuffer()

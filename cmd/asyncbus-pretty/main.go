@@ -14,9 +14,11 @@
 //	app 2>&1 | asyncbus-pretty -level warn -match logger=db
 //	asyncbus-pretty -f /var/log/app.log
 //
-// With no file (or "-") it reads standard input. Every input line gives
-// exactly one output line, in order: a line it does not recognise (a panic's
-// stack, a banner, a line cut short) is written unchanged, byte for byte.
+// With no file (or "-") it reads standard input; -f prints one file from
+// its start and then as it grows, across rotation (like tail -F). Every
+// input line gives exactly one output line, in order: a line it does not
+// recognise (a panic's stack, a banner, a line cut short) is written
+// unchanged, byte for byte.
 // Only the filters leave lines out: -level hides records below a level
 // (lines without a level are kept) and -match key=value, repeatable, keeps
 // only records with all those fields (lines it does not recognise have no
