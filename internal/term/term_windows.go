@@ -1,4 +1,4 @@
-package asyncbus
+package term
 
 import (
 	"io"
@@ -7,10 +7,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// isTerminal reports whether w is a Windows console: an *os.File whose
+// IsTerminal reports whether w is a Windows console: an *os.File whose
 // handle has a console mode. (A mintty or Cygwin terminal is a pipe, and
 // is not one.)
-func isTerminal(w io.Writer) bool {
+func IsTerminal(w io.Writer) bool {
 	ok := false
 	consoleHandle(w, func(h windows.Handle) {
 		var mode uint32
@@ -19,11 +19,11 @@ func isTerminal(w io.Writer) bool {
 	return ok
 }
 
-// enableANSI switches a console to virtual-terminal processing, so that
+// EnableANSI switches a console to virtual-terminal processing, so that
 // ANSI colour sequences show as colours, and reports whether it is on (it is
 // not on consoles older than Windows 10). Writers that are not consoles are
 // left alone and reported as able: they receive the bytes as they are.
-func enableANSI(w io.Writer) bool {
+func EnableANSI(w io.Writer) bool {
 	ok := true
 	consoleHandle(w, func(h windows.Handle) {
 		var mode uint32

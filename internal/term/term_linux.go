@@ -1,4 +1,4 @@
-package asyncbus
+package term
 
 import (
 	"io"
@@ -7,9 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// isTerminal reports whether w is a terminal: an *os.File on which the
+// IsTerminal reports whether w is a terminal: an *os.File on which the
 // terminal-attributes ioctl succeeds (a pipe, a file or /dev/null fails it).
-func isTerminal(w io.Writer) bool {
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -27,5 +27,5 @@ func isTerminal(w io.Writer) bool {
 	return isTerm
 }
 
-// enableANSI reports that terminals here show ANSI colours as they are.
-func enableANSI(io.Writer) bool { return true }
+// EnableANSI reports that terminals here show ANSI colours as they are.
+func EnableANSI(io.Writer) bool { return true }

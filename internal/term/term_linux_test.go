@@ -1,4 +1,4 @@
-package asyncbus
+package term
 
 import (
 	"os"
@@ -30,19 +30,19 @@ func TestIsTerminal(t *testing.T) {
 	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
 	require.NoError(t, err)
 	defer pts.Close()
-	assert.True(t, isTerminal(pts), "the pseudo-terminal")
+	assert.True(t, IsTerminal(pts), "the pseudo-terminal")
 
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
-	assert.False(t, isTerminal(w), "a pipe")
+	assert.False(t, IsTerminal(w), "a pipe")
 	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
 	require.NoError(t, err)
 	defer f.Close()
-	assert.False(t, isTerminal(f), "a file")
+	assert.False(t, IsTerminal(f), "a file")
 	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	require.NoError(t, err)
 	defer null.Close()
-	assert.False(t, isTerminal(null), "/dev/null")
+	assert.False(t, IsTerminal(null), "/dev/null")
 }

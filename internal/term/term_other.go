@@ -1,15 +1,15 @@
 //go:build !linux && !windows
 
-package asyncbus
+package term
 
 import (
 	"io"
 	"os"
 )
 
-// isTerminal reports whether w is a character device other than the null
+// IsTerminal reports whether w is a character device other than the null
 // device; a conservative stand-in where the Linux ioctl is not available.
-func isTerminal(w io.Writer) bool {
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -21,5 +21,5 @@ func isTerminal(w io.Writer) bool {
 	return f.Name() != os.DevNull
 }
 
-// enableANSI reports that terminals here show ANSI colours as they are.
-func enableANSI(io.Writer) bool { return true }
+// EnableANSI reports that terminals here show ANSI colours as they are.
+func EnableANSI(io.Writer) bool { return true }

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzPretty checks the printer's promises on any input: it never panics,
+// every input line gives exactly one output line (no filter is set), and a
+// line it does not recognise comes out byte for byte. The seed corpus is
+// in testdata/fuzz/FuzzPretty.
+func FuzzPretty(f *testing.F) {
+	f.Add([]byte(`{"time":"2026-12-01T12:34:56.789Z","level":"INFO","msg":"m","k":[1,{"a":"\ud800"}]}`), false)
+	f.Add([]byte("time=2026-12-01T12:34:56.789Z level=INFO msg=\"a\\x00b\" g.k=1\nnot a log line\n"), true)
+	f.Add([]byte("I1201 12:34:56.789000    4242 main.go:9] \"m\" k=\"v\"\n\xff\xfe\n"), false)
+	f.Add([]byte(`{"level":"WARN","msg":"asyncbus: records dropped","dropped":3}`), true)
+	f.Fuzz(func(t *testing.T, data []byte, color bool) {
+		in := bytes.Split(data, []byte("\n"))
+		if len(in[len(in)-1]) == 0 {
+			in = in[:len(in)-1] // the input ended with a newline
+		}
+		p := newPrinter(color, false, filter{})
+		check := &parser{}
+		var r record
+		for _, line := range in {
+			out := p.appendLine(nil, line)
+			if len(out) == 0 || out[len(out)-1] != '\n' || bytes.IndexByte(out, '\n') != len(out)-1 {
+				t.Fatalf("line %q gave %q, not one line", line, out)
+			}
+			if !check.parse(&r, string(line)) && !bytes.Equal(out[:len(out)-1], line) {
+				t.Fatalf("unrecognised line %q came out as %q", line, out)
+			}
+		}
+	})
+}

@@ -1,0 +1,166 @@
+// Command asyncbus-pretty prints log lines for people: it reads logs
+// written by log/slog (JSON and Text), asyncbus (JSON, Text, Logfmt,
+// ZapJSON), zap, zerolog, logr and klog, and writes each record in
+// asyncbus's Console format ("15:04:05.000 LEVEL dir/file.go:12 message
+// key=value ..."), coloured on a terminal.
+//
+// Install it with
+//
+//	go install github.com/asyncbus/asyncbus/cmd/asyncbus-pretty@latest
+//
+// Usage:
+//
+//	asyncbus-pretty [flags] [file ...]
+//	app 2>&1 | asyncbus-pretty -level warn -match logger=db
+//	asyncbus-pretty -f /var/log/app.log
+//
+// With no file (or "-") it reads standard input; -f prints one file from
+// its start and then as it grows, across rotation (like tail -F). Every
+// input line gives exactly one output line, in order: a line it does not
+// recognise (a panic's stack, a banner, a line cut short) is written
+// unchanged, byte for byte.
+// Only the filters leave lines out: -level hides records below a level
+// (lines without a level are kept) and -match key=value, repeatable, keeps
+// only records with all those fields (lines it does not recognise have no
+// fields and are hidden). asyncbus's drop markers and other "asyncbus:"
+// records bypass the filters, since they report lost records, and carry a
+// badge with their count ([DROPPED 42]), as do sampling markers
+// ([SUPPRESSED 7]).
+//
+// Colour follows -color: auto (the default) colours a terminal unless
+// NO_COLOR is set, CLICOLOR=0 or TERM=dumb, and colours anything when
+// FORCE_COLOR or CLICOLOR_FORCE is set; always; never.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/asyncbus/asyncbus/internal/term"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the command with its arguments and streams; it returns the exit
+// status: 0, 1 when an input failed, 2 for a usage error.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
+	fs := flag.NewFlagSet("asyncbus-pretty", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	followFlag := fs.Bool("f", false, "follow the file as it grows, across rotation and truncation (like tail -F)")
+	levelFlag := fs.String("level", "", "hide records below this level: trace, debug, info, warn, error, fatal, or a form such as info+2")
+	colorFlag := fs.String("color", "auto", "colour: auto (on a terminal, per NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE, TERM=dumb), always or never")
+	utc := fs.Bool("utc", false, "show times in UTC instead of as written (epoch times: local)")
+	poll := fs.Duration("poll", 250*time.Millisecond, "with -f, how often to check the file at its end")
+	var f filter
+	fs.Func("match", "keep only records with this `key=value` field (repeatable: all must match)", func(s string) error {
+		m, err := parseMatch(s)
+		f.matches = append(f.matches, m)
+		return err
+	})
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: asyncbus-pretty [flags] [file ...]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *levelFlag != "" {
+		l, err := parseMinLevel(*levelFlag)
+		if err != nil {
+			return usage(stderr, err)
+		}
+		f.minLevel, f.hasLevel = l, true
+	}
+	color, err := colorMode(*colorFlag, stdout)
+	if err != nil {
+		return usage(stderr, err)
+	}
+	files := fs.Args()
+	if *followFlag && (len(files) != 1 || files[0] == "-") {
+		return usage(stderr, errors.New("-f follows exactly one file"))
+	}
+	if *poll <= 0 {
+		return usage(stderr, errors.New("-poll must be positive"))
+	}
+	out := newOutput(newPrinter(color, *utc, f), stdout)
+	if *followFlag {
+		err := follow(ctx, files[0], *poll, out)
+		if ferr := out.flush(); err == nil {
+			err = ferr
+		}
+		return report(stderr, err)
+	}
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	code := 0
+	for _, name := range files {
+		if err := printFile(name, stdin, out); err != nil {
+			code = report(stderr, err)
+		}
+	}
+	if err := out.flush(); err != nil {
+		code = report(stderr, err)
+	}
+	return code
+}
+
+// printFile prints the file name ("-": stdin) to its end.
+func printFile(name string, stdin io.Reader, out *output) error {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	lr := newLineReader(r)
+	if err := out.drain(lr); err != nil {
+		return err
+	}
+	return out.endOfFile(lr)
+}
+
+// colorMode applies -color to stdout.
+func colorMode(mode string, stdout io.Writer) (bool, error) {
+	switch strings.ToLower(mode) {
+	case "always":
+		term.EnableANSI(stdout)
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto":
+		return term.Auto(os.Getenv, func() bool { return term.IsTerminal(stdout) && term.EnableANSI(stdout) }), nil
+	}
+	return false, fmt.Errorf("-color wants auto, always or never, got %q", mode)
+}
+
+func usage(stderr io.Writer, err error) int {
+	fmt.Fprintln(stderr, "asyncbus-pretty:", err)
+	return 2
+}
+
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "asyncbus-pretty:", err)
+	return 1
+}

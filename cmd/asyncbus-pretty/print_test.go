@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/encode"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Tests of print.go: real output of log/slog's handlers and of asyncbus's
+// formats, printed, is what asyncbus's own Console format writes for the
+// same records.
+
+// testTime has whole milliseconds (the Console clock's precision) but no
+// whole second, and is in UTC as every producer below writes it.
+var testTime = time.Date(2026, 12, 1, 12, 34, 56, 789_000_000, time.UTC)
+
+// here returns the program counter of its caller, for a record's source.
+func here() uintptr {
+	var pcs [1]uintptr
+	runtime.Callers(2, pcs[:])
+	return pcs[0]
+}
+
+// testRecords are the records every producer writes.
+func testRecords() []slog.Record {
+	pc := here()
+	mk := func(t time.Time, l slog.Level, msg string, attrs ...slog.Attr) slog.Record {
+		r := slog.NewRecord(t, l, msg, pc)
+		r.AddAttrs(attrs...)
+		return r
+	}
+	return []slog.Record{
+		mk(testTime, slog.LevelInfo, "hello world", slog.Int("n", 1), slog.String("s", "a b"), slog.Bool("ok", true)),
+		mk(testTime, slog.LevelDebug, "groups", slog.Group("g", slog.Float64("x", 2.5), slog.Group("h", slog.String("y", "z")))),
+		mk(testTime, slog.LevelWarn, "quote \"me\"\tplease", slog.String("path", "/tmp/a=b")),
+		mk(testTime, slog.LevelError, "failed", slog.Any("err", errors.New("boom: disk full"))),
+		mk(testTime, encode.LevelTrace, "trace", slog.String("unicode", "héllo ✓")),
+		mk(testTime, encode.LevelFatal, "fatal"),
+		mk(testTime, slog.LevelInfo+2, "offset level", slog.Int64("big", -1234567)),
+		mk(testTime, slog.LevelInfo, "escapes", slog.String("ctl", "a\x01b\nc"), slog.String("empty", "")),
+	}
+}
+
+// consoleLine is asyncbus's Console rendering of r, with the source the
+// record's PC gives.
+func consoleLine(r slog.Record, color bool) string {
+	enc := encode.New(encode.Options{Format: encode.Console, AddSource: true, Color: color})
+	return string(enc.Append(nil, r, nil))
+}
+
+// produce writes records through a handler onto lines.
+func produce(t *testing.T, newHandler func(io.Writer) slog.Handler, recs []slog.Record) []string {
+	t.Helper()
+	var buf bytes.Buffer
+	h := newHandler(&buf)
+	for _, r := range recs {
+		require.NoError(t, h.Handle(context.Background(), r))
+	}
+	if c, ok := h.(*asyncbus.Handler); ok {
+		require.NoError(t, c.Close())
+	}
+	lines := strings.SplitAfter(buf.String(), "\n")
+	require.Equal(t, "", lines[len(lines)-1])
+	return lines[:len(lines)-1]
+}
+
+func asyncbusHandler(f asyncbus.Format) func(io.Writer) slog.Handler {
+	return func(w io.Writer) slog.Handler {
+		return asyncbus.NewHandler(w, &asyncbus.Options{Format: f, AddSource: true, Level: slog.Level(-100)})
+	}
+}
+
+func TestPrintMatchesConsole(t *testing.T) {
+	slogOpts := &slog.HandlerOptions{AddSource: true, Level: slog.Level(-100)}
+	for _, tc := range []struct {
+		name       string
+		newHandler func(io.Writer) slog.Handler
+		// skip lists records the format cannot carry exactly.
+		skip map[int]string
+	}{
+		{"slog JSON", func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, slogOpts) }, nil},
+		{"slog Text", func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, slogOpts) }, nil},
+		{"asyncbus JSON", asyncbusHandler(asyncbus.JSON), nil},
+		{"asyncbus Text", asyncbusHandler(asyncbus.Text), nil},
+		{"asyncbus Logfmt", asyncbusHandler(asyncbus.Logfmt), nil},
+		{"asyncbus ZapJSON", asyncbusHandler(asyncbus.ZapJSON.WithZapTime(encode.ZapTimeRFC3339Nano)), map[int]string{
+			6: "zap has no level between info and warn",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := testRecords()
+			lines := produce(t, tc.newHandler, recs)
+			require.Len(t, lines, len(recs))
+			p := newPrinter(false, true, filter{})
+			for i, line := range lines {
+				if why, ok := tc.skip[i]; ok {
+					t.Logf("record %d skipped: %s", i, why)
+					continue
+				}
+				in := []byte(strings.TrimSuffix(line, "\n"))
+				assert.Equal(t, consoleLine(recs[i], false), string(p.appendLine(nil, in)), "from %s", line)
+			}
+		})
+	}
+}
+
+func TestPrintColour(t *testing.T) {
+	r := testRecords()[0]
+	line := produce(t, func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, &slog.HandlerOptions{AddSource: true}) }, []slog.Record{r})[0]
+	p := newPrinter(true, true, filter{})
+	got := string(p.appendLine(nil, []byte(strings.TrimSuffix(line, "\n"))))
+	assert.Equal(t, consoleLine(r, true), got)
+	assert.Contains(t, got, "\x1b[32mINFO\x1b[0m", "INFO in green")
+}
+
+// TestPrintMarkers: asyncbus's markers, as asyncbus writes them, get a
+// badge with their count.
+func TestPrintMarkers(t *testing.T) {
+	dropJSON := encode.New(encode.Options{Format: encode.JSON}).AppendDropMarker(nil, testTime, 42)
+	dropLogfmt := encode.New(encode.Options{Format: encode.Logfmt}).AppendDropMarker(nil, testTime, 7)
+	sample := slog.NewRecord(testTime, slog.LevelInfo, "suppressed 17 similar records", 0)
+	sample.AddAttrs(slog.String("sampled_msg", "cache miss"))
+	other := slog.NewRecord(testTime, slog.LevelError, "asyncbus: flight recorder dump", 0)
+	other.AddAttrs(slog.Int("records", 128))
+	otherNoCount := slog.NewRecord(testTime, slog.LevelWarn, "asyncbus: write /x: disk full", 0)
+	lines := produce(t, asyncbusHandler(asyncbus.Text), []slog.Record{sample, other, otherNoCount})
+	for _, tc := range []struct {
+		name, line, want string
+	}{
+		{"drop, JSON", string(dropJSON), "[DROPPED 42] 12:34:56.789 WARN  asyncbus: records dropped dropped=42\n"},
+		{"drop, logfmt", string(dropLogfmt), "[DROPPED 7] 12:34:56.789 WARN  asyncbus: records dropped dropped=7\n"},
+		{"sampling", lines[0], "[SUPPRESSED 17] 12:34:56.789 INFO  suppressed 17 similar records sampled_msg=\"cache miss\"\n"},
+		{"other with a count", lines[1], "[ASYNCBUS 128] 12:34:56.789 ERROR asyncbus: flight recorder dump records=128\n"},
+		{"other", lines[2], "[ASYNCBUS] 12:34:56.789 WARN  asyncbus: write /x: disk full\n"},
+		{"not a marker", `{"msg":"suppressed many similar records"}`, "suppressed many similar records\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPrinter(false, true, filter{})
+			assert.Equal(t, tc.want, string(p.appendLine(nil, []byte(strings.TrimSuffix(tc.line, "\n")))))
+		})
+	}
+	p := newPrinter(true, true, filter{})
+	assert.True(t, strings.HasPrefix(string(p.appendLine(nil, bytes.TrimSuffix(dropJSON, []byte("\n")))), "\x1b[1;7;31m[DROPPED 42]\x1b[0m "),
+		"the drop badge in bold reverse red")
+}
+
+// TestPrintPassesThrough: lines that are no record come out unchanged.
+func TestPrintPassesThrough(t *testing.T) {
+	for _, line := range []string{
+		"",
+		"goroutine 1 [running]:",
+		"\tmain.main()",
+		`{"a":1}`,
+		`{"msg":"cut short`,
+		`{"msg":"x"} trailing`,
+		"k=v other=1",
+		"msg=\"unterminated",
+		"\xff\xfe binary \x00",
+		"panic: boom [recovered]",
+		"I1201 not klog",
+	} {
+		p := newPrinter(true, false, filter{})
+		assert.Equal(t, line+"\n", string(p.appendLine(nil, []byte(line))), "%q", line)
+	}
+}
+
+// TestPrintInvalidUTF8: a recognised line's invalid bytes show as U+FFFD.
+func TestPrintInvalidUTF8(t *testing.T) {
+	p := newPrinter(false, true, filter{})
+	got := string(p.appendLine(nil, []byte("{\"level\":\"info\",\"msg\":\"bad \xff byte\",\"k\":\"\xc3\"}")))
+	assert.Equal(t, "INFO  \"bad \uFFFD byte\" k=\"\uFFFD\"\n", got)
+}
