@@ -83,7 +83,7 @@ func TestDropInValuesMatchControllerRuntime(t *testing.T) {
 			l.WithValues("req", types.NamespacedName{Name: "mc", Namespace: "default"}).Info("m", "ref", klog.KRef("", "web-0"))
 		}},
 		{"maps, slices, pointers", func(l logr.Logger) {
-			n, s := 3, "xy"
+			n, s := 3, "x\by"
 			l.WithValues("labels", map[string]string{"b": "2", "a": "1"}, "ports", []int32{80, 443}).
 				Info("m", "n", &n, "s", &s, "none", (*int)(nil), "f32", float32(0.1), "durations", []time.Duration{time.Second})
 		}},

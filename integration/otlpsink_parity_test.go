@@ -253,7 +253,7 @@ func randParityAttr(rng *rand.Rand, depth int) slog.Attr {
 	case 6:
 		return slog.Time(key, time.Unix(0, rng.Int64N(1<<62)))
 	case 7:
-		return slog.Any(key, errors.New(fmt.Sprintf("failure %d", rng.IntN(10))))
+		return slog.Any(key, fmt.Errorf("failure %d", rng.IntN(10))) // no %w: an *errors.errorString, as errors.New
 	case 8:
 		return slog.Any(key, fmt.Errorf("wrapped: %w", &codedErr{rng.IntN(10)}))
 	case 9:
