@@ -63,7 +63,8 @@ type Options struct {
 	SlogLevelNames bool
 
 	// Format is the output format: JSON (the zero value), Text, Logfmt,
-	// Console, ZapJSON or ZapConsole (either with a WithZapTime encoding).
+	// Console, ZapJSON or ZapConsole (either with a WithZapTime encoding),
+	// or a cloud preset: GCPJSON, ECSJSON or DatadogJSON.
 	Format Format
 	// Color controls ANSI colour in the Console format.
 	Color ColorMode
@@ -194,7 +195,7 @@ func (o *Options) validate(w io.Writer) error {
 		bad(fmt.Sprintf("nil writer (a nil %T): every record fails (counted in Stats.Failed)", w))
 	}
 	if !o.Format.Valid() {
-		bad("Options.Format %d is not JSON, Text, Logfmt, Console or a zap format; using JSON", int(o.Format))
+		bad("Options.Format %d is not JSON, Text, Logfmt, Console, a zap format or a cloud preset; using JSON", int(o.Format))
 		o.Format = JSON
 	}
 	if o.Color < ColorAuto || o.Color > ColorNever {

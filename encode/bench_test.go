@@ -31,3 +31,20 @@ func BenchmarkKinds(b *testing.B) {
 		buf = e.Append(buf[:0], r, nil)
 	}
 }
+
+// BenchmarkPresets compares the cloud presets with plain JSON on the
+// derived logger of BenchmarkDerived, with source.
+func BenchmarkPresets(b *testing.B) {
+	extra := []slog.Attr{slog.String("trace_id", "0af7651916cd43dd8448eb211c80319c"), slog.String("span_id", "b7ad6b7169203331")}
+	for _, f := range []Format{JSON, GCPJSON, ECSJSON, DatadogJSON} {
+		e := New(Options{Format: f, AddSource: true}).Named("http").WithAttrs([]slog.Attr{slog.String("svc", "api")}).WithGroup("req")
+		r := record(fixedTime, slog.LevelInfo, "request handled", callerPC(), accessLogAttrs())
+		buf := make([]byte, 0, 1024)
+		b.Run(map[Format]string{JSON: "JSON", GCPJSON: "GCPJSON", ECSJSON: "ECSJSON", DatadogJSON: "DatadogJSON"}[f], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = e.Append(buf[:0], r, extra)
+			}
+		})
+	}
+}

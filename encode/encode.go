@@ -112,6 +112,7 @@ type config struct {
 	slogLevels bool
 	color      bool
 	loggerKey  string
+	preset     *preset // a cloud preset's keys (format is then JSON), or nil
 	root       *Encoder
 	// levelTok holds the pre-encoded level field (key and value) of every
 	// level in [levelTabMin, levelTabMax], for the fast path.
@@ -146,12 +147,20 @@ type Encoder struct {
 
 // New returns an Encoder for opts.
 func New(opts Options) *Encoder {
+	format, p := opts.Format, presetOf(opts.Format)
+	if p != nil {
+		format = JSON // a preset is JSON with other built-in keys (preset.go)
+	}
 	if opts.LoggerKey == "" {
 		opts.LoggerKey = "logger"
+		if p != nil {
+			opts.LoggerKey = p.logger
+		}
 	}
 	c := &config{
-		format:     opts.Format,
-		json:       opts.Format == JSON,
+		format:     format,
+		preset:     p,
+		json:       format == JSON,
 		addSource:  opts.AddSource,
 		rep:        opts.ReplaceAttr,
 		slogLevels: opts.SlogLevelNames,
@@ -286,6 +295,8 @@ func (e *Encoder) AppendRecord(dst []byte, r *slog.Record, extra []slog.Attr) []
 		return e.appendLogfmt(dst, r, extra)
 	case fastZap:
 		return e.appendZap(dst, r, extra) // zap.go
+	case fastPresetJSON:
+		return e.appendPresetJSON(dst, r, extra) // preset.go
 	}
 	return e.appendGeneral(dst, *r, extra)
 }
@@ -349,6 +360,7 @@ const (
 	fastJSON
 	fastText
 	fastLogfmt
+	fastPresetJSON // JSON with a cloud preset's built-in keys (preset.go)
 )
 
 // prepare computes the fast-path state of a freshly built or derived
@@ -367,6 +379,9 @@ func (e *Encoder) prepare() {
 	switch c.format {
 	case JSON:
 		e.fast = fastJSON
+		if c.preset != nil {
+			e.fast = fastPresetJSON
+		}
 		for _, n := range e.groups[e.nOpenGroups:] {
 			p = append(p, '"')
 			p = appendEscapedJSON(p, n)
