@@ -138,6 +138,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		SlogLevelNames: o.SlogLevelNames,
 		Color:          useColor(o.Color, w),
 		LoggerKey:      o.LoggerKey,
+		UniqueKeys:     o.UniqueKeys,
 	}
 	enc := encode.New(encOpts)
 	b, err := bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
