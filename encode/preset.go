@@ -67,8 +67,9 @@ type preset struct {
 	source func(b []byte, src *slog.Source) []byte
 }
 
+// presets is indexed by Format - GCPJSON.
 var presets = [...]preset{
-	GCPJSON - GCPJSON: {
+	0: {
 		timeTok: `"time":`, levelKey: "severity", msgTok: `,"message":`,
 		logger: "logger", gcp: true, source: appendGCPSource,
 	},
