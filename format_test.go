@@ -29,6 +29,9 @@ func TestEveryValidFormatIsListed(t *testing.T) {
 		{"ZapConsole", ZapConsole, "INFO\tm\t{\"k\": 1}"},
 		{"ZapJSON with a time encoding", ZapJSON.WithZapTime(encode.ZapTimeNanos), `{"level":"info","msg":"m","k":1}`},
 		{"ZapConsole with a time encoding", ZapConsole.WithZapTime(encode.ZapTimeEpoch), "INFO\tm\t{\"k\": 1}"},
+		{"GCPJSON", GCPJSON, `{"severity":"INFO","message":"m","k":1}`},
+		{"ECSJSON", ECSJSON, `{"log.level":"info","message":"m","ecs.version":"1.6.0","k":1}`},
+		{"DatadogJSON", DatadogJSON, `{"status":"info","message":"m","k":1}`},
 	}
 	listed := map[Format]bool{}
 	for _, tt := range tests {

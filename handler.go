@@ -44,6 +44,19 @@ const (
 	// the fields as JSON); its time encoding is chosen with WithZapTime
 	// (see package encode).
 	ZapConsole = encode.ZapConsole
+	// GCPJSON is JSON with Google Cloud Logging's keys and severity names
+	// (time, severity, message, logging.googleapis.com/sourceLocation);
+	// pair it with otelbridge.TraceContext(otelbridge.StyleGoogleCloud)
+	// for trace correlation (see package encode).
+	GCPJSON = encode.GCPJSON
+	// ECSJSON is JSON in Elastic Common Schema (@timestamp, log.level,
+	// message, ecs.version, log.origin.*, log.logger); pair it with
+	// otelbridge.StyleECS (see package encode).
+	ECSJSON = encode.ECSJSON
+	// DatadogJSON is JSON with Datadog's reserved attributes (timestamp,
+	// status, message, logger.name); pair it with otelbridge.StyleDatadog
+	// (see package encode).
+	DatadogJSON = encode.DatadogJSON
 )
 
 // Handler is an asynchronous slog.Handler. Handlers derived with WithAttrs,
@@ -125,6 +138,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		SlogLevelNames: o.SlogLevelNames,
 		Color:          useColor(o.Color, w),
 		LoggerKey:      o.LoggerKey,
+		UniqueKeys:     o.UniqueKeys,
 	}
 	enc := encode.New(encOpts)
 	b, err := bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))

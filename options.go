@@ -63,7 +63,8 @@ type Options struct {
 	SlogLevelNames bool
 
 	// Format is the output format: JSON (the zero value), Text, Logfmt,
-	// Console, ZapJSON or ZapConsole (either with a WithZapTime encoding).
+	// Console, ZapJSON or ZapConsole (either with a WithZapTime encoding),
+	// or a cloud preset: GCPJSON, ECSJSON or DatadogJSON.
 	Format Format
 	// Color controls ANSI colour in the Console format.
 	Color ColorMode
@@ -143,8 +144,16 @@ type Options struct {
 	// replaces Level, which must then be nil.
 	Rules *LevelRules
 	// LoggerKey is the key of the logger name written by Named handlers;
-	// empty means "logger".
+	// empty means "logger" (a cloud preset's logger key for the presets).
 	LoggerKey string
+	// UniqueKeys writes each key once per object, in every format: a
+	// repeated key keeps its first position and takes its last value, as
+	// the OpenTelemetry SDK keeps a repeated attribute, across the built-in
+	// fields, the logger name, the Context fields, WithAttrs and the record;
+	// in JSON, object values (groups) of one key are merged. Off (the
+	// default), JSON and Text stay byte-identical to slog's handlers, which
+	// write every repeat (see package encode).
+	UniqueKeys bool
 	// Context, when set, is called for every record written with the
 	// context passed to Handle, to add top-level fields such as trace IDs
 	// (otelbridge.TraceContext supplies one). FieldWriter's AddBytes and
@@ -194,7 +203,7 @@ func (o *Options) validate(w io.Writer) error {
 		bad(fmt.Sprintf("nil writer (a nil %T): every record fails (counted in Stats.Failed)", w))
 	}
 	if !o.Format.Valid() {
-		bad("Options.Format %d is not JSON, Text, Logfmt, Console or a zap format; using JSON", int(o.Format))
+		bad("Options.Format %d is not JSON, Text, Logfmt, Console, a zap format or a cloud preset; using JSON", int(o.Format))
 		o.Format = JSON
 	}
 	if o.Color < ColorAuto || o.Color > ColorNever {

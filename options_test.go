@@ -287,3 +287,32 @@ func TestNilLevelerThatWorksIsKept(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Contains(t, lines[0], `"msg":"at Warn"`)
 }
+
+// TestOptionsUniqueKeys: with UniqueKeys the Context fields, the WithAttrs
+// state and the record share one set of keys (first position, last value),
+// in a cloud preset too; without it the repeats are written as slog writes
+// them.
+func TestOptionsUniqueKeys(t *testing.T) {
+	hook := func(_ context.Context, w *FieldWriter) { w.AddString("req", "from-context") }
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Format: Text, UniqueKeys: true, Context: hook}, `level=INFO msg=hi req=record user=bob` + "\n"},
+		{Options{Format: ECSJSON, UniqueKeys: true, Context: hook}, `{"log.level":"info","message":"hi","ecs.version":"1.6.0","req":"record","user":"bob"}` + "\n"},
+		{Options{Format: Text, Context: hook}, `level=INFO msg=hi req=from-context req=state user=bob req=record` + "\n"},
+	} {
+		var buf bytes.Buffer
+		o := tc.opts
+		o.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		}
+		h := NewHandler(&buf, &o)
+		slog.New(h).With("req", "state", "user", "bob").InfoContext(context.Background(), "hi", "req", "record")
+		require.NoError(t, h.Close())
+		assert.Equal(t, tc.want, buf.String(), "%+v", tc.opts.Format)
+	}
+}

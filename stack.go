@@ -24,7 +24,7 @@ type stackPlace uint8
 
 const (
 	// stackTop: a top-level attribute, written with the Context fields
-	// (JSON, Text, Logfmt), outside the groups of WithGroup.
+	// (JSON, the cloud presets, Text, Logfmt), outside the groups of WithGroup.
 	stackTop stackPlace = iota
 	// stackBelow: on the lines below the record, as zap writes it (Console).
 	stackBelow
@@ -42,7 +42,7 @@ func (s *stackState) want(l slog.Level) bool {
 func newStackState(level slog.Leveler, f Format) stackState {
 	place := stackLast
 	switch f {
-	case encode.JSON, encode.Text, encode.Logfmt:
+	case encode.JSON, encode.Text, encode.Logfmt, encode.GCPJSON, encode.ECSJSON, encode.DatadogJSON:
 		place = stackTop
 	case encode.Console:
 		place = stackBelow

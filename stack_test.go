@@ -103,7 +103,7 @@ func TestStackTraceFirstFrameIsTheCaller(t *testing.T) {
 // the Context fields.
 func TestStackTraceAtTopLevelUnderWithGroup(t *testing.T) {
 	hook := func(_ context.Context, w *FieldWriter) { w.AddString("trace_id", "t1") }
-	for _, f := range []Format{JSON, Text, Logfmt, Console, ZapJSON, ZapConsole} {
+	for _, f := range []Format{JSON, Text, Logfmt, Console, ZapJSON, ZapConsole, GCPJSON} {
 		for _, hooked := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/hook=%v", f, hooked), func(t *testing.T) {
 				opts := &Options{Format: f, Color: ColorNever, StackTraceLevel: slog.LevelError}
@@ -123,7 +123,7 @@ func TestStackTraceAtTopLevelUnderWithGroup(t *testing.T) {
 				}
 				require.Len(t, lines, 1)
 				var m map[string]any
-				if f == ZapJSON {
+				if f == ZapJSON || f == GCPJSON {
 					require.NoError(t, json.Unmarshal([]byte(lines[0]), &m), lines[0])
 				} else {
 					m = parseLine(t, f, lines[0])

@@ -29,7 +29,11 @@ import (
 // issue 29) is the one-line shutdown for the one-line slog.SetDefault
 // setup, which keeps no *Handler to Close. FlightRecorder (54, issue 26)
 // configures the flight recorder, whose five settings no existing type
-// could carry. A new name now has to replace one.
+// could carry. GCPJSON, ECSJSON and DatadogJSON (57, issue 26) are the
+// cloud field presets: Format constants, as ZapJSON is, rather than a new
+// Options field with its own type and constants (one name more), since a
+// preset is a JSON variant and meaningless with any other format. A new
+// name now has to replace one.
 func TestExportedSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -72,6 +76,6 @@ func TestExportedSurface(t *testing.T) {
 	for _, n := range names {
 		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
 	}
-	assert.LessOrEqual(t, len(names), 54, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	assert.LessOrEqual(t, len(names), 57, "the root's exported names:\n%s", strings.Join(names, "\n"))
 	t.Logf("%d exported names", len(names))
 }

@@ -52,7 +52,7 @@ func TestZeroAllocs(t *testing.T) {
 		"offset": record(fixedTime, slog.LevelInfo+2, "o", 0, fastKindAttrs()[:3]),
 	}
 	extra := []slog.Attr{slog.String("trace_id", "0af7651916cd43dd8448eb211c80319c"), slog.String("span_id", "b7ad6b7169203331")}
-	for _, f := range []Format{JSON, Text, Logfmt, Console} {
+	for _, f := range []Format{JSON, Text, Logfmt, Console, GCPJSON, ECSJSON, DatadogJSON} {
 		for _, color := range []bool{false, true} {
 			base := New(Options{Format: f, AddSource: true, Color: color})
 			encs := map[string]*Encoder{

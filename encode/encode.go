@@ -46,6 +46,21 @@
 // written as key=value attributes in the column's place. With Options.Color
 // the time and keys are dimmed and levels coloured.
 //
+// # Unique keys
+//
+// With Options.UniqueKeys each key appears once per object: a repeated key
+// keeps its first position and takes its last value, as the OpenTelemetry
+// SDK keeps a repeated attribute (and as a last-wins JSON decoder reads the
+// repeats). Keys are compared as written, so after ReplaceAttr and logfmt's
+// key sanitizing, and the built-in fields count: an attribute "msg" replaces
+// the message in JSON. In JSON and ZapJSON this holds for every object of
+// the line, and the object values of one key, from its last non-object value
+// on, are merged (their keys unique in turn), as the dotted keys of Text and
+// Logfmt keep the attributes of two groups of one name. Text and Logfmt
+// apply it to the line's (dotted) keys, Console and ZapConsole to the
+// attributes after their columns. A line without a repeated key costs one
+// scan and allocates nothing; one with a repeat is rewritten.
+//
 // # Limits
 //
 // Groups nest at most 4096 deep (deeper ones are written as an error
@@ -101,6 +116,11 @@ type Options struct {
 	Color bool
 	// LoggerKey is the key for the logger name set by Named; default "logger".
 	LoggerKey string
+	// UniqueKeys writes each key once per object: a repeated key keeps its
+	// first position and takes its last value, as the OpenTelemetry SDK
+	// keeps a repeated attribute (see uniquekeys.go). Off (the default),
+	// JSON and Text stay byte-identical to slog's handlers.
+	UniqueKeys bool
 }
 
 // config is the part of an Encoder shared by all encoders derived from it.
@@ -112,6 +132,8 @@ type config struct {
 	slogLevels bool
 	color      bool
 	loggerKey  string
+	unique     bool    // Options.UniqueKeys
+	preset     *preset // a cloud preset's keys (format is then JSON), or nil
 	root       *Encoder
 	// levelTok holds the pre-encoded level field (key and value) of every
 	// level in [levelTabMin, levelTabMax], for the fast path.
@@ -136,6 +158,9 @@ type Encoder struct {
 	named []byte
 	// fast selects the specialised Append (see fast.go).
 	fast fastPath
+	// inner is the path fastUnique encodes with before it makes the keys
+	// unique (uniquekeys.go).
+	inner fastPath
 	// recGroups pre-encodes the groups a record's attrs are written in:
 	// for JSON the groups not yet open in pre ("a":{"b":{), for the
 	// text-like formats the whole dotted key prefix.
@@ -146,17 +171,26 @@ type Encoder struct {
 
 // New returns an Encoder for opts.
 func New(opts Options) *Encoder {
+	format, p := opts.Format, presetOf(opts.Format)
+	if p != nil {
+		format = JSON // a preset is JSON with other built-in keys (preset.go)
+	}
 	if opts.LoggerKey == "" {
 		opts.LoggerKey = "logger"
+		if p != nil {
+			opts.LoggerKey = p.logger
+		}
 	}
 	c := &config{
-		format:     opts.Format,
-		json:       opts.Format == JSON,
+		format:     format,
+		preset:     p,
+		json:       format == JSON,
 		addSource:  opts.AddSource,
 		rep:        opts.ReplaceAttr,
 		slogLevels: opts.SlogLevelNames,
 		color:      opts.Color && opts.Format == Console,
 		loggerKey:  opts.LoggerKey,
+		unique:     opts.UniqueKeys,
 	}
 	e := &Encoder{c: c}
 	c.root = e
@@ -277,7 +311,12 @@ func (e *Encoder) Append(dst []byte, r slog.Record, extra []slog.Attr) []byte {
 // parameter) saves copying it again. AppendRecord only reads *r and keeps
 // no reference to it or to its attributes.
 func (e *Encoder) AppendRecord(dst []byte, r *slog.Record, extra []slog.Attr) []byte {
-	switch e.fast {
+	return e.appendVia(e.fast, dst, r, extra)
+}
+
+// appendVia is AppendRecord through path p.
+func (e *Encoder) appendVia(p fastPath, dst []byte, r *slog.Record, extra []slog.Attr) []byte {
+	switch p {
 	case fastJSON:
 		return e.appendJSON(dst, r, extra)
 	case fastText:
@@ -286,6 +325,10 @@ func (e *Encoder) AppendRecord(dst []byte, r *slog.Record, extra []slog.Attr) []
 		return e.appendLogfmt(dst, r, extra)
 	case fastZap:
 		return e.appendZap(dst, r, extra) // zap.go
+	case fastPresetJSON:
+		return e.appendPresetJSON(dst, r, extra) // preset.go
+	case fastUnique:
+		return e.appendUnique(dst, r, extra) // uniquekeys.go
 	}
 	return e.appendGeneral(dst, *r, extra)
 }
@@ -293,6 +336,13 @@ func (e *Encoder) AppendRecord(dst []byte, r *slog.Record, extra []slog.Attr) []
 // appendGeneral is Append's general code: ReplaceAttr, Console, and the
 // formats without a fast path.
 func (e *Encoder) appendGeneral(dst []byte, r slog.Record, extra []slog.Attr) []byte {
+	b, _ := e.appendGeneralAt(dst, r, extra)
+	return b
+}
+
+// appendGeneralAt is appendGeneral that also returns where the fields
+// after the header (the built-ins, or Console's columns) start.
+func (e *Encoder) appendGeneralAt(dst []byte, r slog.Record, extra []slog.Attr) ([]byte, int) {
 	s := newState(e, dst, "")
 	stateGroups := s.groups
 	s.groups = nil // as in slog, ReplaceAttr sees nil groups for the built-ins
@@ -302,6 +352,7 @@ func (e *Encoder) appendGeneral(dst []byte, r slog.Record, extra []slog.Attr) []
 		s.header(r)
 	}
 	s.groups = stateGroups // empty: the name and extra are top-level
+	at := len(s.buf)
 	if len(e.named) > 0 {
 		s.buf = append(s.buf, s.sep...)
 		s.buf = append(s.buf, e.named...)
@@ -314,7 +365,7 @@ func (e *Encoder) appendGeneral(dst []byte, r slog.Record, extra []slog.Attr) []
 	s.appendNonBuiltIns(r)
 	s.buf = append(s.buf, '\n')
 	s.free()
-	return s.buf
+	return s.buf, at
 }
 
 // DropMessage is the message of the line written by AppendDropMarker.
@@ -349,11 +400,21 @@ const (
 	fastJSON
 	fastText
 	fastLogfmt
+	fastPresetJSON // JSON with a cloud preset's built-in keys (preset.go)
+	fastUnique     // Options.UniqueKeys: inner's line with its keys made unique
 )
 
 // prepare computes the fast-path state of a freshly built or derived
 // Encoder from its groups. It runs once per New/With*/Named, never per record.
 func (e *Encoder) prepare() {
+	e.preparePath()
+	if e.c.unique {
+		e.inner, e.fast = e.fast, fastUnique
+	}
+}
+
+// preparePath is prepare without Options.UniqueKeys.
+func (e *Encoder) preparePath() {
 	c := e.c
 	e.fast = fastNone
 	if c.format.isZap() {
@@ -367,6 +428,9 @@ func (e *Encoder) prepare() {
 	switch c.format {
 	case JSON:
 		e.fast = fastJSON
+		if c.preset != nil {
+			e.fast = fastPresetJSON
+		}
 		for _, n := range e.groups[e.nOpenGroups:] {
 			p = append(p, '"')
 			p = appendEscapedJSON(p, n)

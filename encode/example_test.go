@@ -47,3 +47,34 @@ func ExampleEncoder_AppendRecord() {
 	// {"time":"2024-05-17T10:30:45Z","level":"INFO","msg":"tick","i":0}
 	// {"time":"2024-05-17T10:30:45Z","level":"INFO","msg":"tick","i":1}
 }
+
+// Example_cloudPresets writes one record with each cloud preset: the keys
+// and level names Google Cloud Logging, Elastic (ECS) and Datadog read.
+func Example_cloudPresets() {
+	r := slog.NewRecord(time.Date(2024, 5, 17, 10, 30, 45, 0, time.UTC), slog.LevelWarn, "disk almost full", 0)
+	r.AddAttrs(slog.Int("free_mb", 512))
+	for _, f := range []encode.Format{encode.GCPJSON, encode.ECSJSON, encode.DatadogJSON} {
+		e := encode.New(encode.Options{Format: f}).Named("storage")
+		os.Stdout.Write(e.Append(nil, r, nil))
+	}
+	// Output:
+	// {"time":"2024-05-17T10:30:45Z","severity":"WARNING","message":"disk almost full","logger":"storage","free_mb":512}
+	// {"@timestamp":"2024-05-17T10:30:45Z","log.level":"warn","message":"disk almost full","ecs.version":"1.6.0","log.logger":"storage","free_mb":512}
+	// {"timestamp":"2024-05-17T10:30:45Z","status":"warn","message":"disk almost full","logger.name":"storage","free_mb":512}
+}
+
+// ExampleOptions_uniqueKeys writes each key once: a repeated key keeps its
+// first position and takes its last value, across WithAttrs and the
+// record; in JSON groups of one key are merged.
+func ExampleOptions_uniqueKeys() {
+	r := slog.NewRecord(time.Time{}, slog.LevelInfo, "retry", 0)
+	r.AddAttrs(slog.Int("attempt", 2), slog.Group("req", slog.Int("status", 503)))
+	for _, f := range []encode.Format{encode.JSON, encode.Logfmt} {
+		e := encode.New(encode.Options{Format: f, UniqueKeys: true}).
+			WithAttrs([]slog.Attr{slog.Int("attempt", 1), slog.Group("req", slog.String("id", "r7"))})
+		os.Stdout.Write(e.Append(nil, r, nil))
+	}
+	// Output:
+	// {"level":"INFO","msg":"retry","attempt":2,"req":{"id":"r7","status":503}}
+	// level=info msg=retry attempt=2 req.id=r7 req.status=503
+}

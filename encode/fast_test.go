@@ -32,6 +32,9 @@ func TestFastPathSelection(t *testing.T) {
 		{Options{Format: Logfmt}, fastLogfmt},
 		{Options{Format: Console}, fastNone},
 		{Options{Format: JSON, ReplaceAttr: rep}, fastNone},
+		{Options{Format: GCPJSON}, fastPresetJSON},
+		{Options{Format: ECSJSON, AddSource: true}, fastPresetJSON},
+		{Options{Format: DatadogJSON, ReplaceAttr: rep}, fastNone},
 	}
 	for _, tt := range tests {
 		e := New(tt.opts)
@@ -71,7 +74,8 @@ func fastPathChains(key, val string) map[string][]step {
 	}
 }
 
-// checkFastPath compares the fast path with the general path (all formats)
+// checkFastPath compares the fast path with the general path (all formats
+// with a fast path, the cloud presets included)
 // and with log/slog (JSON and Text) for one set of inputs.
 func checkFastPath(t *testing.T, msg, key, val string, n int64, fl float64) {
 	attrs := fastPathAttrs(key, val, n, fl)
@@ -80,7 +84,7 @@ func checkFastPath(t *testing.T, msg, key, val string, n int64, fl float64) {
 	for _, level := range []slog.Level{slog.Level(n % 30), slog.Level(n)} {
 		r := record(fixedTime.In(tzB), level, msg, 0, attrs)
 		for cn, chain := range fastPathChains(key, val) {
-			for _, f := range []Format{JSON, Text, Logfmt} {
+			for _, f := range []Format{JSON, Text, Logfmt, GCPJSON, ECSJSON, DatadogJSON} {
 				for _, slogNames := range []bool{false, true} {
 					e := New(Options{Format: f, SlogLevelNames: slogNames})
 					for _, s := range chain {
@@ -93,7 +97,7 @@ func checkFastPath(t *testing.T, msg, key, val string, n int64, fl float64) {
 					msgf := fmt.Sprintf("format=%d chain=%s slogNames=%v", f, cn, slogNames)
 					got := string(e.Append(nil, r, nil))
 					requireSame(t, string(generalPath(e).Append(nil, r, nil)), got, msgf)
-					if f != Logfmt && slogNames {
+					if (f == JSON || f == Text) && slogNames {
 						requireSame(t, reference(t, f, false, nil, chain, r), got, msgf)
 					}
 					named := e.Named(key)

@@ -36,6 +36,13 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 	}
 	b = append(b, `,"msg":`...)
 	b = appendJSONString(b, r.Message)
+	return e.appendJSONFields(b, r, extra, &bud)
+}
+
+// appendJSONFields appends what follows the built-in fields: the logger
+// name, extra, the WithAttrs/WithGroup state and the record's attributes,
+// then closes the line. bud is the record's budget, started at the '{'.
+func (e *Encoder) appendJSONFields(b []byte, r *slog.Record, extra []slog.Attr, bud *budget) []byte {
 	if len(e.named) > 0 {
 		b = append(b, ',')
 		b = append(b, e.named...)
@@ -49,7 +56,7 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 		if nb, ok := appendJSONAttr(b, a, true); ok {
 			b = nb
 		} else {
-			b, _, _ = e.slowAttr(b, a, ",", "", &bud)
+			b, _, _ = e.slowAttr(b, a, ",", "", bud)
 		}
 	}
 	comma := true
@@ -71,7 +78,7 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 			b = append(b, e.recGroups...)
 			comma = false
 		}
-		st := jsonAttrsState{comma: comma, bud: &bud}
+		st := jsonAttrsState{comma: comma, bud: bud}
 		if front, back, ok := recordAttrs(r); ok {
 			b = e.appendJSONAttrs(b, front, &st)
 			b = e.appendJSONAttrs(b, back, &st)

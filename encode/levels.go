@@ -17,7 +17,11 @@ func (e *Encoder) prepareConfig() {
 	}
 	for i := range c.levelTok {
 		s := newState(e, nil, "")
-		s.appendKey(slog.LevelKey)
+		if c.preset != nil {
+			s.appendKey(c.preset.levelKey)
+		} else {
+			s.appendKey(slog.LevelKey)
+		}
 		s.appendString(c.levelName(slog.Level(i + levelTabMin)))
 		c.levelTok[i] = string(s.buf)
 		s.free()
@@ -43,6 +47,12 @@ var levelNames, levelNamesLower = func() (up, low [levelTabMax - levelTabMin + 1
 // levelName returns the spelling of l for this encoder's format.
 func (c *config) levelName(l slog.Level) string {
 	lower := c.format == Logfmt
+	if p := c.preset; p != nil {
+		if p.gcp {
+			return gcpSeverity(l)
+		}
+		lower = true
+	}
 	if !c.slogLevels {
 		switch l {
 		case LevelTrace:

@@ -140,6 +140,10 @@ func (s *state) attrSep() string {
 // header writes the built-in attributes for JSON, Text and Logfmt.
 func (s *state) header(r slog.Record) {
 	c := s.c
+	if c.preset != nil {
+		s.presetHeader(r) // preset.go
+		return
+	}
 	if c.json {
 		s.buf = append(s.buf, '{')
 	}

@@ -101,9 +101,10 @@ func (f Format) WithZapLevels() Format {
 }
 
 // Valid reports whether f is one of the formats: JSON, Text, Logfmt,
-// Console, or ZapJSON or ZapConsole with one of the ZapTime encodings.
+// Console, a cloud preset (GCPJSON, ECSJSON, DatadogJSON), or ZapJSON or
+// ZapConsole with one of the ZapTime encodings.
 func (f Format) Valid() bool {
-	return (f >= JSON && f <= Console) || f.isZap()
+	return (f >= JSON && f <= Console) || f.isZap() || f.isPreset()
 }
 
 func (f Format) isZap() bool {

@@ -80,16 +80,17 @@ func TestTraceContextStyles(t *testing.T) {
 		{"ecs", StyleECS, nil, map[string]any{
 			KeyECSTraceID: "4bf92f3577b34da6a3ce929d0e0e4736", KeyECSSpanID: "00f067aa0ba902b7"}},
 		{"google cloud", StyleGoogleCloud, []TraceOption{WithProjectID("my-project")}, map[string]any{
-			KeyGCPTrace: "projects/my-project/traces/4bf92f3577b34da6a3ce929d0e0e4736", KeyGCPSpanID: "00f067aa0ba902b7"}},
+			KeyGCPTrace: "projects/my-project/traces/4bf92f3577b34da6a3ce929d0e0e4736", KeyGCPSpanID: "00f067aa0ba902b7", KeyGCPSampled: true}},
 		{"google cloud without project", StyleGoogleCloud, nil, map[string]any{
-			KeyGCPTrace: "4bf92f3577b34da6a3ce929d0e0e4736", KeyGCPSpanID: "00f067aa0ba902b7"}},
+			KeyGCPTrace: "4bf92f3577b34da6a3ce929d0e0e4736", KeyGCPSpanID: "00f067aa0ba902b7", KeyGCPSampled: true}},
 		// 0xa3ce929d0e0e4736 = 11803532876627986230, 0x00f067aa0ba902b7 = 67667974448284343
 		{"datadog", StyleDatadog, nil, map[string]any{
 			KeyDDTraceID: "11803532876627986230", KeyDDSpanID: "67667974448284343"}},
 	}
-	allKeys := []string{KeyTraceID, KeySpanID, KeyTraceFlags, KeyECSTraceID, KeyECSSpanID, KeyGCPTrace, KeyGCPSpanID, KeyDDTraceID, KeyDDSpanID}
+	allKeys := []string{KeyTraceID, KeySpanID, KeyTraceFlags, KeyECSTraceID, KeyECSSpanID, KeyGCPTrace, KeyGCPSpanID, KeyGCPSampled, KeyDDTraceID, KeyDDSpanID}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOOGLE_CLOUD_PROJECT", "") // only WithProjectID here; see TestTraceContextGCPProjectFromEnv
 			var buf syncBuffer
 			h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(tc.style, tc.opts...)})
 			l := slog.New(h)

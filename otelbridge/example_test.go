@@ -71,3 +71,27 @@ func ExampleTraceContext() {
 	// {"level":"INFO","msg":"charged","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","trace_flags":"01","amount":42}
 	// {"level":"INFO","msg":"no span, no identifiers"}
 }
+
+// A cloud preset and the matching trace style: a line Google Cloud Logging
+// reads with its severity, message and trace link (the same holds for
+// asyncbus.ECSJSON with StyleECS and asyncbus.DatadogJSON with StyleDatadog).
+func ExampleTraceContext_googleCloud() {
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
+		Format:      asyncbus.GCPJSON,
+		ReplaceAttr: dropTimes,
+		Context:     otelbridge.TraceContext(otelbridge.StyleGoogleCloud, otelbridge.WithProjectID("my-project")),
+	})
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+		SpanID:     trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
+		TraceFlags: trace.FlagsSampled,
+	})
+	ctx := trace.ContextWithSpanContext(context.Background(), sc)
+
+	slog.New(h).ErrorContext(ctx, "charge failed", "amount", 42)
+	if err := h.Close(); err != nil {
+		fmt.Println("close:", err)
+	}
+	// Output:
+	// {"severity":"ERROR","message":"charge failed","logging.googleapis.com/trace":"projects/my-project/traces/4bf92f3577b34da6a3ce929d0e0e4736","logging.googleapis.com/spanId":"00f067aa0ba902b7","logging.googleapis.com/trace_sampled":true,"amount":42}
+}

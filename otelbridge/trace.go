@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"log/slog"
+	"os"
 	"strconv"
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -48,9 +50,12 @@ const (
 	// StyleECS writes Elastic Common Schema trace.id and span.id (hex).
 	StyleECS
 	// StyleGoogleCloud writes logging.googleapis.com/trace as
-	// "projects/<project>/traces/<hex>" (set the project with
-	// [WithProjectID]; without one the bare hex trace ID is written) and
-	// logging.googleapis.com/spanId (hex).
+	// "projects/<project>/traces/<hex>", the form Cloud Logging links to
+	// Cloud Trace, logging.googleapis.com/spanId (hex) and
+	// logging.googleapis.com/trace_sampled (a JSON boolean). The project is
+	// [WithProjectID]'s, else the GOOGLE_CLOUD_PROJECT environment variable
+	// read when TraceContext is called; without either the bare hex trace
+	// ID is written.
 	StyleGoogleCloud
 	// StyleDatadog writes dd.trace_id and dd.span_id as decimal strings of
 	// the low 64 bits of the trace ID and of the span ID. They are strings
@@ -61,13 +66,14 @@ const (
 
 // Field names written by [TraceContext].
 const (
-	KeyECSTraceID   = "trace.id"                      // StyleECS trace ID
-	KeyECSSpanID    = "span.id"                       // StyleECS span ID
-	KeyGCPTrace     = "logging.googleapis.com/trace"  // StyleGoogleCloud trace resource name
-	KeyGCPSpanID    = "logging.googleapis.com/spanId" // StyleGoogleCloud span ID
-	KeyDDTraceID    = "dd.trace_id"                   // StyleDatadog trace ID (decimal)
-	KeyDDSpanID     = "dd.span_id"                    // StyleDatadog span ID (decimal)
-	maxGCPProjectID = 100                             // far above GCP's 30-character limit; longer IDs still work, via the heap
+	KeyECSTraceID   = "trace.id"                             // StyleECS trace ID
+	KeyECSSpanID    = "span.id"                              // StyleECS span ID
+	KeyGCPTrace     = "logging.googleapis.com/trace"         // StyleGoogleCloud trace resource name
+	KeyGCPSpanID    = "logging.googleapis.com/spanId"        // StyleGoogleCloud span ID
+	KeyGCPSampled   = "logging.googleapis.com/trace_sampled" // StyleGoogleCloud sampling decision (boolean)
+	KeyDDTraceID    = "dd.trace_id"                          // StyleDatadog trace ID (decimal)
+	KeyDDSpanID     = "dd.span_id"                           // StyleDatadog span ID (decimal)
+	maxGCPProjectID = 100                                    // far above GCP's 30-character limit; longer IDs still work, via the heap
 )
 
 // TraceOption configures [TraceContext].
@@ -120,6 +126,9 @@ func TraceContext(style Style, opts ...TraceOption) func(context.Context, *async
 		}
 	case StyleGoogleCloud:
 		prefix := ""
+		if cfg.project == "" {
+			cfg.project = os.Getenv("GOOGLE_CLOUD_PROJECT")
+		}
 		if cfg.project != "" {
 			prefix = "projects/" + cfg.project + "/traces/"
 		}
@@ -136,6 +145,7 @@ func TraceContext(style Style, opts ...TraceOption) func(context.Context, *async
 			var sb [16]byte
 			hex.Encode(sb[:], sid[:])
 			w.AddBytes(KeyGCPSpanID, sb[:])
+			w.AddAttr(slog.Bool(KeyGCPSampled, sc.IsSampled())) // a Bool Attr allocates nothing
 		}
 	case StyleDatadog:
 		return func(ctx context.Context, w *asyncbus.FieldWriter) {
