@@ -178,10 +178,13 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 }
 
 // Enabled reports whether records at level l are written (or kept by the
-// flight recorder). It is one atomic load (or one call of a dynamic
-// Options.Level) and allocates nothing.
-func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
-	return h.writes(l) || (h.core.recorder != nil && h.core.recorder.keeps(l))
+// flight recorder): l is at or above the handler's level, or at or above
+// the level ctx carries for its request (ctxattrs.WithLevel), which lowers
+// the threshold and never raises it. It is one atomic load (or one call of
+// a dynamic Options.Level) and allocates nothing; a record below the level
+// reads ctx only once some request level was set in the process.
+func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.writes(l) || (h.core.recorder != nil && h.core.recorder.keeps(l)) || requested(ctx, l)
 }
 
 // writes reports whether records at level l are written: l is at or above
@@ -217,8 +220,8 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		return nil // sample.go: counted in Stats.Sampled
 	}
 	rc := h.core.recorder
-	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) {
-		return h.keep(ctx, rc, r) // recorder.go
+	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) {
+		return h.keep(ctx, rc, r) // recorder.go; a request level (reqlevel.go) writes it instead
 	}
 	if h.rec != nil {
 		if h.core.stack.want(r.Level) {
