@@ -79,7 +79,8 @@ type shared struct {
 	onError   func(error)           // Options.OnError, defaulted (closing.go reports a record after Close)
 	// closedNoted is set by the first record refused after Close (closing.go).
 	closedNoted atomic.Bool
-	recorder    *recorder // recorder.go: Options.FlightRecorder; nil: off
+	recorder    *recorder    // recorder.go: Options.FlightRecorder; nil: off
+	logged      *levelCounts // levelcounts.go: Stats.LoggedTrace and after
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -152,6 +153,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		exitSafe:  o.exitSafe(w),
 		out:       w,
 		onError:   o.OnError,
+		logged:    newLevelCounts(),
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
@@ -227,9 +229,12 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		if h.core.stack.want(r.Level) {
 			r, _, _ = h.withStack(r) // stack.go
 		}
-		return h.handleRecord(ctx, r)
+		b := bufPool.Get().(*buffer)
+		h.core.logged.add(r.Level, b)
+		return h.handleRecord(ctx, r, b)
 	}
 	b := bufPool.Get().(*buffer)
+	h.core.logged.add(r.Level, b) // levelcounts.go
 	h.encodeRecord(ctx, r, b)
 	if rc != nil && rc.triggers(r.Level) {
 		b = h.withKept(ctx, rc, b) // recorder.go: the kept records first
@@ -277,6 +282,7 @@ func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level
 		return nil // sample.go: counted in Stats.Sampled
 	}
 	b := bufPool.Get().(*buffer)
+	h.core.logged.add(level, b)
 	extra := attrs
 	if fields := h.contextFields(ctx, b); len(fields) > 0 {
 		b.extra = append(append(b.extra[:0], fields...), attrs...)
@@ -460,6 +466,7 @@ func (h *Handler) Stats() Stats {
 	s := statsFrom(h.core.bus.Stats())
 	h.core.sample.addStats(&s)   // sample.go
 	h.core.recorder.addStats(&s) // recorder.go
+	h.core.logged.addStats(&s)   // levelcounts.go
 	return s
 }
 
@@ -513,12 +520,13 @@ type buffer struct {
 	data   []byte
 	fields FieldWriter
 	extra  []slog.Attr // HandleAttrs: context fields followed by the caller's attrs
+	stripe uint32      // the stripe of the per-level counts this buffer adds to (levelcounts.go)
 }
 
 // maxPooledBuffer keeps one huge record from pinning its buffer forever.
 const maxPooledBuffer = 64 << 10
 
-var bufPool = sync.Pool{New: func() any { return &buffer{data: make([]byte, 0, 1024)} }}
+var bufPool = sync.Pool{New: func() any { return &buffer{data: make([]byte, 0, 1024), stripe: newStripe()} }}
 
 func (b *buffer) release() {
 	if cap(b.data) > maxPooledBuffer {
