@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/ctxattrs"
 	"github.com/asyncbus/asyncbus/internal/reference"
+	"github.com/asyncbus/asyncbus/internal/reqlevel"
 )
 
 // slowOutput is an output whose every Write takes delay (a network writer,
@@ -141,7 +143,8 @@ var derivedLogger *slog.Logger
 //
 //   - JSON, Text, Logfmt, Console, ZapJSON, ZapConsole: each format into
 //     io.Discard;
-//   - disabled: a Debug call below the Info level;
+//   - disabled: a Debug call below the Info level; the disabled-* and
+//     request-* cases are the per-request level's (benchRequestLevel);
 //   - WithAttrs/derive, WithGroup/derive: deriving a logger (Logger.With
 //     of two attributes, Logger.WithGroup); WithAttrs/log, WithGroup/log:
 //     logging through the derived logger;
@@ -175,12 +178,14 @@ func BenchmarkHandle(b *testing.B) {
 	}
 
 	b.Run("disabled", func(b *testing.B) {
+		reqlevel.Forget() // no request level in the process, as before the feature
 		h := asyncbus.NewHandler(io.Discard, nil)
 		l := slog.New(h)
 		b.ReportAllocs()
 		logEach(ctx, b, l, slog.LevelDebug)
 		closeWritten(b, h, 0)
 	})
+	benchRequestLevel(b)
 
 	derives := []struct {
 		name   string
@@ -282,3 +287,64 @@ func BenchmarkFlightRecorder(b *testing.B) {
 		})
 	}
 }
+
+// benchRequestLevel is BenchmarkHandle's cases of the per-request level
+// (ctxattrs.WithLevel), on a default handler (Info):
+//
+//   - disabled-ctx-unused, disabled-deep-ctx-unused: a Debug call with a
+//     request context that carries no level (3 and 32 values deep), in a
+//     process where no request level was ever set: the same cost as
+//     disabled;
+//   - disabled-ctx-used, disabled-deep-ctx-used: the same once some other
+//     context set a level (Enabled then walks the context);
+//   - request-debug: a Debug call whose context sets Debug: written;
+//   - request-info: an Info call with that context: written without
+//     looking at the context (the cost of JSON).
+func benchRequestLevel(b *testing.B) {
+	shallow := requestContext(3)
+	deep := requestContext(32)
+	for _, tc := range []struct {
+		name  string
+		ctx   context.Context
+		used  bool
+		level slog.Level
+	}{
+		{"disabled-ctx-unused", shallow, false, slog.LevelDebug},
+		{"disabled-ctx-used", shallow, true, slog.LevelDebug},
+		{"disabled-deep-ctx-unused", deep, false, slog.LevelDebug},
+		{"disabled-deep-ctx-used", deep, true, slog.LevelDebug},
+		{"request-debug", ctxattrs.WithLevel(shallow, slog.LevelDebug), true, slog.LevelDebug},
+		{"request-info", ctxattrs.WithLevel(shallow, slog.LevelDebug), true, slog.LevelInfo},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			if tc.used {
+				_ = ctxattrs.WithLevel(context.Background(), slog.LevelDebug) // some request, somewhere
+			} else {
+				reqlevel.Forget()
+			}
+			h := asyncbus.NewHandler(io.Discard, nil)
+			l := slog.New(h)
+			b.ReportAllocs()
+			seq := logEach(tc.ctx, b, l, tc.level)
+			if !h.Enabled(tc.ctx, tc.level) {
+				seq = 0
+			}
+			closeWritten(b, h, seq)
+		})
+	}
+	_ = ctxattrs.WithLevel(context.Background(), slog.LevelDebug) // leave levels honoured for later tests
+}
+
+// requestContext returns a context n values deep, none a request level,
+// below a cancelable one (as a server's request context is).
+func requestContext(n int) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	_ = cancel // never canceled: the benchmark only reads it
+	for i := range n {
+		ctx = context.WithValue(ctx, requestKey(i), i)
+	}
+	return ctx
+}
+
+// requestKey is a context key of requestContext's values.
+type requestKey int

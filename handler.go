@@ -92,7 +92,8 @@ type shared struct {
 	onError   func(error)           // Options.OnError, defaulted (closing.go reports a record after Close)
 	// closedNoted is set by the first record refused after Close (closing.go).
 	closedNoted atomic.Bool
-	recorder    *recorder // recorder.go: Options.FlightRecorder; nil: off
+	recorder    *recorder    // recorder.go: Options.FlightRecorder; nil: off
+	logged      *levelCounts // levelcounts.go: Stats.LoggedTrace and after
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -166,6 +167,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		exitSafe:  o.exitSafe(w),
 		out:       w,
 		onError:   o.OnError,
+		logged:    newLevelCounts(),
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
@@ -192,10 +194,13 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 }
 
 // Enabled reports whether records at level l are written (or kept by the
-// flight recorder). It is one atomic load (or one call of a dynamic
-// Options.Level) and allocates nothing.
-func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
-	return h.writes(l) || (h.core.recorder != nil && h.core.recorder.keeps(l))
+// flight recorder): l is at or above the handler's level, or at or above
+// the level ctx carries for its request (ctxattrs.WithLevel), which lowers
+// the threshold and never raises it. It is one atomic load (or one call of
+// a dynamic Options.Level) and allocates nothing; a record below the level
+// reads ctx only once some request level was set in the process.
+func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.writes(l) || (h.core.recorder != nil && h.core.recorder.keeps(l)) || requested(ctx, l)
 }
 
 // writes reports whether records at level l are written: l is at or above
@@ -231,16 +236,19 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		return nil // sample.go: counted in Stats.Sampled
 	}
 	rc := h.core.recorder
-	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) {
-		return h.keep(ctx, rc, r) // recorder.go
+	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) {
+		return h.keep(ctx, rc, r) // recorder.go; a request level (reqlevel.go) writes it instead
 	}
 	if h.rec != nil {
 		if h.core.stack.want(r.Level) {
 			r, _, _ = h.withStack(r) // stack.go
 		}
-		return h.handleRecord(ctx, r)
+		b := bufPool.Get().(*buffer)
+		h.core.logged.add(r.Level, b)
+		return h.handleRecord(ctx, r, b)
 	}
 	b := bufPool.Get().(*buffer)
+	h.core.logged.add(r.Level, b) // levelcounts.go
 	h.encodeRecord(ctx, r, b)
 	if rc != nil && rc.triggers(r.Level) {
 		b = h.withKept(ctx, rc, b) // recorder.go: the kept records first
@@ -288,6 +296,7 @@ func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level
 		return nil // sample.go: counted in Stats.Sampled
 	}
 	b := bufPool.Get().(*buffer)
+	h.core.logged.add(level, b)
 	extra := attrs
 	if fields := h.contextFields(ctx, b); len(fields) > 0 {
 		b.extra = append(append(b.extra[:0], fields...), attrs...)
@@ -471,6 +480,7 @@ func (h *Handler) Stats() Stats {
 	s := statsFrom(h.core.bus.Stats())
 	h.core.sample.addStats(&s)   // sample.go
 	h.core.recorder.addStats(&s) // recorder.go
+	h.core.logged.addStats(&s)   // levelcounts.go
 	return s
 }
 
@@ -524,12 +534,13 @@ type buffer struct {
 	data   []byte
 	fields FieldWriter
 	extra  []slog.Attr // HandleAttrs: context fields followed by the caller's attrs
+	stripe uint32      // the stripe of the per-level counts this buffer adds to (levelcounts.go)
 }
 
 // maxPooledBuffer keeps one huge record from pinning its buffer forever.
 const maxPooledBuffer = 64 << 10
 
-var bufPool = sync.Pool{New: func() any { return &buffer{data: make([]byte, 0, 1024)} }}
+var bufPool = sync.Pool{New: func() any { return &buffer{data: make([]byte, 0, 1024), stripe: newStripe()} }}
 
 func (b *buffer) release() {
 	if cap(b.data) > maxPooledBuffer {

@@ -58,9 +58,9 @@ func init() {
 	})
 }
 
-// handleRecord is Handle for a handler with a plugged record encoder.
-func (h *Handler) handleRecord(ctx context.Context, r slog.Record) error {
-	b := bufPool.Get().(*buffer)
+// handleRecord is Handle for a handler with a plugged record encoder, into
+// b (from bufPool).
+func (h *Handler) handleRecord(ctx context.Context, r slog.Record, b *buffer) error {
 	b.data = h.rec.AppendRecord(b.data[:0], ctx, r, h.name, h.contextFields(ctx, b))
 	return h.enqueue(b, r.Level, r.Message)
 }

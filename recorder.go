@@ -123,13 +123,14 @@ func (r *recorder) groupOf(ctx context.Context) (id [16]byte, ok bool) {
 	return r.group(ctx)
 }
 
-// add keeps a copy of rec, logged at t.
-func (r *recorder) add(rec []byte, t time.Time, id [16]byte, grouped bool) {
+// add keeps a copy of rec, logged at t, and reports whether it did (a
+// record larger than the ring is not kept, but counted as expired).
+func (r *recorder) add(rec []byte, t time.Time, id [16]byte, grouped bool) bool {
 	size := uint64(len(r.buf))
 	need := align8(entryHeader + uint64(len(rec)))
 	if need > size {
 		r.expired.Add(1)
-		return
+		return false
 	}
 	var flags uint32
 	if grouped {
@@ -160,6 +161,7 @@ func (r *recorder) add(rec []byte, t time.Time, id [16]byte, grouped bool) {
 	r.tail += need
 	r.mu.Unlock()
 	r.kept.Add(1)
+	return true
 }
 
 // makeRoom removes the oldest entries until n more bytes fit (n ≤ the
@@ -244,7 +246,9 @@ func (h *Handler) keep(ctx context.Context, rc *recorder, r slog.Record) error {
 	if t.IsZero() {
 		t = time.Now()
 	}
-	rc.add(b.data, t, id, grouped)
+	if rc.add(b.data, t, id, grouped) {
+		h.core.logged.add(r.Level, b) // levelcounts.go: counted as kept
+	}
 	b.release()
 	return nil
 }

@@ -127,7 +127,7 @@ func (h *Handler) writeSampleMarker(level slog.Level, msg, logger string, n uint
 	r.AddAttrs(slog.String(sampledMsgKey, msg))
 	h.core.sample.counts.markers.Add(1)
 	if m.rec != nil {
-		return m.handleRecord(context.Background(), r)
+		return m.handleRecord(context.Background(), r, bufPool.Get().(*buffer))
 	}
 	b := bufPool.Get().(*buffer)
 	b.data = m.enc.Append(b.data[:0], r, nil)

@@ -61,6 +61,33 @@ type Stats struct {
 	// RecorderExpired counts the kept records never written: aged past
 	// MaxAge, pushed out by newer ones, or larger than the recorder.
 	RecorderExpired uint64
+
+	// LoggedTrace counts the records logged at levels from LevelTrace up to
+	// slog.LevelDebug, excluded. Logged, here and in the six fields after,
+	// means taken by Handle after the Sampler: offered to the ring (so also
+	// in Enqueued, whatever became of them: written, dropped, failed,
+	// refused after Close) or kept by the flight recorder (so also in
+	// RecorderKept, and not counted again when a trigger writes them).
+	// Records the Sampler refused, records too large for the flight
+	// recorder, and asyncbus's own marker lines are not counted: after
+	// Flush, with no Handle running, the seven sum to Enqueued -
+	// SampleMarkers + RecorderKept. Each named level counts its records and
+	// those up to the next named level. The counts are striped over cache
+	// lines: goroutines logging at once do not contend on them.
+	LoggedTrace uint64
+	// LoggedDebug counts the records logged at levels from slog.LevelDebug
+	// up to slog.LevelInfo, excluded.
+	LoggedDebug uint64
+	// LoggedInfo counts those from slog.LevelInfo up to slog.LevelWarn.
+	LoggedInfo uint64
+	// LoggedWarn counts those from slog.LevelWarn up to slog.LevelError.
+	LoggedWarn uint64
+	// LoggedError counts those from slog.LevelError up to LevelFatal.
+	LoggedError uint64
+	// LoggedFatal counts those at LevelFatal and above.
+	LoggedFatal uint64
+	// LoggedOther counts those below LevelTrace (logr's V(9) and beyond).
+	LoggedOther uint64
 }
 
 func statsFrom(s bus.Stats) Stats {

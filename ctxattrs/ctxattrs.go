@@ -19,6 +19,9 @@
 // had been passed to With directly, and From returns them so. Keys are not
 // de-duplicated against the record's own attributes or against other hooks'
 // fields (as in slog, both are written).
+//
+// WithLevel sets a per-request level in the context: the records logged with
+// it are written down to that level, whatever the handler's own level.
 package ctxattrs
 
 import (

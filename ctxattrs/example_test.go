@@ -29,3 +29,21 @@ func Example() {
 	// {"level":"INFO","msg":"request started","request_id":"r-42","user":"ann"}
 	// {"level":"WARN","msg":"retrying","request_id":"r-42","user":"bob","attempt":2}
 }
+
+// One request logs at Debug while the handler stays at Info.
+func ExampleWithLevel() {
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Context: ctxattrs.Fields, ReplaceAttr: noTime})
+	defer h.Close()
+	log := slog.New(h)
+
+	quiet := ctxattrs.With(context.Background(), slog.String("request_id", "r-1"))
+	log.DebugContext(quiet, "cache miss") // below Info: not written
+
+	// A request marked for debugging, say by a header or an annotation.
+	loud := ctxattrs.WithLevel(ctxattrs.With(context.Background(), slog.String("request_id", "r-2")), slog.LevelDebug)
+	log.DebugContext(loud, "cache miss")
+	log.InfoContext(loud, "handled")
+	// Output:
+	// {"level":"DEBUG","msg":"cache miss","request_id":"r-2"}
+	// {"level":"INFO","msg":"handled","request_id":"r-2"}
+}

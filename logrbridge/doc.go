@@ -31,7 +31,9 @@
 // # Mapping
 //
 //   - V(n).Info becomes a slog record at level -n; Enabled(n) asks the
-//     handler about level -n ([Zapr]: n at most 127, as zapr).
+//     handler about level -n ([Zapr]: n at most 127, as zapr), with
+//     context.Background(), or with the context given to [WithContext],
+//     which also carries a per-request level (ctxattrs.WithLevel).
 //   - Error is always a record at [slog.LevelError], whatever V; a non-nil error
 //     is written first, under the error key (default "error").
 //   - Names are joined with "." (configurable) and written under "logger"

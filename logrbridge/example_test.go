@@ -1,11 +1,13 @@
 package logrbridge_test
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/ctxattrs"
 	"github.com/asyncbus/asyncbus/logrbridge"
 )
 
@@ -31,4 +33,27 @@ func ExampleNewLogger() {
 	// {"level":"INFO","msg":"reconciling","logger":"controller","namespace":"default","replicas":3}
 	// {"level":"DEBUG+3","msg":"details","logger":"controller","namespace":"default","ready":true}
 	// {"level":"ERROR","msg":"update failed","logger":"controller","namespace":"default","error":"conflict","retry":1}
+}
+
+// A reconciler's logger for one request: with the request's context
+// attached, a level set by ctxattrs.WithLevel applies to its V levels.
+func ExampleWithContext() {
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Context: ctxattrs.Fields, ReplaceAttr: noTime})
+	log := logrbridge.NewLogger(h).WithName("controller")
+
+	// In the reconciler: ctx from the controller, marked for debugging.
+	ctx := ctxattrs.WithLevel(ctxattrs.With(context.Background(), slog.String("object", "default/web")), slog.LevelDebug)
+	rlog := logrbridge.WithContext(log, ctx) // with controller-runtime: WithContext(ctrllog.FromContext(ctx), ctx)
+	rlog.V(1).Info("desired state", "replicas", 3)
+	log.V(1).Info("not written: no request level")
+	_ = logrbridge.Close(log)
+	// Output:
+	// {"level":"DEBUG+3","msg":"desired state","logger":"controller","object":"default/web","replicas":3}
+}
+
+func noTime(groups []string, a slog.Attr) slog.Attr {
+	if groups == nil && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
 }

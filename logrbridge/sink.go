@@ -249,6 +249,9 @@ type sink struct {
 	infoDepth int       // logr.RuntimeInfo.CallDepth
 	depth     int       // sum of WithCallDepth calls; may be negative
 	life      *lifeline // CloseWhenUnreachable: nil otherwise
+	// ctx is what Enabled and the records go to the handler with (set by
+	// WithContext, context.go); nil: context.Background().
+	ctx context.Context
 }
 
 var (
@@ -269,7 +272,7 @@ func (s *sink) Init(info logr.RuntimeInfo) {
 
 // Enabled implements logr.LogSink: V(level) is slog level -level.
 func (s *sink) Enabled(level int) bool {
-	return s.h.Enabled(context.Background(), s.cfg.vLevel(level))
+	return s.h.Enabled(s.context(), s.cfg.vLevel(level))
 }
 
 // Info implements logr.LogSink.
@@ -288,7 +291,7 @@ func (c *config) vLevel(level int) slog.Level {
 
 // Error implements logr.LogSink. The record is at slog.LevelError whatever V.
 func (s *sink) Error(err error, msg string, keysAndValues ...any) {
-	if !s.h.Enabled(context.Background(), slog.LevelError) {
+	if !s.h.Enabled(s.context(), slog.LevelError) {
 		return
 	}
 	s.log(slog.LevelError, err, msg, keysAndValues)
@@ -337,7 +340,7 @@ func (s *sink) log(level slog.Level, err error, msg string, kv []any) {
 	if stack != "" && s.stackAt(level) {
 		r.AddAttrs(slog.String(s.cfg.stackKey, stack))
 	}
-	if herr := s.h.Handle(context.Background(), r); herr != nil && s.cfg.onError != nil {
+	if herr := s.h.Handle(s.context(), r); herr != nil && s.cfg.onError != nil {
 		s.cfg.onError(herr)
 	}
 	// The sink, and so its lifeline, stays reachable until Handle has

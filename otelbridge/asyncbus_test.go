@@ -137,14 +137,19 @@ func TestRegisterMetrics(t *testing.T) {
 	for i := range n {
 		l.Info("m", "i", i)
 	}
+	l.Warn("w")
+	l.Log(context.Background(), slog.LevelError+1, "e")
+	l.Log(context.Background(), asyncbus.LevelFatal, "f")
 	require.NoError(t, h.Flush())
 	require.NoError(t, h.Close())
 	require.ErrorIs(t, h.Handle(context.Background(), slog.NewRecord(ts, slog.LevelInfo, "late", 0)), asyncbus.ErrClosed)
 
 	got := collect(t, reader)
 	st, dst := h.Stats(), h.DrainerStats()
-	assert.Equal(t, int64(n+1), got[MetricEnqueued][""], "enqueued counts the refused record too")
-	assert.Equal(t, int64(n), got[MetricWritten][""])
+	assert.Equal(t, int64(n+4), got[MetricEnqueued][""], "enqueued counts the refused record too")
+	assert.Equal(t, int64(n+3), got[MetricWritten][""])
+	assert.Equal(t, map[string]int64{"trace": 0, "debug": 0, "info": n + 1, "warn": 1, "error": 1, "fatal": 1, "other": 0},
+		got[MetricLogged], "by level; the record refused after Close is counted")
 	assert.Equal(t, int64(0), got[MetricFailed][""])
 	assert.Equal(t, int64(1), got[MetricDropped]["closed"])
 	assert.Equal(t, int64(0), got[MetricDropped]["overflow"])
@@ -168,7 +173,7 @@ func TestRegisterMetricsErrors(t *testing.T) {
 	require.Error(t, err)
 }
 
-// collect returns metric name → "reason" attribute (or "") → value.
+// collect returns metric name → "reason" or "level" attribute (or "") → value.
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]map[string]int64 {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
@@ -187,7 +192,10 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]map[string]int6
 				t.Fatalf("unexpected data %T for %s", m.Data, m.Name)
 			}
 			for _, p := range points {
-				reason, _ := p.Attributes.Value("reason")
+				reason, ok := p.Attributes.Value("reason")
+				if !ok {
+					reason, _ = p.Attributes.Value("level")
+				}
 				if out[m.Name] == nil {
 					out[m.Name] = map[string]int64{}
 				}

@@ -23,6 +23,7 @@ const (
 	MetricCapacity    = "asyncbus.queue.capacity"   // gauge: Stats.Capacity (bytes)
 	MetricBatchSize   = "asyncbus.batch.size"       // gauge: DrainerStats.BatchTarget (records)
 	MetricWrittenByte = "asyncbus.written.bytes"    // counter: Stats.WrittenBytes
+	MetricLogged      = "asyncbus.records.logged"   // counter: Stats.LoggedTrace to LoggedOther, by level
 )
 
 // Values of the "reason" attribute on [MetricDropped].
@@ -31,6 +32,15 @@ var (
 	dropClosed   = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "closed")))
 )
 
+// loggedLevel is the "level" attribute on [MetricLogged] for Stats.LoggedTrace
+// to LoggedOther, in that order.
+var loggedLevel = func() (opts [7]metric.ObserveOption) {
+	for i, name := range []string{"trace", "debug", "info", "warn", "error", "fatal", "other"} {
+		opts[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("level", name)))
+	}
+	return opts
+}()
+
 // RegisterMetrics publishes h's Stats and two of its DrainerStats as
 // observable instruments on meter, read once per collection with one Stats
 // and one DrainerStats call:
@@ -38,6 +48,10 @@ var (
 //   - counters asyncbus.records.enqueued, .written, .failed, and
 //     .dropped (attribute reason = "overflow" or "closed"), asyncbus.batches
 //     and asyncbus.written.bytes;
+//   - counter asyncbus.records.logged, the records logged by level
+//     (attribute level = "trace", "debug", "info", "warn", "error", "fatal"
+//     or "other": Stats.LoggedTrace to LoggedOther, where each level counts
+//     the levels up to the next and "other" those below trace);
 //   - gauges asyncbus.queue.depth, .high_water and .capacity (bytes in the
 //     ring) and asyncbus.batch.size (the bus's current target batch size).
 //
@@ -67,6 +81,7 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 	failed := counter(MetricFailed, "{record}", "Records whose write failed.")
 	batches := counter(MetricBatches, "{batch}", "Batches written to the output.")
 	bytes := counter(MetricWrittenByte, "By", "Bytes written to the output.")
+	logged := counter(MetricLogged, "{record}", "Records logged, by level.")
 	depth := gauge(MetricQueueDepth, "By", "Bytes waiting in the ring.")
 	high := gauge(MetricQueueHigh, "By", "Highest ring occupancy seen.")
 	capacity := gauge(MetricCapacity, "By", "Ring capacity.")
@@ -88,8 +103,11 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 		o.ObserveInt64(high, clamp(s.QueueHighWater))
 		o.ObserveInt64(capacity, clamp(s.Capacity))
 		o.ObserveInt64(batch, clamp(d.BatchTarget))
+		for i, n := range [...]uint64{s.LoggedTrace, s.LoggedDebug, s.LoggedInfo, s.LoggedWarn, s.LoggedError, s.LoggedFatal, s.LoggedOther} {
+			o.ObserveInt64(logged, clamp(n), loggedLevel[i])
+		}
 		return nil
-	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch)
+	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch, logged)
 	if err != nil {
 		return nil, fmt.Errorf("otelbridge: registering callback: %w", err)
 	}
