@@ -24,7 +24,7 @@ const recordTag = 0
 type encoder struct {
 	header    []byte                                       // SYSLOG_IDENTIFIER field, encoded once
 	attrs     []byte                                       // fields added by WithAttrs, encoded
-	prefix    string                                       // mapped names of the open groups, each followed by '_'
+	prefix    []byte                                       // mapped names of the open groups, each followed by '_'
 	groups    []string                                     // the open groups' names, for ReplaceAttr
 	replace   func(groups []string, a slog.Attr) slog.Attr // Options.ReplaceAttr, or nil
 	addSource bool                                         // write CODE_FILE, CODE_LINE, CODE_FUNC
@@ -60,7 +60,7 @@ func (e *encoder) WithAttrs(attrs []slog.Attr) core.Encoder {
 // WithGroup implements core.Encoder.
 func (e *encoder) WithGroup(name string) core.Encoder {
 	e2 := *e
-	e2.prefix = groupPrefix(e.prefix, name)
+	e2.prefix = appendGroupPrefix(e.prefix[:len(e.prefix):len(e.prefix)], name)
 	e2.groups = append(e.groups[:len(e.groups):len(e.groups)], name)
 	return &e2
 }
@@ -78,10 +78,10 @@ func (e *encoder) AppendRecord(dst []byte, _ context.Context, r slog.Record, nam
 		dst = append(dst, sourceFields(r.PC)...)
 	}
 	if name != "" {
-		dst = e.appendAttr(dst, "", nil, slog.String(e.loggerKey, name))
+		dst = e.appendAttr(dst, nil, nil, slog.String(e.loggerKey, name))
 	}
 	for _, a := range extra {
-		dst = e.appendAttr(dst, "", nil, a)
+		dst = e.appendAttr(dst, nil, nil, a)
 	}
 	dst = append(dst, e.attrs...)
 	r.Attrs(func(a slog.Attr) bool {
@@ -115,7 +115,7 @@ func priority(l slog.Level) byte {
 // group's members are fields of their own (an empty key inlines them, an
 // empty group writes nothing). groups are the group names for ReplaceAttr,
 // which is applied to every attribute that is not a group.
-func (e *encoder) appendAttr(dst []byte, prefix string, groups []string, a slog.Attr) []byte {
+func (e *encoder) appendAttr(dst, prefix []byte, groups []string, a slog.Attr) []byte {
 	a.Value = a.Value.Resolve()
 	if a.Value.Kind() != slog.KindGroup && e.replace != nil {
 		a = e.replace(groups, a)
@@ -127,7 +127,10 @@ func (e *encoder) appendAttr(dst []byte, prefix string, groups []string, a slog.
 	if a.Value.Kind() == slog.KindGroup {
 		inner, innerGroups := prefix, groups
 		if a.Key != "" {
-			inner = groupPrefix(prefix, a.Key) // allocates: nested groups in a record are rare
+			// On the stack unless the names are long: the full name is
+			// cut to 64 bytes, but leading underscores are removed first.
+			var scratch [2 * maxFieldName]byte
+			inner = appendGroupPrefix(append(scratch[:0], prefix...), a.Key)
 			if e.replace != nil {
 				innerGroups = append(groups[:len(groups):len(groups)], a.Key)
 			}

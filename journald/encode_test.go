@@ -225,3 +225,31 @@ func callerPC(pcs []uintptr) uintptr {
 	runtime.Callers(1, pcs)
 	return pcs[0]
 }
+
+func TestAppendRecordAllocatesNothing(t *testing.T) {
+	enc := newEncoder("app", true, "", nil).WithAttrs([]slog.Attr{slog.String("svc", "api")}).WithGroup("req")
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request served", callerPC(make([]uintptr, 1)))
+	r.AddAttrs(slog.String("method", "GET"), slog.Int("status", 200),
+		slog.Duration("took", time.Millisecond), slog.Bool("cached", false), slog.Any("err", errSentinel),
+		slog.Group("user", slog.String("id", "u1"), slog.Float64("score", 0.5)))
+	extra := []slog.Attr{slog.String("trace_id", "0102")}
+	buf := enc.AppendRecord(nil, context.Background(), r, "api", extra) // warms the source cache
+	allocs := testing.AllocsPerRun(100, func() {
+		buf = enc.AppendRecord(buf[:0], context.Background(), r, "api", extra)
+	})
+	assert.Zero(t, allocs)
+	_, err := parseEntry(buf[1:])
+	require.NoError(t, err)
+}
+
+func BenchmarkAppendRecord(b *testing.B) {
+	enc := newEncoder("app", false, "", nil)
+	r := record(slog.LevelInfo, "request handled", slog.String("method", "GET"),
+		slog.String("path", "/api/v1/users/12345/orders"), slog.Int("status", 200),
+		slog.Duration("latency", 1500*time.Microsecond), slog.Int64("bytes", 5120), slog.Bool("cache_hit", true))
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = enc.AppendRecord(buf[:0], context.Background(), r, "", nil)
+	}
+}

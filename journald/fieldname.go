@@ -22,7 +22,7 @@ var reserved = [...]string{"MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FIL
 // empty, starts with a digit or is reserved; cut to 64 bytes. The result
 // always satisfies the journal's rules: [A-Z0-9_]{1,64}, not starting with
 // '_' or a digit.
-func appendFieldName(dst []byte, prefix, key string) []byte {
+func appendFieldName(dst, prefix []byte, key string) []byte {
 	start := len(dst)
 	dst = append(dst, prefix...) // already mapped
 	return fixFieldName(appendFieldChars(dst, key), start)
@@ -60,13 +60,12 @@ func isReserved(name []byte) bool {
 	return false
 }
 
-// groupPrefix returns the prefix of the attributes inside group name,
-// below the enclosing groups' prefix: the group's mapped name and '_'.
+// appendGroupPrefix appends to prefix, the enclosing groups' prefix, the
+// prefix of the attributes inside group name: its mapped name and '_'.
 // Only the characters are mapped here; the journal's rules apply to the
 // whole name (appendFieldName).
-func groupPrefix(prefix, name string) string {
-	b := appendFieldChars([]byte(prefix), name)
-	return string(append(b, '_'))
+func appendGroupPrefix(prefix []byte, name string) []byte {
+	return append(appendFieldChars(prefix, name), '_')
 }
 
 // appendFieldChars is appendFieldName's character mapping alone. Ranging

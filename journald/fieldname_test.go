@@ -35,7 +35,7 @@ func TestAppendFieldName(t *testing.T) {
 		{"", "1" + strings.Repeat("a", 100), "ATTR_1" + strings.Repeat("A", 58)},
 	} {
 		t.Run(tc.prefix+tc.key, func(t *testing.T) {
-			got := string(appendFieldName([]byte("before"), tc.prefix, tc.key))
+			got := string(appendFieldName([]byte("before"), []byte(tc.prefix), tc.key))
 			assert.Equal(t, "before"+tc.want, got)
 			assert.True(t, validName(tc.want))
 		})
@@ -43,9 +43,9 @@ func TestAppendFieldName(t *testing.T) {
 }
 
 func TestGroupPrefix(t *testing.T) {
-	assert.Equal(t, "HTTP_", groupPrefix("", "http"))
-	assert.Equal(t, "HTTP_REQ_V2_", groupPrefix("HTTP_", "req.v2"))
-	assert.Equal(t, "_X_", groupPrefix("", "_x")) // the rules apply to the whole name
+	assert.Equal(t, "HTTP_", string(appendGroupPrefix(nil, "http")))
+	assert.Equal(t, "HTTP_REQ_V2_", string(appendGroupPrefix([]byte("HTTP_"), "req.v2")))
+	assert.Equal(t, "_X_", string(appendGroupPrefix(nil, "_x"))) // the rules apply to the whole name
 }
 
 // FuzzAppendFieldName checks that every key, under any group, maps to a
@@ -56,9 +56,9 @@ func FuzzAppendFieldName(f *testing.F) {
 		f.Add(s, s)
 	}
 	f.Fuzz(func(t *testing.T, group, key string) {
-		prefix := ""
+		var prefix []byte
 		if group != "" {
-			prefix = groupPrefix("", group)
+			prefix = appendGroupPrefix(nil, group)
 		}
 		name := string(appendFieldName(nil, prefix, key))
 		if !validName(name) || isReserved([]byte(name)) {
