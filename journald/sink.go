@@ -98,7 +98,8 @@ func NewSink(o Options) (*Sink, error) {
 // SlogLevelNames do not apply (the handler's drop marker alone is written
 // in Format), AddSource writes the CODE_* fields, a Named handler's name
 // is the field mapped from LoggerKey (LOGGER by default), and ReplaceAttr
-// sees every attribute, not the fields this package writes itself.
+// sees every attribute (the logger name and Context fields included), not
+// the fields this package writes itself (PRIORITY, MESSAGE, ...).
 //
 // The handler's Close does not close the socket, which is closed when the
 // handler is no longer reachable; use NewSink, Sink.NewHandler and
