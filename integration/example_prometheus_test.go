@@ -63,5 +63,12 @@ func Example_prometheus() {
 	// asyncbus_records_dropped_total{reason="overflow"} 0
 	// asyncbus_records_enqueued_total 3
 	// asyncbus_records_failed_total 0
+	// asyncbus_records_logged_total{level="debug"} 0
+	// asyncbus_records_logged_total{level="error"} 0
+	// asyncbus_records_logged_total{level="fatal"} 0
+	// asyncbus_records_logged_total{level="info"} 3
+	// asyncbus_records_logged_total{level="other"} 0
+	// asyncbus_records_logged_total{level="trace"} 0
+	// asyncbus_records_logged_total{level="warn"} 0
 	// asyncbus_records_written_total 3
 }
