@@ -212,6 +212,7 @@ type receiver struct {
 	bodies   [][]byte
 	headers  []http.Header
 	calls    int
+	last     []byte // the body of the latest request, accepted or not
 	answer   func(i int, w http.ResponseWriter) (accepted bool)
 	received chan struct{}  // one token per accepted request
 	tlsLog   syncbuf.Buffer // newTLSReceiver: the server's log of failed handshakes
@@ -247,6 +248,7 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	rc.mu.Lock()
 	i := rc.calls
 	rc.calls++
+	rc.last = b
 	answer := rc.answer
 	rc.mu.Unlock()
 	if answer != nil && !answer(i, w) {
@@ -297,6 +299,14 @@ func answerDown(code int) func(int, http.ResponseWriter) bool {
 		http.Error(w, "down", code)
 		return false
 	}
+}
+
+// lastRequest decodes the latest request's body, accepted or not.
+func (rc *receiver) lastRequest() pbRequest {
+	rc.mu.Lock()
+	b := rc.last
+	rc.mu.Unlock()
+	return decodeRequest(rc.t, b)
 }
 
 func (rc *receiver) callCount() int {

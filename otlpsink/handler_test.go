@@ -16,7 +16,8 @@ import (
 // TestCloseContextGivingUpOnAHungCollectorCountsAtOnce: a collector that
 // never answers; when CloseContext gives up, the handler's and the Sink's
 // counts already say that the records failed (the Sink's: the batch it
-// was given), and the request's late end counts nothing more.
+// was given, whose size depends on how many records the drainer gathered
+// before sending), and the request's late end counts nothing more.
 func TestCloseContextGivingUpOnAHungCollectorCountsAtOnce(t *testing.T) {
 	for _, cancelled := range []bool{false, true} {
 		name := map[bool]string{false: "deadline", true: "cancelled"}[cancelled]
@@ -57,8 +58,11 @@ func TestCloseContextGivingUpOnAHungCollectorCountsAtOnce(t *testing.T) {
 
 			hs, ss := h.Stats(), s.Stats()
 			assert.EqualValues(t, 15, hs.Failed, "the handler's books: in flight and queued")
-			// The Sink counts what it was given: the batch in flight.
-			assert.EqualValues(t, 10, ss.FailedRecords, "the Sink's books are final when Close returns")
+			// The Sink counts what it was given: the batch in flight, however
+			// many of the first records the drainer had gathered into it.
+			inFlight := len(rc.lastRequest().Records)
+			require.Positive(t, inFlight)
+			assert.EqualValues(t, inFlight, ss.FailedRecords, "the Sink's books are final when Close returns")
 			assert.EqualValues(t, 1, ss.FailedBatches)
 			assert.Zero(t, ss.Sent)
 
