@@ -3,6 +3,7 @@ package asyncbus_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -207,4 +208,20 @@ func ExampleFlightRecorder() {
 	// level=DEBUG msg=query rows=0
 	// level=WARN msg="asyncbus: flight recorder: end" records=2
 	// level=ERROR msg="user not found" id=42
+}
+
+// Stats counts the records logged at each level, so a dashboard can show
+// the error rate without parsing the log.
+func ExampleStats_levels() {
+	h := asyncbus.NewHandler(io.Discard, nil)
+	log := slog.New(h)
+	log.Info("started")
+	log.Info("request", "path", "/")
+	log.Warn("slow request", "path", "/report")
+	log.Debug("not logged: below Info")
+	log.Error("request failed", "path", "/pay")
+	_ = h.Close()
+	st := h.Stats()
+	fmt.Println("info", st.LoggedInfo, "warn", st.LoggedWarn, "error", st.LoggedError, "debug", st.LoggedDebug)
+	// Output: info 2 warn 1 error 1 debug 0
 }
