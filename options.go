@@ -242,20 +242,14 @@ func (o *Options) validate(w io.Writer) error {
 		bad("Options.HighWatermark %v is outside [0, 1]; using the default", o.HighWatermark)
 		o.HighWatermark = 0
 	}
-	// A Leveler holding a nil pointer (an uninitialised *slog.LevelVar
-	// field) would panic in every Handle: treat it as unset.
-	for _, l := range []struct {
+	type leveler struct {
 		name, def string
 		v         *slog.Leveler
-	}{
+	}
+	levelers := []leveler{
 		{"Level", "INFO", &o.Level},
 		{"SyncLevel", "FATAL", &o.SyncLevel},
 		{"StackTraceLevel", "off", &o.StackTraceLevel},
-	} {
-		if isNilLeveler(*l.v) && levelPanics(*l.v) {
-			bad("Options.%s is a nil %T whose Level panics; using the default (%s)", l.name, *l.v, l.def)
-			*l.v = nil
-		}
 	}
 	if fr := o.FlightRecorder; fr != nil {
 		c := *fr // the caller's struct is not changed
@@ -267,16 +261,16 @@ func (o *Options) validate(w io.Writer) error {
 			bad("Options.FlightRecorder.MaxAge %v is negative; using %v", c.MaxAge, defaultRecorderMaxAge)
 			c.MaxAge = 0
 		}
-		for _, l := range []struct {
-			name, def string
-			v         *slog.Leveler
-		}{{"Level", "DEBUG", &c.Level}, {"Trigger", "ERROR", &c.Trigger}} {
-			if isNilLeveler(*l.v) && levelPanics(*l.v) {
-				bad("Options.FlightRecorder.%s is a nil %T whose Level panics; using the default (%s)", l.name, *l.v, l.def)
-				*l.v = nil
-			}
-		}
 		o.FlightRecorder = &c
+		levelers = append(levelers, leveler{"FlightRecorder.Level", "DEBUG", &c.Level}, leveler{"FlightRecorder.Trigger", "ERROR", &c.Trigger})
+	}
+	// A Leveler holding a nil pointer (an uninitialised *slog.LevelVar
+	// field) would panic in every Handle: treat it as unset.
+	for _, l := range levelers {
+		if isNilLeveler(*l.v) && levelPanics(*l.v) {
+			bad("Options.%s is a nil %T whose Level panics; using the default (%s)", l.name, *l.v, l.def)
+			*l.v = nil
+		}
 	}
 	if o.Rules != nil && o.Level != nil {
 		bad("Options.Level has no effect when Options.Rules is set: the rules %q give every level; ignoring Level (set the default level in the rules)", o.Rules.String())
