@@ -239,16 +239,14 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) {
 		return h.keep(ctx, rc, r) // recorder.go; a request level (reqlevel.go) writes it instead
 	}
+	b := bufPool.Get().(*buffer)
+	h.core.logged.add(r.Level, b) // levelcounts.go
 	if h.rec != nil {
 		if h.core.stack.want(r.Level) {
 			r, _, _ = h.withStack(r) // stack.go
 		}
-		b := bufPool.Get().(*buffer)
-		h.core.logged.add(r.Level, b)
 		return h.handleRecord(ctx, r, b)
 	}
-	b := bufPool.Get().(*buffer)
-	h.core.logged.add(r.Level, b) // levelcounts.go
 	h.encodeRecord(ctx, r, b)
 	if rc != nil && rc.triggers(r.Level) {
 		b = h.withKept(ctx, rc, b) // recorder.go: the kept records first
@@ -323,20 +321,6 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 	return b.fields.attrs
 }
 
-// syncLevelNow returns Options.SyncLevel's current level. The two common
-// Levelers (a fixed Level, the default LevelFatal included, and a
-// *slog.LevelVar) are called directly rather than through the interface,
-// which saves an indirect call on every record.
-func (c *shared) syncLevelNow() slog.Level {
-	switch l := c.syncLevel.(type) {
-	case slog.Level:
-		return l
-	case *slog.LevelVar:
-		return l.Level()
-	}
-	return c.syncLevel.Level()
-}
-
 // enqueue puts the encoded line in b on the bus, releases b, and syncs for
 // levels at or above SyncLevel. Records at or above slog.LevelError are
 // written to the output before it returns (written through, or waited for),
@@ -349,7 +333,7 @@ func (c *shared) syncLevelNow() slog.Level {
 // none: a caller's context (a request's, say) must not cost it its lines.
 // msg is the record's message, for the report of a record after Close.
 func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
-	syncLevel := h.core.syncLevelNow()
+	syncLevel := levelNow(h.core.syncLevel)
 	var err error
 	switch {
 	case level >= slog.LevelError && level < syncLevel && h.core.exitSafe:

@@ -347,3 +347,17 @@ func (r *LevelRules) slot(name string) *levelSlot {
 	r.slots[name] = s
 	return s
 }
+
+// levelNow returns l's current level. The two common Levelers (a fixed
+// Level and a *slog.LevelVar) are called directly rather than through the
+// interface, which saves an indirect call on every record (SyncLevel's
+// check, the flight recorder's).
+func levelNow(l slog.Leveler) slog.Level {
+	switch v := l.(type) {
+	case slog.Level:
+		return v
+	case *slog.LevelVar:
+		return v.Level()
+	}
+	return l.Level()
+}

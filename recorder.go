@@ -293,16 +293,5 @@ func (r *recorder) addStats(st *Stats) {
 	}
 }
 
-// levelNow returns l's level, calling the common Levelers directly.
-func levelNow(l slog.Leveler) slog.Level {
-	switch v := l.(type) {
-	case slog.Level:
-		return v
-	case *slog.LevelVar:
-		return v.Level()
-	}
-	return l.Level()
-}
-
 // align8 rounds n up to a multiple of 8.
 func align8(n uint64) uint64 { return (n + 7) &^ 7 }
