@@ -2,7 +2,6 @@ package asyncbus
 
 import (
 	"io"
-	"os"
 
 	"github.com/asyncbus/asyncbus/internal/term"
 )
@@ -14,10 +13,9 @@ import (
 func useColor(mode ColorMode, w io.Writer) bool {
 	switch mode {
 	case ColorAlways:
-		term.EnableANSI(w)
-		return true
+		return term.Colors(w, true)
 	case ColorAuto:
-		return term.Auto(os.Getenv, func() bool { return term.IsTerminal(w) && term.EnableANSI(w) })
+		return term.Colors(w, false)
 	}
 	return false
 }

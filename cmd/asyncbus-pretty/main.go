@@ -142,12 +142,11 @@ func printFile(name string, stdin io.Reader, out *output) error {
 func colorMode(mode string, stdout io.Writer) (bool, error) {
 	switch strings.ToLower(mode) {
 	case "always":
-		term.EnableANSI(stdout)
-		return true, nil
+		return term.Colors(stdout, true), nil
 	case "never":
 		return false, nil
 	case "auto":
-		return term.Auto(os.Getenv, func() bool { return term.IsTerminal(stdout) && term.EnableANSI(stdout) }), nil
+		return term.Colors(stdout, false), nil
 	}
 	return false, fmt.Errorf("-color wants auto, always or never, got %q", mode)
 }

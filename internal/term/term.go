@@ -4,6 +4,23 @@
 // format and cmd/asyncbus-pretty.
 package term
 
+import (
+	"io"
+	"os"
+)
+
+// Colors reports whether output to w is coloured: always when forced (w, if
+// a Windows console, is switched to ANSI processing so that the colours
+// show), else as Auto decides from the process's environment and whether w
+// is a terminal that shows ANSI colours.
+func Colors(w io.Writer, force bool) bool {
+	if force {
+		EnableANSI(w)
+		return true
+	}
+	return Auto(os.Getenv, func() bool { return IsTerminal(w) && EnableANSI(w) })
+}
+
 // Auto applies the automatic colour rules: what the user asked for through
 // the environment (no-color.org, force-color.org, bixense.com/clicolors; a
 // request for no colour wins), else whether the output is a terminal.
