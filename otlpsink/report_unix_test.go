@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asyncbus/asyncbus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/asyncbus/asyncbus"
 )
 
 // Tests of report.go that need a ring file left by a killed child process
