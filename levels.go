@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -44,13 +45,20 @@ func parseLevel(s string) (slog.Level, error) {
 	if in == "" {
 		return 0, errors.New("empty level")
 	}
-	if n, err := strconv.Atoi(in); err == nil {
+	n, err := strconv.Atoi(in)
+	if err == nil {
 		return slog.Level(n), nil
+	}
+	if errors.Is(err, strconv.ErrRange) { // beyond int on this platform (32 or 64 bits)
+		return 0, fmt.Errorf("level %q out of range", s)
 	}
 	name, offset := in, 0
 	if i := strings.IndexAny(in, "+-"); i > 0 {
 		name = in[:i]
 		n, err := strconv.Atoi(in[i:])
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, fmt.Errorf("level %q: offset %q out of range", s, in[i:])
+		}
 		if err != nil {
 			return 0, fmt.Errorf("level %q: bad offset %q", s, in[i:])
 		}
@@ -73,10 +81,11 @@ func parseLevel(s string) (slog.Level, error) {
 	default:
 		return 0, fmt.Errorf("unknown level %q (want trace, debug, info, warn, error, fatal, an offset like warn+2, or an integer)", s)
 	}
-	l := base + slog.Level(offset)
-	if (offset > 0) != (l > base) && offset != 0 { // the sum wrapped around
+	// Both bounds are int's own, so the check holds for 32- and 64-bit int.
+	if (offset > 0 && int(base) > math.MaxInt-offset) || (offset < 0 && int(base) < math.MinInt-offset) {
 		return 0, fmt.Errorf("level %q: offset %q out of range", s, in[len(name):])
 	}
+	l := base + slog.Level(offset)
 	return l, nil
 }
 
