@@ -630,7 +630,9 @@ func TestHandleAttrsMatchesHandleRandomized(t *testing.T) {
 		if p, ok := pairs[c]; ok {
 			return p
 		}
-		opts := &Options{Format: c.format, Color: ColorNever, ReplaceAttr: replacers[c.rep], Level: slog.LevelDebug}
+		// Up to a few hundred handlers live at once: a 64 KiB ring each (the
+		// records are small) keeps a 32-bit test process inside its 4 GiB.
+		opts := &Options{Format: c.format, Color: ColorNever, ReplaceAttr: replacers[c.rep], Level: slog.LevelDebug, Capacity: 64 << 10}
 		if c.hooked {
 			opts.Context = hook
 		}
