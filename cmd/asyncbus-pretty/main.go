@@ -18,7 +18,8 @@
 // its start and then as it grows, across rotation (like tail -F). Every
 // input line gives exactly one output line, in order: a line it does not
 // recognise (a panic's stack, a banner, a line cut short) is written
-// unchanged, byte for byte.
+// unchanged, byte for byte: an input's last line without a newline is
+// written without one (a newline is added only if more output follows).
 // Only the filters leave lines out: -level hides records below a level
 // (lines without a level are kept) and -match key=value, repeatable, keeps
 // only records with all those fields (lines it does not recognise have no
