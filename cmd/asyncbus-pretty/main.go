@@ -15,7 +15,9 @@
 //	asyncbus-pretty -f /var/log/app.log
 //
 // With no file (or "-") it reads standard input; -f prints one file from
-// its start and then as it grows, across rotation (like tail -F). Every
+// its start and then as it grows, across rotation (like tail -F); a file
+// that does not exist yet is reported once on standard error and waited
+// for. Every
 // input line gives exactly one output line, in order: a line it does not
 // recognise (a panic's stack, a banner, a line cut short) is written
 // unchanged, byte for byte: an input's last line without a newline is
@@ -100,7 +102,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 	}
 	out := newOutput(newPrinter(color, *utc, f), stdout)
 	if *followFlag {
-		err := follow(ctx, files[0], *poll, out)
+		err := follow(ctx, files[0], *poll, out, stderr)
 		if ferr := out.flush(); err == nil {
 			err = ferr
 		}
