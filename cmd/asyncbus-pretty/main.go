@@ -1,8 +1,11 @@
 // Command asyncbus-pretty prints log lines for people: it reads logs
-// written by log/slog (JSON and Text), asyncbus (JSON, Text, Logfmt,
-// ZapJSON), zap, zerolog, logr and klog, and writes each record in
-// asyncbus's Console format ("15:04:05.000 LEVEL dir/file.go:12 message
-// key=value ..."), coloured on a terminal.
+// written by log/slog (JSON and Text), asyncbus (every format: JSON, Text,
+// Logfmt, Console, ZapJSON, ZapConsole, GCPJSON, ECSJSON, DatadogJSON),
+// zap (production and development, JSON and console), zerolog, logrus
+// (text and JSON), phuslu/log, logr, klog, pino and bunyan (numeric
+// levels) and logfmt, and writes each record in asyncbus's Console format
+// ("15:04:05.000 LEVEL dir/file.go:12 message key=value ..."), coloured on
+// a terminal.
 //
 // Install it with
 //

@@ -97,6 +97,17 @@ func TestPrintMatchesConsole(t *testing.T) {
 		{"asyncbus ZapJSON", asyncbusHandler(asyncbus.ZapJSON.WithZapTime(encode.ZapTimeRFC3339Nano)), map[int]string{
 			6: "zap has no level between info and warn",
 		}},
+		{"asyncbus Console", asyncbusHandler(asyncbus.Console), nil},
+		{"asyncbus ZapConsole", asyncbusHandler(asyncbus.ZapConsole.WithZapTime(encode.ZapTimeRFC3339Nano)), map[int]string{
+			2: "zap's console writes the message raw: its tab splits the columns",
+			6: "zap has no level between info and warn",
+		}},
+		{"asyncbus GCPJSON", asyncbusHandler(asyncbus.GCPJSON), map[int]string{
+			4: "Google Cloud has no level below DEBUG",
+			6: "Google Cloud has no level between INFO and WARNING",
+		}},
+		{"asyncbus ECSJSON", asyncbusHandler(asyncbus.ECSJSON), nil},
+		{"asyncbus DatadogJSON", asyncbusHandler(asyncbus.DatadogJSON), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recs := testRecords()
