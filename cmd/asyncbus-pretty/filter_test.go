@@ -93,3 +93,18 @@ func TestFilterOwnFormats(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterPeers: -level keeps each line the peers wrote (their levels:
+// the parse tests) exactly when its level is at or above the minimum, and
+// a line without a level always.
+func TestFilterPeers(t *testing.T) {
+	for name, line := range peerLines(t) {
+		r := &record{}
+		require.True(t, (&parser{}).parse(r, line), "%s: a record", name)
+		for _, min := range ownLevels {
+			p := newPrinter(false, true, filter{minLevel: min, hasLevel: true})
+			shown := len(p.appendLine(nil, []byte(line))) > 0
+			assert.Equal(t, !r.hasLevel || r.level >= min, shown, "%s at -level %v", name, min)
+		}
+	}
+}

@@ -96,3 +96,16 @@ func TestParseZapConsole(t *testing.T) {
 		{"too many columns", "INFO\ta\tb\tc\td\tm", nil},
 	})
 }
+
+func TestParseZapConsolePeers(t *testing.T) {
+	src := func(line string) string { return "pretty/peers_more_test.go:" + line }
+	runPeerCases(t, "dev-zap console", map[string]*parsed{
+		"dev-zap console info":   {time: peerTime, level: "INFO", logger: "api", source: src("40"), msg: "request served", attrs: []string{"path=/v1/items", "status=200", "took=1.5s"}},
+		"dev-zap console debug":  {time: peerTime, level: "DEBUG", logger: "api", source: src("41"), msg: "cache lookup", attrs: []string{`keys=["a", "b"]`, "req.id=r-1"}},
+		"dev-zap console warn":   {time: peerTime, level: "WARN", logger: "api", source: src("42"), msg: "slow"},
+		"dev-zap console error":  {time: peerTime, level: "ERROR", logger: "api", source: src("43"), msg: "write failed", attrs: []string{"error=disk full"}},
+		"dev-zap console dpanic": {time: peerTime, level: "ERROR", logger: "api", source: src("44"), msg: "invariant broken", attrs: []string{"level=DPANIC"}},
+		"dev-zap console plain":  {time: peerTime, level: "INFO", source: src("45"), msg: "no name, no fields"},
+		"dev-zap console V(2)":   {time: peerTime, level: "DEBUG+2", source: src("46"), msg: "verbose", attrs: []string{"n=2"}},
+	})
+}

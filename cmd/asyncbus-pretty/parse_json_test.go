@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Tests of parse_json.go: logr funcr's JSON as funcr writes it, and the
-// JSON grammar's corners. (slog's and asyncbus's JSON: print_test.go; zap
-// and zerolog: peers_test.go.)
+// Tests of parse_json.go: logr funcr's JSON as funcr writes it, the JSON
+// lines of zap, zerolog, logrus and phuslu/log as they wrote them in
+// benchmarks/pretty (testdata/peers.txt), the other conventions' keys, and
+// the JSON grammar's corners. (slog's and asyncbus's JSON: print_test.go
+// and TestParseOwnFormats.)
 
 func TestParseJSONFuncr(t *testing.T) {
 	var buf bytes.Buffer
@@ -133,5 +135,43 @@ func TestParseJSONConventions(t *testing.T) {
 		{"zap development JSON", `{"L":"WARN","T":"2026-12-01T12:34:56.789Z","N":"api","C":"app/main.go:3","M":"m","k":1}`,
 			&parsed{time: at, level: "WARN", msg: "m", logger: "api", source: "app/main.go:3", attrs: []string{"k=1"}}},
 		{"one-letter keys elsewhere are attributes", `{"msg":"m","L":"WARN","M":"x"}`, &parsed{msg: "m", attrs: []string{"L=WARN", "M=x"}}},
+	})
+}
+
+func TestParseJSONZapDevelopment(t *testing.T) {
+	src := func(line string) string { return "pretty/peers_more_test.go:" + line }
+	runPeerCases(t, "dev-zap json", map[string]*parsed{
+		"dev-zap json info":  {time: peerTime, level: "INFO", logger: "api", source: src("35"), msg: "request served", attrs: []string{"path=/v1/items", "status=200"}},
+		"dev-zap json debug": {time: peerTime, level: "DEBUG", logger: "api", source: src("36"), msg: "cache lookup", attrs: []string{"req.id=r-1"}},
+		"dev-zap json error": {time: peerTime, level: "ERROR", logger: "api", source: src("37"), msg: "write failed", attrs: []string{"error=disk full"}},
+	})
+}
+
+func TestParseJSONLogrus(t *testing.T) {
+	src := func(line string) string { return "peers_more_test.go:" + line }
+	at := peerTime.Truncate(time.Second) // logrus's default time has no fraction
+	fn := "func=github.com/asyncbus/asyncbus/benchmarks/pretty.logrusLines"
+	runPeerCases(t, "logrus json", map[string]*parsed{
+		"logrus json info":  {time: at, level: "INFO", source: src("72"), msg: "request served", attrs: []string{fn, "service=api", "status=200"}},
+		"logrus json error": {time: at, level: "ERROR", source: src("73"), msg: "write failed", attrs: []string{"error=disk full", fn, "service=api"}},
+		"logrus json trace": {time: at, level: "TRACE", source: src("74"), msg: "tracing", attrs: []string{fn, "service=api"}},
+		"logrus json warn":  {time: at, level: "WARN", source: src("75"), msg: "slow", attrs: []string{fn, "service=api"}},
+		"logrus json fatal": {time: at, level: "FATAL", source: src("76"), msg: "giving up", attrs: []string{fn, "service=api"}},
+		"logrus json panic": {time: at, level: "FATAL", source: src("77"), msg: "panicking", attrs: []string{fn, "level=panic", "service=api"}},
+	})
+}
+
+func TestParseJSONPhuslu(t *testing.T) {
+	src := func(line string) string { return "pretty/peers_more_test.go:" + line }
+	common := []string{"service=api", "callerfunc=pretty.phusluLines", "goid=1"}
+	with := func(attrs ...string) []string { return append(append([]string{}, common...), attrs...) }
+	runPeerCases(t, "phuslu", map[string]*parsed{
+		"phuslu info":     {time: peerTime, level: "INFO", source: src("103"), msg: "request served", attrs: with("path=/v1/items", "status=200")},
+		"phuslu error":    {time: peerTime, level: "ERROR", source: src("104"), msg: "write failed", attrs: with("error=disk full")},
+		"phuslu debug":    {time: peerTime, level: "DEBUG", source: src("105"), msg: "cache lookup", attrs: with("req.id=r-1")},
+		"phuslu trace":    {time: peerTime, level: "TRACE", source: src("106"), msg: "tracing", attrs: with()},
+		"phuslu warn":     {time: peerTime, level: "WARN", source: src("107"), msg: "slow", attrs: with()},
+		"phuslu panic":    {time: peerTime, level: "FATAL", source: src("110"), msg: "panicking", attrs: []string{"level=panic", "service=api", "callerfunc=pretty.phusluLines.func1", "goid=1"}},
+		"phuslu no level": {time: peerTime, source: src("112"), msg: "no level", attrs: with()},
 	})
 }
