@@ -117,27 +117,8 @@ func (p *parser) field(r *record, key string, v scalar) {
 				r.statusIndex = len(r.attrs)
 			}
 		}
-	case "source", "caller", "file":
-		if r.source.File == "" && v.text != "" {
-			if src, ok := parseSourcePos(v.text); ok {
-				src.Function = r.source.Function
-				r.source = src
-				return
-			}
-		}
-	case "log.origin.file.name":
-		if r.source.File == "" && v.quoted && v.text != "" {
-			r.source.File = v.text
-			return
-		}
-	case "log.origin.file.line":
-		if n, err := strconv.Atoi(v.text); err == nil && n >= 0 && r.source.Line == 0 && !v.quoted {
-			r.source.Line = n
-			return
-		}
-	case "log.origin.function", "logger.method_name":
-		if r.source.Function == "" && v.quoted {
-			r.source.Function = v.text
+	case "source", "caller", "file", "log.origin.file.name", "log.origin.file.line", "log.origin.function", "logger.method_name":
+		if sourceField(r, role, v) {
 			return
 		}
 	case "ecs.version": // the schema's version, the same on every line
@@ -157,6 +138,39 @@ func (p *parser) field(r *record, key string, v scalar) {
 		r.hasError = true
 	}
 	r.attrs = append(r.attrs, slog.String(key, v.text))
+}
+
+// sourceField assigns a field naming the source, whole ("file:line":
+// slog Text's source, zap's and Datadog's caller, logrus's file) or in
+// parts (ECS's log.origin fields, Datadog's logger.method_name), and
+// reports whether it did.
+func sourceField(r *record, key string, v scalar) bool {
+	switch key {
+	case "log.origin.file.name":
+		if r.source.File == "" && v.quoted && v.text != "" {
+			r.source.File = v.text
+			return true
+		}
+	case "log.origin.file.line":
+		if n, err := strconv.Atoi(v.text); err == nil && n >= 0 && r.source.Line == 0 && !v.quoted {
+			r.source.Line = n
+			return true
+		}
+	case "log.origin.function", "logger.method_name":
+		if r.source.Function == "" && v.quoted {
+			r.source.Function = v.text
+			return true
+		}
+	default:
+		if r.source.File == "" && v.text != "" {
+			if src, ok := parseSourcePos(v.text); ok {
+				src.Function = r.source.Function
+				r.source = src
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // zapDevKey maps the keys of zap's development encoder config to their
