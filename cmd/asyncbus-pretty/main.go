@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 	followFlag := fs.Bool("f", false, "follow the file as it grows, across rotation and truncation (like tail -F)")
 	levelFlag := fs.String("level", "", "hide records below this level: trace, debug, info, warn, error, fatal, or a form such as info+2")
 	colorFlag := fs.String("color", "auto", "colour: auto (on a terminal, per NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE, TERM=dumb), always or never")
-	utc := fs.Bool("utc", false, "show times in UTC instead of as written (epoch times: local)")
+	utc := fs.Bool("utc", false, "show times in UTC instead of as written (epoch times: local; Console clocks, which have no zone: as written)")
 	poll := fs.Duration("poll", 250*time.Millisecond, "with -f, how often to check the file at its end")
 	var f filter
 	fs.Func("match", "keep only records with this `key=value` field (repeatable: all must match)", func(s string) error {
