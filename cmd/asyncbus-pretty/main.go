@@ -28,7 +28,9 @@
 // Only the filters leave lines out: -level hides records below a level
 // (lines without a level are kept) and -match key=value, repeatable, keeps
 // only records with all those fields (lines it does not recognise have no
-// fields and are hidden). asyncbus's drop markers and other "asyncbus:"
+// fields and are hidden); the stack trace lines zap's console encoding
+// writes below a record are kept or hidden with it. asyncbus's drop
+// markers and other "asyncbus:"
 // records bypass the filters, since they report lost records, and carry a
 // badge with their count ([DROPPED 42]), as do sampling markers
 // ([SUPPRESSED 7]).

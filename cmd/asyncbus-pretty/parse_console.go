@@ -151,7 +151,7 @@ func (p *parser) parseZapConsole(r *record, s string) bool {
 	if !ok {
 		return false
 	}
-	r.level, r.hasLevel = level, true
+	r.level, r.hasLevel, r.zapConsole = level, true, true
 	if !exact {
 		r.attrs = append(r.attrs, slog.String("level", cols[0]))
 	}

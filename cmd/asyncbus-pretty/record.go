@@ -29,6 +29,9 @@ type record struct {
 	// zapDev says the line is zap's development JSON (its first key "L"),
 	// whose built-in keys are T, L, N, C, M.
 	zapDev bool
+	// zapConsole says the line is zap's console encoding, which writes an
+	// entry's stack trace on the lines below it.
+	zapConsole bool
 	// hasError reports an "error" or "err" field: the level of a logr
 	// funcr Error line, which has no level field.
 	hasError bool
