@@ -119,7 +119,7 @@ func isStackLine(line []byte) bool {
 	if len(line) > 0 && line[0] == '\t' {
 		return true
 	}
-	return len(line) > 0 && bytes.IndexByte(line, '.') > 0 && bytes.IndexAny(line, " \t") < 0
+	return len(line) > 0 && bytes.IndexByte(line, '.') > 0 && !bytes.ContainsAny(line, " \t")
 }
 
 // markerKind says which of asyncbus's own records a line is.
