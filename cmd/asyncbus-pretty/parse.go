@@ -41,6 +41,9 @@ func (p *parser) parse(r *record, line string) bool {
 // separated), asyncbus's Console (starting with a clock), klog, or
 // key=value text.
 func (p *parser) parsePlain(r *record, s string) bool {
+	if s == "" { // nothing but colour sequences
+		return false
+	}
 	if strings.IndexByte(s, '\t') >= 0 {
 		if p.parseZapConsole(r, s) {
 			return true

@@ -102,6 +102,8 @@ func TestParseDispatch(t *testing.T) {
 		{"neither msg nor level", `{"time":"2026-01-02T03:04:05Z","a":1}`, nil},
 		{"level only", "level=warn", &parsed{level: "WARN"}},
 		{"invalid UTF-8", "msg=\"a\xffb\" k=\xfe", &parsed{msg: "a\uFFFDb", attrs: []string{"k=\uFFFD"}}},
+		{"colour codes only", "\x1b[0m\x1b[1;31m", nil},
+		{"coloured text", "\x1b[2mmsg=\x1b[0mm", &parsed{msg: "m"}},
 	})
 }
 
