@@ -10,6 +10,7 @@ require (
 	github.com/go-logr/zapr v1.3.0
 	github.com/phuslu/log v1.0.121
 	github.com/rs/zerolog v1.35.1
+	github.com/sirupsen/logrus v1.10.2
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/contrib/bridges/otelslog v0.21.0
 	go.opentelemetry.io/otel v1.47.0

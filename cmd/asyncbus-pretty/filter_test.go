@@ -1,8 +1,10 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/asyncbus/asyncbus/encode"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,4 +72,39 @@ func TestFilterFlags(t *testing.T) {
 	l, err := parseMinLevel("ERROR+2")
 	require.NoError(t, err)
 	assert.EqualValues(t, 10, l)
+}
+
+// TestFilterOwnFormats: -level keeps a line of every asyncbus format
+// exactly when the level the line says is at or above it, and a drop
+// marker whatever the level.
+func TestFilterOwnFormats(t *testing.T) {
+	for _, f := range ownFormats() {
+		t.Run(f.name, func(t *testing.T) {
+			drop := strings.TrimSuffix(string(encode.New(encode.Options{Format: f.f}).AppendDropMarker(nil, testTime, 5)), "\n")
+			for _, min := range ownLevels {
+				p := newPrinter(false, true, filter{minLevel: min, hasLevel: true})
+				for _, l := range ownLevels {
+					line := ownLine(f, l)
+					shown := len(p.appendLine(nil, []byte(line))) > 0
+					assert.Equal(t, f.level(l) >= min, shown, "-level %v, line %q", min, line)
+				}
+				assert.True(t, strings.HasPrefix(string(p.appendLine(nil, []byte(drop))), "[DROPPED 5] "), "-level %v, drop marker %q", min, drop)
+			}
+		})
+	}
+}
+
+// TestFilterPeers: -level keeps each line the peers wrote (their levels:
+// the parse tests) exactly when its level is at or above the minimum, and
+// a line without a level always.
+func TestFilterPeers(t *testing.T) {
+	for name, line := range peerLines(t) {
+		r := &record{}
+		require.True(t, (&parser{}).parse(r, line), "%s: a record", name)
+		for _, min := range ownLevels {
+			p := newPrinter(false, true, filter{minLevel: min, hasLevel: true})
+			shown := len(p.appendLine(nil, []byte(line))) > 0
+			assert.Equal(t, !r.hasLevel || r.level >= min, shown, "%s at -level %v", name, min)
+		}
+	}
 }

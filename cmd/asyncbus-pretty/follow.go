@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -14,11 +15,13 @@ import (
 // it checks the path, and reopens it when it names a new file (rotation
 // by rename or removal and re-creation; the old file is read to its end
 // first) or when the file shrank (truncation: read again from the start).
-// A path that does not exist yet is waited for. A truncation followed,
-// within one poll interval, by more writes than were read before it goes
-// unnoticed, as with tail.
-func follow(ctx context.Context, path string, poll time.Duration, out *output) error {
-	f, err := waitOpen(ctx, path, poll, out)
+// A path that does not exist yet is waited for, after one line to
+// notices saying so. When ctx ends, what the file holds is printed, an
+// unterminated last line included. A truncation followed, within one poll
+// interval, by more writes than were read before it goes unnoticed, as
+// with tail.
+func follow(ctx context.Context, path string, poll time.Duration, out *output, notices io.Writer) error {
+	f, err := waitOpen(ctx, path, poll, out, notices)
 	if f == nil {
 		return err
 	}
@@ -56,7 +59,10 @@ func follow(ctx context.Context, path string, poll time.Duration, out *output) e
 			return err
 		}
 		if !wait(ctx, poll) {
-			return nil
+			if err := out.drain(lr); err != nil {
+				return err
+			}
+			return out.endOfFile(lr)
 		}
 	}
 }
@@ -88,16 +94,20 @@ func changed(path string, f *os.File) (next *os.File, reopened bool, err error) 
 	return nil, false, nil
 }
 
-// waitOpen opens path, waiting for it to appear; it returns a nil file
-// when ctx ends first or on an error other than the file's absence.
-func waitOpen(ctx context.Context, path string, poll time.Duration, out *output) (*os.File, error) {
-	for {
+// waitOpen opens path, waiting for it to appear, which it reports once to
+// notices; it returns a nil file when ctx ends first or on an error other
+// than the file's absence.
+func waitOpen(ctx context.Context, path string, poll time.Duration, out *output, notices io.Writer) (*os.File, error) {
+	for reported := false; ; reported = true {
 		f, err := os.Open(path)
 		if err == nil {
 			return f, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
+		}
+		if !reported {
+			fmt.Fprintf(notices, "asyncbus-pretty: %s does not exist yet; waiting for it to appear\n", path)
 		}
 		if err := out.flush(); err != nil {
 			return nil, err

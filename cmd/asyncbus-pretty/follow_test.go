@@ -136,3 +136,30 @@ func TestFollowRotationAndTruncation(t *testing.T) {
 	}
 	assert.Equal(t, want, out.String())
 }
+
+// TestFollowMissingFile: a path that does not exist is reported once on
+// standard error and waited for; when the run ends, an unterminated last
+// line is printed too.
+func TestFollowMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "later.log")
+	out, notices := newNotifyingBuffer(), newNotifyingBuffer()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"-f", "-poll", "1ms", "-color", "never", path}, nil, out, notices)
+	}()
+	notice := "asyncbus-pretty: " + path + " does not exist yet; waiting for it to appear\n"
+	notices.waitFor(t, notice)
+
+	appendFile(t, path, "one\ntw")
+	out.waitFor(t, "one\n")
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("follow did not stop when its context ended")
+	}
+	assert.Equal(t, "one\ntw", out.String(), "the unterminated last line is printed at the end")
+	assert.Equal(t, notice, notices.String(), "reported once, however many polls")
+}

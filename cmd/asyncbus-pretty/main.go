@@ -1,8 +1,11 @@
 // Command asyncbus-pretty prints log lines for people: it reads logs
-// written by log/slog (JSON and Text), asyncbus (JSON, Text, Logfmt,
-// ZapJSON), zap, zerolog, logr and klog, and writes each record in
-// asyncbus's Console format ("15:04:05.000 LEVEL dir/file.go:12 message
-// key=value ..."), coloured on a terminal.
+// written by log/slog (JSON and Text), asyncbus (every format: JSON, Text,
+// Logfmt, Console, ZapJSON, ZapConsole, GCPJSON, ECSJSON, DatadogJSON),
+// zap (production and development, JSON and console), zerolog, logrus
+// (text and JSON), phuslu/log, logr, klog, pino and bunyan (numeric
+// levels) and logfmt, and writes each record in asyncbus's Console format
+// ("15:04:05.000 LEVEL dir/file.go:12 message key=value ..."), coloured on
+// a terminal.
 //
 // Install it with
 //
@@ -15,14 +18,19 @@
 //	asyncbus-pretty -f /var/log/app.log
 //
 // With no file (or "-") it reads standard input; -f prints one file from
-// its start and then as it grows, across rotation (like tail -F). Every
+// its start and then as it grows, across rotation (like tail -F); a file
+// that does not exist yet is reported once on standard error and waited
+// for. Every
 // input line gives exactly one output line, in order: a line it does not
 // recognise (a panic's stack, a banner, a line cut short) is written
-// unchanged, byte for byte.
+// unchanged, byte for byte: an input's last line without a newline is
+// written without one (a newline is added only if more output follows).
 // Only the filters leave lines out: -level hides records below a level
 // (lines without a level are kept) and -match key=value, repeatable, keeps
 // only records with all those fields (lines it does not recognise have no
-// fields and are hidden). asyncbus's drop markers and other "asyncbus:"
+// fields and are hidden); the stack trace lines zap's console encoding
+// writes below a record are kept or hidden with it. asyncbus's drop
+// markers and other "asyncbus:"
 // records bypass the filters, since they report lost records, and carry a
 // badge with their count ([DROPPED 42]), as do sampling markers
 // ([SUPPRESSED 7]).
@@ -61,7 +69,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 	followFlag := fs.Bool("f", false, "follow the file as it grows, across rotation and truncation (like tail -F)")
 	levelFlag := fs.String("level", "", "hide records below this level: trace, debug, info, warn, error, fatal, or a form such as info+2")
 	colorFlag := fs.String("color", "auto", "colour: auto (on a terminal, per NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE, TERM=dumb), always or never")
-	utc := fs.Bool("utc", false, "show times in UTC instead of as written (epoch times: local)")
+	utc := fs.Bool("utc", false, "show times in UTC instead of as written (epoch times: local; Console clocks, which have no zone: as written)")
 	poll := fs.Duration("poll", 250*time.Millisecond, "with -f, how often to check the file at its end")
 	var f filter
 	fs.Func("match", "keep only records with this `key=value` field (repeatable: all must match)", func(s string) error {
@@ -99,7 +107,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 	}
 	out := newOutput(newPrinter(color, *utc, f), stdout)
 	if *followFlag {
-		err := follow(ctx, files[0], *poll, out)
+		err := follow(ctx, files[0], *poll, out, stderr)
 		if ferr := out.flush(); err == nil {
 			err = ferr
 		}

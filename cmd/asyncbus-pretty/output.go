@@ -12,16 +12,35 @@ type output struct {
 	p   *printer
 	w   *bufio.Writer
 	buf []byte
+	// open says the last line written was an input's unterminated last
+	// line, passed through without a '\n': one is written before any
+	// further output, so that lines never run together.
+	open bool
 }
 
 func newOutput(p *printer, w io.Writer) *output {
 	return &output{p: p, w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// line prints one input line.
-func (o *output) line(b []byte) error {
+// line prints one input line, which ended in '\n' if terminated. An
+// unterminated line passed through unchanged (not a record) is written
+// without a '\n', byte for byte; a record always ends its line.
+func (o *output) line(b []byte, terminated bool) error {
 	o.buf = o.p.appendLine(o.buf[:0], b)
-	_, err := o.w.Write(o.buf)
+	if len(o.buf) == 0 {
+		return nil
+	}
+	if o.open {
+		if err := o.w.WriteByte('\n'); err != nil {
+			return err
+		}
+		o.open = false
+	}
+	out := o.buf
+	if !terminated && len(out) == len(b)+1 && string(out[:len(b)]) == string(b) {
+		out, o.open = out[:len(b)], true
+	}
+	_, err := o.w.Write(out)
 	return err
 }
 
@@ -36,7 +55,7 @@ func (o *output) drain(lr *lineReader) error {
 			}
 			return err
 		}
-		if err := o.line(b); err != nil {
+		if err := o.line(b, true); err != nil {
 			return err
 		}
 		if lr.r.Buffered() == 0 {
@@ -47,10 +66,10 @@ func (o *output) drain(lr *lineReader) error {
 	}
 }
 
-// endOfFile prints the unterminated last line lr holds, if any, as a line.
+// endOfFile prints the unterminated last line lr holds, if any.
 func (o *output) endOfFile(lr *lineReader) error {
 	if b, ok := lr.rest(); ok {
-		return o.line(b)
+		return o.line(b, false)
 	}
 	return nil
 }

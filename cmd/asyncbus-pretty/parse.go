@@ -11,6 +11,7 @@ type parser struct {
 	utc   bool                   // show times in UTC (-utc)
 	zones map[int]*time.Location // fixed zones by offset, see zone
 	year  int                    // klog's year, see klogYear
+	date  time.Time              // the Console clock's date, see today
 }
 
 // parse fills r from line and reports whether it is a log record in one of
@@ -25,22 +26,66 @@ func (p *parser) parse(r *record, line string) bool {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	var ok bool
-	switch c := s[0]; {
-	case strings.TrimLeft(s, " \t")[0] == '{':
-		ok = p.parseJSON(r, s)
-	case c == 'I' || c == 'W' || c == 'E' || c == 'F':
-		ok = p.parseKlog(r, s)
-		if !ok {
-			r.reset()
-			ok = p.parseText(r, s)
+	if strings.TrimLeft(s, " \t")[0] == '{' {
+		if !p.parseJSON(r, s) {
+			return false
 		}
-	default:
-		ok = p.parseText(r, s)
-	}
-	if !ok {
+	} else if !p.parsePlain(r, stripColor(s)) {
 		return false
 	}
 	r.finish()
 	return r.isRecord()
+}
+
+// parsePlain parses a line that is not JSON: zap's console encoding (tab
+// separated), asyncbus's Console (starting with a clock), klog, or
+// key=value text.
+func (p *parser) parsePlain(r *record, s string) bool {
+	if s == "" { // nothing but colour sequences
+		return false
+	}
+	if strings.IndexByte(s, '\t') >= 0 {
+		if p.parseZapConsole(r, s) {
+			return true
+		}
+		r.reset()
+	}
+	switch c := s[0]; {
+	case c >= '0' && c <= '2' && len(s) > 2 && s[2] == ':':
+		if p.parseConsole(r, s) {
+			return true
+		}
+		r.reset()
+	case c == 'I' || c == 'W' || c == 'E' || c == 'F':
+		if p.parseKlog(r, s) {
+			return true
+		}
+		r.reset()
+	}
+	return p.parseText(r, s)
+}
+
+// stripColor removes the ANSI colour sequences (ESC [ digits ; m) a
+// coloured Console or zap console line holds.
+func stripColor(s string) string {
+	i := strings.Index(s, "\x1b[")
+	if i < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i >= 0 {
+		j := i + 2
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';') {
+			j++
+		}
+		if j < len(s) && s[j] == 'm' {
+			b = append(b, s[:i]...)
+			s = s[j+1:]
+		} else {
+			b = append(b, s[:i+2]...)
+			s = s[i+2:]
+		}
+		i = strings.Index(s, "\x1b[")
+	}
+	return string(append(b, s...))
 }

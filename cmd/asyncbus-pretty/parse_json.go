@@ -11,7 +11,8 @@ import (
 const maxJSONDepth = 32
 
 // parseJSON parses a line holding one JSON object (slog JSON, asyncbus
-// JSON and ZapJSON, zap, zerolog, logr funcr, klog JSON): its top-level
+// JSON, ZapJSON and cloud presets, zap, zerolog, logrus, phuslu/log, logr
+// funcr, klog JSON, pino, bunyan): its top-level
 // fields go through field, nested objects become groups and arrays their
 // JSON text. It reports false for anything that is not exactly one valid
 // object (trailing spaces allowed).
@@ -24,7 +25,7 @@ func (p *parser) parseJSON(r *record, s string) bool {
 	if i < len(s) && s[i] == '}' {
 		return skipSpace(s, i+1) == len(s)
 	}
-	for {
+	for first := true; ; first = false {
 		key, j, ok := jsonString(s, i)
 		if !ok {
 			return false
@@ -36,13 +37,14 @@ func (p *parser) parseJSON(r *record, s string) bool {
 		if j >= len(s) {
 			return false
 		}
+		r.zapDev = r.zapDev || first && key == "L"
 		switch s[j] {
 		case '{':
 			a, end, ok := p.jsonObject(key, s, j, 1)
 			if !ok {
 				return false
 			}
-			if src, ok := jsonSource(a); ok && (key == "source" || key == "caller") && r.source.File == "" {
+			if src, ok := jsonSource(a); ok && isSourceKey(key) && r.source.File == "" {
 				r.source = src
 			} else {
 				r.attrs = append(r.attrs, a)
@@ -137,7 +139,20 @@ func (p *parser) jsonObject(key, s string, i, depth int) (slog.Attr, int, bool) 
 	}
 }
 
-// jsonSource reads slog's source object {"function":..,"file":..,"line":N}.
+// isSourceKey reports whether key holds a source object: slog's
+// "source", "caller", Google Cloud's sourceLocation, ECS's nested
+// "log.origin".
+func isSourceKey(key string) bool {
+	switch key {
+	case "source", "caller", "logging.googleapis.com/sourceLocation", "log.origin":
+		return true
+	}
+	return false
+}
+
+// jsonSource reads a source object: slog's {"function":..,"file":..,
+// "line":N}, Google Cloud's (the line a string) or ECS's ("file.name",
+// "file.line", "function").
 func jsonSource(a slog.Attr) (slog.Source, bool) {
 	if a.Value.Kind() != slog.KindGroup {
 		return slog.Source{}, false
@@ -149,9 +164,9 @@ func jsonSource(a slog.Attr) (slog.Source, bool) {
 		switch f.Key {
 		case "function":
 			src.Function = f.Value.String()
-		case "file":
+		case "file", "file.name":
 			src.File = f.Value.String()
-		case "line":
+		case "line", "file.line":
 			src.Line, err = strconv.Atoi(f.Value.String())
 			hasLine = err == nil
 		default:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
@@ -45,5 +46,19 @@ func TestParseTextGrammar(t *testing.T) {
 		{"quote then junk", `msg="m"x`, nil},
 		{"bad escape", `msg="\q"`, nil},
 		{"prose", `Starting server on :8080`, nil},
+	})
+}
+
+func TestParseTextLogrus(t *testing.T) {
+	src := func(line string) string { return "peers_more_test.go:" + line }
+	at := peerTime.Truncate(time.Second) // logrus's default time has no fraction
+	fn := "func=github.com/asyncbus/asyncbus/benchmarks/pretty.logrusLines"
+	runPeerCases(t, "logrus text", map[string]*parsed{
+		"logrus text info":  {time: at, level: "INFO", source: src("72"), msg: "request served", attrs: []string{fn, "service=api", "status=200"}},
+		"logrus text error": {time: at, level: "ERROR", source: src("73"), msg: "write failed", attrs: []string{fn, "error=disk full", "service=api"}},
+		"logrus text trace": {time: at, level: "TRACE", source: src("74"), msg: "tracing", attrs: []string{fn, "service=api"}},
+		"logrus text warn":  {time: at, level: "WARN", source: src("75"), msg: "slow", attrs: []string{fn, "service=api"}},
+		"logrus text fatal": {time: at, level: "FATAL", source: src("76"), msg: "giving up", attrs: []string{fn, "service=api"}},
+		"logrus text panic": {time: at, level: "FATAL", source: src("77"), msg: "panicking", attrs: []string{"level=panic", fn, "service=api"}},
 	})
 }

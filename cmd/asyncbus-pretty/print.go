@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -20,7 +21,19 @@ type printer struct {
 	// src is the source shown for the line being printed; the encoder's
 	// ReplaceAttr hands it to the Console format's source column.
 	src slog.Source
+	// stack is the fate of the stack trace lines that may follow the last
+	// line, a zap console record's: they are shown or hidden with it.
+	stack stackFate
 }
+
+// stackFate says what becomes of stack trace lines after a record.
+type stackFate uint8
+
+const (
+	noStack     stackFate = iota // the last line was no zap console record, or no stack line
+	shownStack                   // they follow a record that was shown
+	hiddenStack                  // they follow a record the filters left out
+)
 
 // newPrinter returns a printer writing colour if color is set.
 func newPrinter(color, utc bool, f filter) *printer {
@@ -59,17 +72,31 @@ func (p *printer) builtIn(groups []string, a slog.Attr) slog.Attr {
 
 // appendLine appends the output for one input line (without its '\n') to
 // dst: one line ending in '\n', or nothing when the filters leave it out.
+// The stack trace lines zap's console encoding writes below a record are
+// shown or left out with it.
 func (p *printer) appendLine(dst, line []byte) []byte {
 	r := &p.rec
 	if !p.parse(r, string(line)) {
-		if !p.passesUnparsed() {
+		if p.stack != noStack && isStackLine(line) {
+			if p.stack == hiddenStack {
+				return dst
+			}
+		} else if p.stack = noStack; !p.passesUnparsed() {
 			return dst
 		}
 		dst = append(dst, line...)
 		return append(dst, '\n')
 	}
 	m := markerOf(r)
-	if !p.passes(r, m) {
+	passes := p.passes(r, m)
+	p.stack = noStack
+	if r.zapConsole {
+		p.stack = hiddenStack
+		if passes {
+			p.stack = shownStack
+		}
+	}
+	if !passes {
 		return dst
 	}
 	if m.kind != noMarker {
@@ -83,6 +110,16 @@ func (p *printer) appendLine(dst, line []byte) []byte {
 	}
 	sr := slog.NewRecord(r.time, r.level, r.msg, 0)
 	return p.enc.AppendRecord(dst, &sr, r.attrs)
+}
+
+// isStackLine reports whether line is a line of a Go stack trace as zap
+// writes it: a function name ("pkg.Func", no spaces) or its position
+// indented by a tab.
+func isStackLine(line []byte) bool {
+	if len(line) > 0 && line[0] == '\t' {
+		return true
+	}
+	return len(line) > 0 && bytes.IndexByte(line, '.') > 0 && !bytes.ContainsAny(line, " \t")
 }
 
 // markerKind says which of asyncbus's own records a line is.

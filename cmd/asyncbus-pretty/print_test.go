@@ -97,6 +97,17 @@ func TestPrintMatchesConsole(t *testing.T) {
 		{"asyncbus ZapJSON", asyncbusHandler(asyncbus.ZapJSON.WithZapTime(encode.ZapTimeRFC3339Nano)), map[int]string{
 			6: "zap has no level between info and warn",
 		}},
+		{"asyncbus Console", asyncbusHandler(asyncbus.Console), nil},
+		{"asyncbus ZapConsole", asyncbusHandler(asyncbus.ZapConsole.WithZapTime(encode.ZapTimeRFC3339Nano)), map[int]string{
+			2: "zap's console writes the message raw: its tab splits the columns",
+			6: "zap has no level between info and warn",
+		}},
+		{"asyncbus GCPJSON", asyncbusHandler(asyncbus.GCPJSON), map[int]string{
+			4: "Google Cloud has no level below DEBUG",
+			6: "Google Cloud has no level between INFO and WARNING",
+		}},
+		{"asyncbus ECSJSON", asyncbusHandler(asyncbus.ECSJSON), nil},
+		{"asyncbus DatadogJSON", asyncbusHandler(asyncbus.DatadogJSON), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recs := testRecords()
@@ -180,4 +191,41 @@ func TestPrintInvalidUTF8(t *testing.T) {
 	p := newPrinter(false, true, filter{})
 	got := string(p.appendLine(nil, []byte("{\"level\":\"info\",\"msg\":\"bad \xff byte\",\"k\":\"\xc3\"}")))
 	assert.Equal(t, "INFO  \"bad \uFFFD byte\" k=\"\uFFFD\"\n", got)
+}
+
+// TestPrintZapStack: the stack trace zap's console encoding writes below
+// a record (here asyncbus's ZapConsole) is shown or left out with it;
+// other lines after it are not.
+func TestPrintZapStack(t *testing.T) {
+	const stack = "main.run\n\t/src/app/main.go:42\nmain.main\n\t/src/app/main.go:12"
+	enc := encode.New(encode.Options{Format: encode.ZapConsole}).Named("api")
+	zapLine := func(l slog.Level, msg string) string {
+		r := slog.NewRecord(testTime, l, msg, 0)
+		r.AddAttrs(slog.String("stacktrace", stack))
+		return string(enc.Append(nil, r, nil))
+	}
+	in := zapLine(slog.LevelWarn, "slow") + "goroutine 1 [running]:\n" + zapLine(slog.LevelError, "failed") +
+		`{"level":"info","msg":"plain"}` + "\nmain.notAStack\n"
+	lines := strings.Split(strings.TrimSuffix(in, "\n"), "\n")
+	require.Len(t, lines, 13)
+	for _, tc := range []struct {
+		name string
+		f    filter
+		want []int // indexes of lines kept
+	}{
+		{"no filter", filter{}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+		{"the warning's stack goes with it", filter{minLevel: slog.LevelError, hasLevel: true}, []int{5, 6, 7, 8, 9, 10, 12}},
+		{"a matching record keeps its stack", filter{matches: []match{{"msg", "failed"}}}, []int{6, 7, 8, 9, 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPrinter(false, true, tc.f)
+			var kept []int
+			for i, line := range lines {
+				if len(p.appendLine(nil, []byte(line))) > 0 {
+					kept = append(kept, i)
+				}
+			}
+			assert.Equal(t, tc.want, kept)
+		})
+	}
 }

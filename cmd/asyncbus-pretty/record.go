@@ -22,6 +22,16 @@ type record struct {
 	// vIndex is the index in attrs of a numeric "v" (klog's and logr's
 	// verbosity), the level of a line that has no level field; -1 if none.
 	vIndex int
+	// statusIndex is the index in attrs of a "status" naming a level
+	// (Datadog's level key), the level of a line that has no level
+	// field: a "status" is an HTTP status as often; -1 if none.
+	statusIndex int
+	// zapDev says the line is zap's development JSON (its first key "L"),
+	// whose built-in keys are T, L, N, C, M.
+	zapDev bool
+	// zapConsole says the line is zap's console encoding, which writes an
+	// entry's stack trace on the lines below it.
+	zapConsole bool
 	// hasError reports an "error" or "err" field: the level of a logr
 	// funcr Error line, which has no level field.
 	hasError bool
@@ -30,7 +40,7 @@ type record struct {
 // reset empties r for the next line, keeping its attribute storage.
 func (r *record) reset() {
 	clear(r.attrs) // drop references into the previous line
-	*r = record{attrs: r.attrs[:0], vIndex: -1}
+	*r = record{attrs: r.attrs[:0], vIndex: -1, statusIndex: -1}
 }
 
 // isRecord reports whether the parsed fields make a log record: a line
@@ -38,10 +48,16 @@ func (r *record) reset() {
 // through unchanged.
 func (r *record) isRecord() bool { return r.hasMsg || r.hasLevel }
 
-// finish applies the fallbacks once every field is known: the verbosity
-// or the error field stands in for a missing level.
+// finish applies the fallbacks once every field is known: a "status"
+// level, the verbosity or the error field stands in for a missing level.
 func (r *record) finish() {
 	if r.hasLevel {
+		return
+	}
+	if r.statusIndex >= 0 {
+		r.level, _, _ = parseLevel(r.attrs[r.statusIndex].Value.String(), false)
+		r.hasLevel = true
+		r.attrs = append(r.attrs[:r.statusIndex], r.attrs[r.statusIndex+1:]...)
 		return
 	}
 	if r.vIndex >= 0 {
@@ -65,17 +81,24 @@ type scalar struct {
 
 // field assigns one top-level field to its built-in role, or, when the key
 // has none or the value does not fit it (a second "msg", a "time" that is
-// not a time), appends it as an attribute.
+// not a time), appends it as an attribute. The keys are those of slog,
+// zap, zerolog, logrus, phuslu/log, logr, pino and bunyan, and of the
+// Google Cloud, Elastic (ECS) and Datadog conventions; ECS's ecs.version
+// is left out.
 func (p *parser) field(r *record, key string, v scalar) {
-	switch key {
-	case "time", "ts", "timestamp":
+	role := key
+	if r.zapDev {
+		role = zapDevKey(key)
+	}
+	switch role {
+	case "time", "ts", "timestamp", "@timestamp":
 		if r.time.IsZero() {
 			if t, ok := p.parseTime(v); ok {
 				r.time = t
 				return
 			}
 		}
-	case "level", "lvl", "severity":
+	case "level", "lvl", "severity", "log.level":
 		if !r.hasLevel {
 			if l, exact, ok := parseLevel(v.text, !v.quoted); ok {
 				r.level, r.hasLevel = l, true
@@ -91,14 +114,21 @@ func (p *parser) field(r *record, key string, v scalar) {
 			r.msg, r.hasMsg = v.text, true
 			return
 		}
-	case "source", "caller":
-		if r.source.File == "" && v.text != "" {
-			if src, ok := parseSourcePos(v.text); ok {
-				r.source = src
-				return
+	case "status":
+		if v.quoted && r.statusIndex < 0 {
+			if _, _, ok := parseLevel(v.text, false); ok {
+				r.statusIndex = len(r.attrs)
 			}
 		}
-	case "logger":
+	case "source", "caller", "file", "log.origin.file.name", "log.origin.file.line", "log.origin.function", "logger.method_name":
+		if sourceField(r, role, v) {
+			return
+		}
+	case "ecs.version": // the schema's version, the same on every line
+		if v.quoted {
+			return
+		}
+	case "logger", "log.logger", "logger.name":
 		if r.logger == "" { // funcr writes "logger":"" for the unnamed logger
 			r.logger = v.text
 			return
@@ -111,6 +141,57 @@ func (p *parser) field(r *record, key string, v scalar) {
 		r.hasError = true
 	}
 	r.attrs = append(r.attrs, slog.String(key, v.text))
+}
+
+// sourceField assigns a field naming the source, whole ("file:line":
+// slog Text's source, zap's and Datadog's caller, logrus's file) or in
+// parts (ECS's log.origin fields, Datadog's logger.method_name), and
+// reports whether it did.
+func sourceField(r *record, key string, v scalar) bool {
+	switch key {
+	case "log.origin.file.name":
+		if r.source.File == "" && v.quoted && v.text != "" {
+			r.source.File = v.text
+			return true
+		}
+	case "log.origin.file.line":
+		if n, err := strconv.Atoi(v.text); err == nil && n >= 0 && r.source.Line == 0 && !v.quoted {
+			r.source.Line = n
+			return true
+		}
+	case "log.origin.function", "logger.method_name":
+		if r.source.Function == "" && v.quoted {
+			r.source.Function = v.text
+			return true
+		}
+	default:
+		if r.source.File == "" && v.text != "" {
+			if src, ok := parseSourcePos(v.text); ok {
+				src.Function = r.source.Function
+				r.source = src
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// zapDevKey maps the keys of zap's development encoder config to their
+// production names.
+func zapDevKey(key string) string {
+	switch key {
+	case "T":
+		return "ts"
+	case "L":
+		return "level"
+	case "N":
+		return "logger"
+	case "C":
+		return "caller"
+	case "M":
+		return "msg"
+	}
+	return key
 }
 
 // parseSourcePos splits "file:line" (zap's caller, slog Text's source).
