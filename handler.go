@@ -23,8 +23,9 @@ type Format = encode.Format
 // The output formats.
 const (
 	// JSON is byte-for-byte what slog.NewJSONHandler writes (the zero
-	// value), except after a group that turns out empty, where slog
-	// writes invalid JSON (see package encode).
+	// value), except where slog writes invalid JSON: after a group that
+	// turns out empty, and before Go 1.27 for a time outside years
+	// [0,9999] (see package encode).
 	JSON = encode.JSON
 	// Text is byte-for-byte what slog.NewTextHandler writes, except after
 	// a group that turns out empty (see package encode).
