@@ -37,8 +37,9 @@ const (
 	Console = encode.Console
 	// ZapJSON is what go.uber.org/zap's production JSON encoder writes
 	// (keys level, ts, logger, caller, msg, stacktrace), as configured by
-	// controller-runtime and fed by go-logr/zapr; its time encoding is
-	// chosen with WithZapTime (see package encode).
+	// controller-runtime; levels get zap's names (below Info "debug"; with
+	// WithLogrLevels, zapr's names for logr's V levels) and the time
+	// encoding is chosen with WithZapTime (see package encode).
 	ZapJSON = encode.ZapJSON
 	// ZapConsole is what go.uber.org/zap's development console encoder
 	// writes (tab-separated time, level, logger, caller and message, then
