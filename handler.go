@@ -23,8 +23,9 @@ type Format = encode.Format
 // The output formats.
 const (
 	// JSON is byte-for-byte what slog.NewJSONHandler writes (the zero
-	// value), except after a group that turns out empty, where slog
-	// writes invalid JSON (see package encode).
+	// value), except where slog writes invalid JSON: after a group that
+	// turns out empty, and before Go 1.27 for a time outside years
+	// [0,9999] (see package encode).
 	JSON = encode.JSON
 	// Text is byte-for-byte what slog.NewTextHandler writes, except after
 	// a group that turns out empty (see package encode).
@@ -36,8 +37,9 @@ const (
 	Console = encode.Console
 	// ZapJSON is what go.uber.org/zap's production JSON encoder writes
 	// (keys level, ts, logger, caller, msg, stacktrace), as configured by
-	// controller-runtime and fed by go-logr/zapr; its time encoding is
-	// chosen with WithZapTime (see package encode).
+	// controller-runtime; levels get zap's names (below Info "debug"; with
+	// WithLogrLevels, zapr's names for logr's V levels) and the time
+	// encoding is chosen with WithZapTime (see package encode).
 	ZapJSON = encode.ZapJSON
 	// ZapConsole is what go.uber.org/zap's development console encoder
 	// writes (tab-separated time, level, logger, caller and message, then

@@ -20,6 +20,19 @@ type textM struct{ s string }
 
 func (t textM) MarshalText() ([]byte, error) { return []byte("T<" + t.s + ">"), nil }
 
+// textA has both text methods, which disagree: slog's TextHandler uses
+// AppendText from Go 1.27, MarshalText before.
+type textA struct{ s string }
+
+func (t textA) MarshalText() ([]byte, error) { return []byte("M<" + t.s + ">"), nil }
+
+func (t textA) AppendText(b []byte) ([]byte, error) {
+	if t.s == "" {
+		return nil, errors.New("append failed")
+	}
+	return append(b, "A<"+t.s+">"...), nil
+}
+
 type textErrM struct{}
 
 func (textErrM) MarshalText() ([]byte, error) { return nil, errors.New("text failed") }
@@ -182,6 +195,9 @@ func valueAttrs() []slog.Attr {
 		slog.Any("namedbytes", namedBytes("named")),
 		slog.Any("textm", textM{"x y"}),
 		slog.Any("texterr", textErrM{}),
+		slog.Any("textboth", textA{"x y"}),
+		slog.Any("textbotherr", textA{}),
+		slog.Any("timeptr10000", new(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))),
 		slog.Any("jsonm", jsonM{7}),
 		slog.Any("jsonerr", jsonErrM{}),
 		slog.Any("jsonbad", jsonBadM{}),

@@ -315,7 +315,7 @@ func (g *gen) value(depth int) slog.Value {
 	case 14:
 		return slog.AnyValue(nil)
 	case 15:
-		return slog.AnyValue(textM{g.str()})
+		return slog.AnyValue(pick[any](g, textM{g.str()}, textA{g.str()}))
 	case 16:
 		return slog.AnyValue(jsonM{3})
 	case 17:

@@ -1,7 +1,7 @@
 // Package encode turns slog records into bytes appended to a caller-supplied
-// buffer: JSON and text output byte-identical to log/slog's standard
-// handlers (but for one slog bug, see below), strict logfmt, and a
-// human-readable console format.
+// buffer: JSON and text output byte-identical to the standard handlers of
+// the log/slog the program is built with (but for two slog bugs, see
+// below), strict logfmt, and a human-readable console format.
 //
 // An Encoder is immutable and safe for concurrent use. WithAttrs and
 // WithGroup pre-encode their state once; Append does no locking and, for
@@ -10,11 +10,21 @@
 // # Differences from log/slog
 //
 // JSON and Text differ from slog's handlers only where slog itself is
-// wrong: a group that turns out empty (it has attributes, but all are
+// wrong. A group that turns out empty (it has attributes, but all are
 // empty or removed by ReplaceAttr) leaves nothing behind here, while slog
 // keeps its separator (JSON then lacks the ',' before the next key,
 // golang/go#62152), its key prefix (Text) and its ReplaceAttr group path
 // for the attributes that follow. The other formats follow the same rule.
+// A JSON time outside years [0,9999] is slog's error string alone, as Go
+// 1.27's slog writes it, where earlier slogs write the time after it,
+// which is not JSON.
+//
+// JSON and Text follow the slog of the Go release the program is built
+// with: from Go 1.27 (with encoding/json v2, its default), slog's JSON
+// writes invalid UTF-8 as the character U+FFFD instead of the escape
+// \ufffd, and its Text takes a value's text from AppendText before
+// MarshalText; so does this package. Logfmt writes the escape \ufffd on
+// every release.
 //
 // # Logfmt
 //
@@ -83,10 +93,10 @@ type Format int
 
 const (
 	// JSON output is byte-identical to slog.NewJSONHandler (see the
-	// package doc for the one exception).
+	// package doc for the two exceptions).
 	JSON Format = iota
 	// Text output is byte-identical to slog.NewTextHandler (see the
-	// package doc for the one exception).
+	// package doc for the exception).
 	Text
 	// Logfmt is strict logfmt (ts, level, msg; dotted group keys; sanitized keys).
 	Logfmt

@@ -24,9 +24,6 @@ func FuzzJSON(f *testing.F) {
 		}
 		got := ours(JSON, false, nil, chain, r, true)
 		requireSame(t, reference(t, JSON, false, nil, chain, r), got, "fuzz")
-		if tm.Year() > 9999 || tm.Year() < 0 {
-			return // slog's own output is not valid JSON for such years
-		}
 		require.True(t, json.Valid([]byte(got)), "%q", got)
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(got), &m))

@@ -110,20 +110,27 @@ var replacers = map[string]func([]string, slog.Attr) slog.Attr{
 	},
 }
 
-// reference renders r with the real slog handler, without slog's one bug
-// this encoder deliberately does not reproduce (see slogFixed): groups that
-// turn out empty are removed from the inputs first.
+// reference renders r with the real slog handler, without the two slog
+// bugs this encoder deliberately does not reproduce: groups that turn out
+// empty are removed from the inputs first (see slogFixed), and before Go
+// 1.27 a JSON time outside years [0,9999] is its error string alone (see
+// slogTimeFixed).
 func reference(t testing.TB, format Format, addSource bool, rep func([]string, slog.Attr) slog.Attr, chain []step, r slog.Record) string {
 	out, _ := referenceFixed(t, format, addSource, rep, chain, r)
 	return out
 }
 
 // referenceFixed is reference, and reports how many groups that turn out
-// empty it removed (zero: the output is plain slog's).
+// empty it removed (zero: the output is slog's, but for a time outside
+// years [0,9999] before Go 1.27, see slogTimeFixed).
 func referenceFixed(t testing.TB, format Format, addSource bool, rep func([]string, slog.Attr) slog.Attr, chain []step, r slog.Record) (string, int) {
 	p := &slogFixed{rep: rep, json: format == JSON}
 	chain, r, rep = p.inputs(chain, r)
-	return slogOutput(t, format, addSource, rep, chain, r), p.pruned
+	out := slogOutput(t, format, addSource, rep, chain, r)
+	if format == JSON {
+		out = slogTimeFixed(out)
+	}
+	return out, p.pruned
 }
 
 // slogOutput renders r with the real slog handler, as it is.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -169,4 +170,21 @@ func TestLogfmtExamples(t *testing.T) {
 	marker := decodeLogfmt(t, e.AppendDropMarker(nil, fixedTime, 9))
 	require.Equal(t, []kv{{"ts", "2024-05-17T10:30:45.123Z"}, {"level", "warn"}, {"msg", DropMessage}, {"dropped", "9"}}, marker)
 	require.Equal(t, fmt.Sprint(len(marker)), "4")
+}
+
+// TestLogfmtInvalidUTF8 pins logfmt's escaping of invalid UTF-8 to the
+// escape \ufffd on every Go release (slog's JSON writes the raw rune from
+// Go 1.27; logfmt is this package's own format and does not follow it).
+func TestLogfmtInvalidUTF8(t *testing.T) {
+	tests := []struct{ name, value, want string }{
+		{"one bad byte", "a\xffb", `v="a\ufffdb"`},
+		{"cut rune", "x \xe2\x82", `v="x \ufffd\ufffd"`},
+		{"the rune itself stays raw", "a\ufffd b", "v=\"a\ufffd b\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := string(New(Options{Format: Logfmt}).Append(nil, record(time.Time{}, slog.LevelInfo, "m", 0, []slog.Attr{slog.String("v", tt.value)}), nil))
+			require.Equal(t, "level=info msg=m "+tt.want+"\n", line)
+		})
+	}
 }

@@ -37,7 +37,7 @@ func TestStampCacheConcurrent(t *testing.T) {
 				}
 				want := strconv.Quote(tm.Format(time.RFC3339Nano))
 				if y := tm.Year(); y < 0 || y > 9999 {
-					want = `"` + errYear + `"` + want
+					want = `"` + errYear + `"` // the error alone: valid JSON
 				}
 				buf = appendJSONTime(buf[:0], tm)
 				if string(buf) != want {

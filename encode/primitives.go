@@ -199,10 +199,17 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// appendEscapedJSON escapes s for JSON exactly as log/slog does (encoding/json
-// with HTML escaping off; invalid UTF-8 becomes \ufffd; U+2028 and U+2029 are
+// appendEscapedJSON escapes s for JSON exactly as the log/slog of the Go
+// release the program is built with does (encoding/json with HTML escaping
+// off; invalid UTF-8 becomes jsonInvalidUTF8; U+2028 and U+2029 are
 // escaped). It does not add the surrounding quotes.
 func appendEscapedJSON(buf []byte, s string) []byte {
+	return appendEscapedJSONAs(buf, s, jsonInvalidUTF8)
+}
+
+// appendEscapedJSONAs is appendEscapedJSON writing each invalid UTF-8 byte
+// as invalid: the escape `\ufffd` or the raw rune U+FFFD.
+func appendEscapedJSONAs(buf []byte, s, invalid string) []byte {
 	start := 0
 	for i := jsonPlainPrefix(s); i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
@@ -231,7 +238,7 @@ func appendEscapedJSON(buf []byte, s string) []byte {
 		c, size := utf8.DecodeRuneInString(s[i:])
 		if c == utf8.RuneError && size == 1 {
 			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
+			buf = append(buf, invalid...)
 			i += size
 			start = i
 			continue

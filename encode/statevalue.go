@@ -3,7 +3,6 @@ package encode
 // Keys and values of the general path (see state.go) in each format.
 
 import (
-	"encoding"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -122,8 +121,7 @@ func (s *state) appendAny(a any) {
 		}
 		return
 	}
-	if tm, ok := a.(encoding.TextMarshaler); ok {
-		data, err := tm.MarshalText()
+	if data, ok, err := marshalText(a); ok {
 		if err != nil {
 			s.appendString(fmt.Sprintf("!ERROR:%v", err))
 			return
@@ -131,8 +129,8 @@ func (s *state) appendAny(a any) {
 		s.appendString(string(data))
 		return
 	}
-	// slog's order: TextMarshaler, then a byte slice (even one whose named
-	// type is an error), then fmt's %+v.
+	// slog's order: its text methods (marshalText), then a byte slice (even
+	// one whose named type is an error), then fmt's %+v.
 	if bs, ok := byteSlice(a); ok {
 		if s.c.format == Logfmt {
 			s.appendString(string(bs))

@@ -168,7 +168,8 @@ func appendLogfmtAttr(b []byte, a slog.Attr, prefix string) ([]byte, bool) {
 }
 
 // appendLogfmtValueString appends s bare, or quoted with JSON escaping when
-// slog's TextHandler would quote it.
+// slog's TextHandler would quote it; invalid UTF-8 is the escape \ufffd
+// whatever slog's JSON escaping of the Go release writes.
 func appendLogfmtValueString(b []byte, s string) []byte {
 	if len(s) > 0 && textClean(s) {
 		return append(b, s...)
@@ -180,7 +181,7 @@ func appendLogfmtValueString(b []byte, s string) []byte {
 	}
 	if needsQuoting(s) {
 		b = append(b, '"')
-		b = appendEscapedJSON(b, s)
+		b = appendEscapedJSONAs(b, s, `\ufffd`)
 		return append(b, '"')
 	}
 	return append(b, s...)

@@ -13,14 +13,15 @@ import (
 var zeroTime time.Time
 
 // appendJSONTime appends t quoted, in RFC 3339 with nanoseconds, as slog's
-// JSON handler does (including its error text, followed by the time, for
-// years outside [0,9999]).
+// JSON handler does, and for a year outside [0,9999] slog's error string
+// alone, as Go 1.27's slog writes it (earlier slogs write the time after
+// it, which is not valid JSON).
 func appendJSONTime(b []byte, t time.Time) []byte {
 	var tmp secStamp
 	c := stamp(t, &tmp)
 	if c == nil {
 		if y := t.Year(); y < 0 || y > 9999 {
-			b = append(b, `"`+errYear+`"`...)
+			return append(b, `"`+errYear+`"`...)
 		}
 		b = append(b, '"')
 		b = t.AppendFormat(b, time.RFC3339Nano)

@@ -7,7 +7,8 @@ import (
 
 // The zap formats. ZapJSON and ZapConsole write what go.uber.org/zap's
 // encoders write when configured the way controller-runtime's
-// pkg/log/zap configures them, and what go-logr/zapr hands them: ZapJSON is
+// pkg/log/zap configures them, for the entries zap's slog handler or (with
+// Format.WithLogrLevels) go-logr/zapr hands them: ZapJSON is
 // zap's JSON encoder with zap.NewProductionEncoderConfig (keys level, ts,
 // logger, caller, msg, stacktrace; lower-case levels; durations as float
 // seconds), ZapConsole is zap's console encoder with
@@ -17,12 +18,14 @@ import (
 // lines). The time encoding of both is chosen with Format.WithZapTime.
 //
 // Mapping from slog:
-//   - levels are named after the zap level zapr's slog Handle maps them
-//     to: Error and above "error", Warn and above "warn", 0 and above
-//     "info", -1 "debug", below that zap's numeric name "Level(-2)"
-//     ("LEVEL(-2)" in ZapConsole); LevelFatal and above, which zapr never
-//     produces, is zap's "fatal" so that a fatal record stays visible;
-//     Format.WithZapLevels names Error+1 "dpanic" and Error+2 and +3 "panic";
+//   - levels are named after the zap level zap's own slog handler (zapslog)
+//     maps them to: Error and above "error", Warn and above "warn", Info
+//     and above "info", below Info "debug"; LevelFatal and above is zap's
+//     "fatal" so that a fatal record stays visible; Format.WithZapLevels
+//     names Error+1 "dpanic" and Error+2 and +3 "panic"; Format.WithLogrLevels
+//     names the levels below Info as go-logr/zapr does for logr's V levels
+//     (slog level -n is V(n)): -1 "debug", below that zap's numeric name
+//     "Level(-2)" ("LEVEL(-2)" in ZapConsole), down to "Level(-127)";
 //   - WithGroup is zap.Namespace: it opens a nested object at once, kept
 //     (even empty) until the end of the fields;
 //   - Named is zap's Named: the name is the logger column/field;
@@ -77,13 +80,19 @@ const zapTimeShift = 8
 // zapLevelsBit, above the ZapTime byte, is set by WithZapLevels.
 const zapLevelsBit Format = 1 << 16
 
+// zapLogrBit, above zapLevelsBit, is set by WithLogrLevels.
+const zapLogrBit Format = 1 << 17
+
+// zapLevelBits are the level-naming bits a zap format may carry.
+const zapLevelBits = zapLevelsBit | zapLogrBit
+
 // WithZapTime returns f with the time encoding t when f is ZapJSON or
 // ZapConsole (with any time encoding); other formats are returned unchanged.
 func (f Format) WithZapTime(t ZapTime) Format {
 	if !f.isZap() {
 		return f
 	}
-	return f&(0xff|zapLevelsBit) | Format(t)<<zapTimeShift
+	return f&(0xff|zapLevelBits) | Format(t)<<zapTimeShift
 }
 
 // WithZapLevels returns f, when it is ZapJSON or ZapConsole, naming the
@@ -100,6 +109,20 @@ func (f Format) WithZapLevels() Format {
 	return f | zapLevelsBit
 }
 
+// WithLogrLevels returns f, when it is ZapJSON or ZapConsole, naming the
+// levels below Info as go-logr/zapr names logr's V levels (slog level -n
+// is V(n)): -1 "debug", lower ones zap's numeric name "Level(-n)", down to
+// "Level(-127)", instead of "debug" for every level below Info. Other
+// formats are returned unchanged. The controller-runtime drop-in sets it;
+// set it for a handler that serves logr's V levels through zapr's mapping
+// (logrbridge.Zapr) and should write what zapr and zap write.
+func (f Format) WithLogrLevels() Format {
+	if !f.isZap() {
+		return f
+	}
+	return f | zapLogrBit
+}
+
 // Valid reports whether f is one of the formats: JSON, Text, Logfmt,
 // Console, a cloud preset (GCPJSON, ECSJSON, DatadogJSON), or ZapJSON or
 // ZapConsole with one of the ZapTime encodings.
@@ -109,7 +132,7 @@ func (f Format) Valid() bool {
 
 func (f Format) isZap() bool {
 	b := f & 0xff
-	return (b == ZapJSON || b == ZapConsole) && (f&^zapLevelsBit)>>zapTimeShift <= Format(ZapTimeNanos)
+	return (b == ZapJSON || b == ZapConsole) && (f&^zapLevelBits)>>zapTimeShift <= Format(ZapTimeNanos)
 }
 
 // fastZap is the Append path of both zap formats.
@@ -123,11 +146,12 @@ type zapFmt struct {
 	console bool // ZapConsole: spaced JSON fields, string durations, capital levels
 	time    ZapTime
 	levels  bool // WithZapLevels: "dpanic" and "panic" above "error"
+	logr    bool // WithLogrLevels: zapr's names for logr's V levels below Info
 }
 
 func (e *Encoder) zapFmt() zapFmt {
 	f := e.c.format
-	return zapFmt{console: f&0xff == ZapConsole, time: ZapTime(f >> zapTimeShift & 0xff), levels: f&zapLevelsBit != 0}
+	return zapFmt{console: f&0xff == ZapConsole, time: ZapTime(f >> zapTimeShift & 0xff), levels: f&zapLevelsBit != 0, logr: f&zapLogrBit != 0}
 }
 
 // prepareZap opens, in pre, the namespaces of the groups added by
@@ -192,7 +216,7 @@ func (e *Encoder) appendZap(b []byte, r *slog.Record, extra []slog.Attr) []byte 
 		if len(b) > start {
 			b = append(b, '\t')
 		}
-		b = appendZapLevel(b, r.Level, true, z.levels)
+		b = appendZapLevel(b, r.Level, z)
 		if len(e.named) > 0 {
 			b = append(b, '\t')
 			b = append(b, e.named...)
@@ -220,7 +244,7 @@ func (e *Encoder) appendZap(b []byte, r *slog.Record, extra []slog.Attr) []byte 
 		return append(b, '\n')
 	}
 	b = append(b, `{"level":"`...)
-	b = appendZapLevel(b, r.Level, false, z.levels)
+	b = appendZapLevel(b, r.Level, z)
 	b = append(b, '"')
 	if !r.Time.IsZero() {
 		mark := len(b)

@@ -56,44 +56,70 @@ func TestZapFormats(t *testing.T) {
 	}
 }
 
+// TestZapLevelNames: slog's levels get zap's names as zapslog maps them
+// (below Info "debug"); WithLogrLevels keeps zapr's names for logr's V
+// levels below Info; WithZapLevels names Error+1 to +3 dpanic and panic.
 func TestZapLevelNames(t *testing.T) {
 	for _, tc := range []struct {
-		l            slog.Level
-		json, consol string
-		zapLevels    string // the JSON name WithZapLevels gives; "" when the same
+		l         slog.Level
+		slog      string // the JSON name by default
+		logr      string // with WithLogrLevels; "" when the same
+		zapLevels string // with WithZapLevels; "" when the same
 	}{
-		{-1, "debug", "DEBUG", ""},
-		{-2, "Level(-2)", "LEVEL(-2)", ""},
-		{-3, "Level(-3)", "LEVEL(-3)", ""},
-		{slog.LevelDebug, "Level(-4)", "LEVEL(-4)", ""},
-		{-300, "Level(-127)", "LEVEL(-127)", ""},
-		{0, "info", "INFO", ""},
-		{3, "info", "INFO", ""},
-		{slog.LevelWarn, "warn", "WARN", ""},
-		{slog.LevelError, "error", "ERROR", ""},
-		{slog.LevelError + 1, "error", "ERROR", "dpanic"},
-		{slog.LevelError + 2, "error", "ERROR", "panic"},
-		{slog.LevelError + 3, "error", "ERROR", "panic"},
-		{LevelFatal, "fatal", "FATAL", ""},
-		{LevelFatal + 5, "fatal", "FATAL", ""},
+		{LevelTrace - 1, "debug", "Level(-9)", ""},
+		{LevelTrace, "debug", "Level(-8)", ""},
+		{slog.LevelDebug, "debug", "Level(-4)", ""},
+		{-3, "debug", "Level(-3)", ""},
+		{-2, "debug", "Level(-2)", ""},
+		{-1, "debug", "", ""},
+		{-300, "debug", "Level(-127)", ""},
+		{slog.LevelInfo, "info", "", ""},
+		{3, "info", "", ""},
+		{slog.LevelWarn, "warn", "", ""},
+		{slog.LevelError - 1, "warn", "", ""},
+		{slog.LevelError, "error", "", ""},
+		{slog.LevelError + 1, "error", "", "dpanic"},
+		{slog.LevelError + 2, "error", "", "panic"},
+		{slog.LevelError + 3, "error", "", "panic"},
+		{LevelFatal, "fatal", "", ""},
+		{LevelFatal + 5, "fatal", "", ""},
 	} {
-		t.Run(tc.json+"/"+tc.l.String(), func(t *testing.T) {
+		t.Run(tc.slog+"/"+tc.l.String(), func(t *testing.T) {
+			or := func(s, def string) string {
+				if s == "" {
+					return def
+				}
+				return s
+			}
 			r := slog.NewRecord(time.Time{}, tc.l, "m", 0)
-			assert.Equal(t, `{"level":"`+tc.json+`","msg":"m"}`+"\n", string(New(Options{Format: ZapJSON}).Append(nil, r, nil)))
-			assert.Equal(t, tc.consol+"\tm\n", string(New(Options{Format: ZapConsole}).Append(nil, r, nil)))
-			zl := tc.zapLevels
-			if zl == "" {
-				zl = tc.json
+			logr, zapLevels := or(tc.logr, tc.slog), or(tc.zapLevels, tc.slog)
+			both := or(tc.logr, zapLevels)
+			for _, c := range []struct {
+				modify func(Format) Format
+				want   string
+			}{
+				{func(f Format) Format { return f }, tc.slog},
+				{func(f Format) Format { return f.WithZapTime(ZapTimeEpoch) }, tc.slog},
+				{Format.WithLogrLevels, logr},
+				{func(f Format) Format { return f.WithLogrLevels().WithZapTime(ZapTimeNanos) }, logr},
+				{Format.WithZapLevels, zapLevels},
+				{func(f Format) Format { return f.WithZapLevels().WithLogrLevels() }, both},
+				{func(f Format) Format { return f.WithZapTime(ZapTimeEpoch).WithLogrLevels().WithZapLevels() }, both},
+			} {
+				for _, f := range []Format{c.modify(ZapJSON), c.modify(ZapConsole)} {
+					require.True(t, f.Valid())
+					want := `{"level":"` + c.want + `","msg":"m"}` + "\n"
+					if f&0xff == ZapConsole {
+						want = strings.ToUpper(c.want) + "\tm\n"
+					}
+					assert.Equal(t, want, string(New(Options{Format: f}).Append(nil, r, nil)), "format %#x", int(f))
+				}
 			}
-			for _, f := range []Format{ZapJSON.WithZapLevels(), ZapJSON.WithZapTime(ZapTimeEpoch).WithZapLevels(), ZapJSON.WithZapLevels().WithZapTime(ZapTimeEpoch)} {
-				require.True(t, f.Valid())
-				assert.Equal(t, `{"level":"`+zl+`","msg":"m"}`+"\n", string(New(Options{Format: f}).Append(nil, r, nil)))
-			}
-			assert.Equal(t, strings.ToUpper(zl)+"\tm\n", string(New(Options{Format: ZapConsole.WithZapLevels()}).Append(nil, r, nil)))
 		})
 	}
 	assert.Equal(t, JSON, JSON.WithZapLevels(), "not a zap format: unchanged")
-	assert.False(t, (ZapJSON.WithZapLevels() | 1<<17).Valid())
+	assert.Equal(t, Text, Text.WithLogrLevels(), "not a zap format: unchanged")
+	assert.False(t, (ZapJSON.WithZapLevels().WithLogrLevels() | 1<<18).Valid())
 }
 
 // TestZapDerivation: derived encoders leave their parents unchanged, extra

@@ -160,25 +160,27 @@ func appendZapTime(b []byte, t time.Time, z zapFmt) []byte {
 	return b
 }
 
-// appendZapLevel writes l's zap name (lower case, or capital for the
-// console encoding), mapping slog levels as zapr's Handle does, or with
-// zapLevels zap's DPanic and Panic levels as themselves.
-func appendZapLevel(b []byte, l slog.Level, capital, zapLevels bool) []byte {
+// appendZapLevel writes l's zap name in z's spelling (lower case, or
+// capital for the console encoding), mapping slog levels as zapslog does,
+// or below Info as zapr's Handle does with z.logr, and with z.levels zap's
+// DPanic and Panic levels as themselves.
+func appendZapLevel(b []byte, l slog.Level, z zapFmt) []byte {
 	var name string
+	capital := z.console
 	switch {
 	case l >= LevelFatal:
 		name = "fatal"
-	case zapLevels && l >= slog.LevelError+2:
+	case z.levels && l >= slog.LevelError+2:
 		name = "panic"
-	case zapLevels && l == slog.LevelError+1:
+	case z.levels && l == slog.LevelError+1:
 		name = "dpanic"
 	case l >= slog.LevelError:
 		name = "error"
 	case l >= slog.LevelWarn:
 		name = "warn"
-	case l >= 0:
+	case l >= slog.LevelInfo:
 		name = "info"
-	case l == -1:
+	case !z.logr || l == -1:
 		name = "debug"
 	default:
 		// zapcore.Level is an int8; zapr caps V levels at 127.

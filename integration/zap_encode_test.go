@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/zapr"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/asyncbus/asyncbus/encode"
@@ -131,9 +132,10 @@ func TestZapEncodingsMatchZap(t *testing.T) {
 		for _, te := range zapTimeEncoders {
 			t.Run(fmt.Sprintf("console=%v/%s", console, te.name), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(te.ours), 7))
-				format := encode.ZapJSON
+				// zapr's slog handler names levels below Info as logr's V levels.
+				format := encode.ZapJSON.WithLogrLevels()
 				if console {
-					format = encode.ZapConsole
+					format = encode.ZapConsole.WithLogrLevels()
 				}
 				for iter := range 400 {
 					var want bytes.Buffer
@@ -179,6 +181,28 @@ func TestZapEncodingsMatchZap(t *testing.T) {
 					require.Equal(t, want.String(), string(got), "iteration %d", iter)
 				}
 			})
+		}
+	}
+}
+
+// TestZapLevelNamesMatchZapslog: without WithLogrLevels, ZapJSON and
+// ZapConsole name slog's levels as zap's own slog handler (zapslog) maps
+// them onto zap's levels, over the whole range (LevelFatal and above
+// aside, which zapslog writes as "error" and encode as "fatal").
+func TestZapLevelNamesMatchZapslog(t *testing.T) {
+	for _, console := range []bool{false, true} {
+		format, cfg, newEnc := encode.ZapJSON, zap.NewProductionEncoderConfig(), zapcore.NewJSONEncoder
+		if console {
+			format, cfg, newEnc = encode.ZapConsole, zap.NewDevelopmentEncoderConfig(), zapcore.NewConsoleEncoder
+		}
+		cfg.TimeKey, cfg.CallerKey, cfg.StacktraceKey = "", "", ""
+		for l := slog.Level(-130); l < encode.LevelFatal; l++ {
+			var want bytes.Buffer
+			core := zapcore.NewCore(newEnc(cfg), zapcore.AddSync(&want), zap.LevelEnablerFunc(func(zapcore.Level) bool { return true }))
+			rec := slog.NewRecord(time.Time{}, l, "m", 0)
+			require.NoError(t, zapslog.NewHandler(core).Handle(t.Context(), rec))
+			got := encode.New(encode.Options{Format: format}).Append(nil, rec, nil)
+			require.Equal(t, want.String(), string(got), "console %v, level %v", console, l)
 		}
 	}
 }

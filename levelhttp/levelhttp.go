@@ -31,11 +31,12 @@ type rulesPayload struct {
 // A PUT body is taken as JSON when it starts with '{' or is sent as
 // application/json, and must then be exactly one object with exactly one
 // key, "rules" (spelt so: encoding/json's case-insensitive matching is not
-// used), whose value is a non-empty string. Anything else — trailing data,
-// a second object, a duplicate, unknown or differently-cased key, a value
-// of another type, an empty body, malformed rules — gets 400, and a body
-// over 64 KiB gets 413, each with {"error":"..."} saying what is wrong; a
-// rejected PUT changes nothing.
+// used), whose value is a non-empty string. Anything else — malformed
+// JSON (the error gives the byte offset and what was expected there),
+// trailing data, a second object, a duplicate, unknown or differently-cased
+// key, a value of another type, an empty body, malformed rules — gets 400,
+// and a body over 64 KiB gets 413, each with {"error":"..."} saying what
+// is wrong; a rejected PUT changes nothing.
 //
 // Handler(nil) does not panic: the endpoint it returns answers every request
 // with 500 and {"error":"levelhttp: no level rules (Handler was given nil)"},
@@ -95,7 +96,7 @@ func rulesFromBody(body []byte, contentType string) (string, error) {
 	mediaType, _, _ := mime.ParseMediaType(contentType)
 	var rules string
 	if len(text) > 0 && text[0] == '{' || mediaType == "application/json" {
-		r, err := decodeRulesObject(text)
+		r, err := decodeRulesObject(body)
 		if err != nil {
 			return "", fmt.Errorf(`levelhttp: want {"rules":"..."}: %w`, err)
 		}
@@ -109,31 +110,29 @@ func rulesFromBody(body []byte, contentType string) (string, error) {
 	return rules, nil
 }
 
-// decodeRulesObject decodes {"rules":"..."} strictly. It walks the object
-// token by token rather than decoding into a struct, because encoding/json
-// would take "Rules" or "RULES" for "rules" and let a later duplicate key
-// silently win; the walk sees every key as sent. Trailing data (a second
-// object, stray text) is an error too.
+// decodeRulesObject decodes {"rules":"..."} strictly. It reads the body's
+// members as sent rather than decoding into a struct, because
+// encoding/json would take "Rules" or "RULES" for "rules" and let a later
+// duplicate key silently win; the body must be one object with nothing
+// after it, and a malformed one is reported with the offset and what was
+// expected there (scanObject).
 func decodeRulesObject(body []byte) (string, error) {
-	if len(body) == 0 {
+	text := bytes.TrimSpace(body)
+	if len(text) == 0 {
 		return "", errors.New("empty body")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil {
+	if text[0] != '{' {
+		return "", errors.New("body is not a JSON object")
+	}
+	members, err := scanObject(body)
+	if err != nil {
 		return "", err
-	} else if tok != json.Delim('{') {
-		return "", fmt.Errorf("body is not a JSON object")
 	}
 	var rules *string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", unexpectedEOF(err)
-		}
-		key, _ := tok.(string) // inside an object the decoder yields only string keys
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return "", unexpectedEOF(err)
+	for _, m := range members {
+		var key string
+		if err := json.Unmarshal(m.key, &key); err != nil {
+			return "", err // unreachable: scanObject checked the key's syntax
 		}
 		switch {
 		case key != "rules":
@@ -142,30 +141,15 @@ func decodeRulesObject(body []byte) (string, error) {
 			return "", errors.New(`key "rules" given twice`)
 		}
 		var s string
-		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-			return "", fmt.Errorf(`"rules" must be a JSON string, not %s`, abbreviate(raw))
+		if m.value[0] != '"' || json.Unmarshal(m.value, &s) != nil {
+			return "", fmt.Errorf(`"rules" must be a JSON string, not %s`, abbreviate(m.value))
 		}
 		rules = &s
-	}
-	if _, err := dec.Token(); err != nil { // the closing '}'
-		return "", unexpectedEOF(err)
-	}
-	if _, err := dec.Token(); err != io.EOF { // the decoder's own text for stray bytes misleads ("in literal true")
-		return "", errors.New("trailing data after the object")
 	}
 	if rules == nil {
 		return "", errors.New(`no "rules" key`)
 	}
 	return *rules, nil
-}
-
-// unexpectedEOF turns the io.EOF of a body that ends inside the object into
-// io.ErrUnexpectedEOF, whose text says so.
-func unexpectedEOF(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 // abbreviate keeps an echoed JSON value short in an error message.

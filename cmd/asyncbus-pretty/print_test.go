@@ -95,6 +95,7 @@ func TestPrintMatchesConsole(t *testing.T) {
 		{"asyncbus Text", asyncbusHandler(asyncbus.Text), nil},
 		{"asyncbus Logfmt", asyncbusHandler(asyncbus.Logfmt), nil},
 		{"asyncbus ZapJSON", asyncbusHandler(asyncbus.ZapJSON.WithZapTime(encode.ZapTimeRFC3339Nano)), map[int]string{
+			4: "zap has no level below debug",
 			6: "zap has no level between info and warn",
 		}},
 		{"asyncbus Console", asyncbusHandler(asyncbus.Console), nil},

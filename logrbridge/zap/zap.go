@@ -172,8 +172,9 @@ func (e *encoding) format() (encode.Format, string) {
 	if e.console {
 		f = encode.ZapConsole
 	}
-	// WithZapLevels: the DPanic lines of logr misuse are named "dpanic".
-	return f.WithZapTime(e.cfg.EncodeTime.enc).WithZapLevels(), e.cfg.EncodeTime.layout
+	// WithZapLevels: the DPanic lines of logr misuse are named "dpanic";
+	// WithLogrLevels: V levels are named as zapr and zap name them.
+	return f.WithZapTime(e.cfg.EncodeTime.enc).WithZapLevels().WithLogrLevels(), e.cfg.EncodeTime.layout
 }
 
 // NewEncoderFunc makes an Encoding from config options.

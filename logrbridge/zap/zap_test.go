@@ -235,10 +235,10 @@ func TestFunctionalOpts(t *testing.T) {
 
 func TestEncodingFormats(t *testing.T) {
 	f, layout := NewConsoleEncoder(func(c *EncoderConfig) { c.EncodeTime = ISO8601TimeEncoder }).format()
-	assert.Equal(t, encode.ZapConsole.WithZapTime(encode.ZapTimeISO8601).WithZapLevels(), f)
+	assert.Equal(t, encode.ZapConsole.WithZapTime(encode.ZapTimeISO8601).WithZapLevels().WithLogrLevels(), f)
 	assert.Empty(t, layout)
 	f, layout = NewJSONEncoder(func(c *EncoderConfig) { c.EncodeTime = TimeEncoderOfLayout("15:04") }).format()
-	assert.Equal(t, encode.ZapJSON.WithZapLevels(), f)
+	assert.Equal(t, encode.ZapJSON.WithZapLevels().WithLogrLevels(), f)
 	assert.Equal(t, "15:04", layout)
 }
 
