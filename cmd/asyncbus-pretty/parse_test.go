@@ -184,10 +184,12 @@ func gcpLevel(l slog.Level) slog.Level {
 	return levelFatal
 }
 
-// zapLevel is the level a zap format's level names (zapr's mapping, read
-// back: "debug" is DEBUG, "Level(-2)" slog level -2); with zapLevels,
-// dpanic is shown as ERROR and panic as FATAL.
-func zapLevel(zapLevels bool) func(slog.Level) slog.Level {
+// zapLevel is the level a zap format's level names, read back: by default
+// zapslog's names (everything below Info is "debug", DEBUG); with
+// logrLevels zapr's ("debug" is V(1), slog level -1, read as DEBUG;
+// "Level(-2)" is slog level -2); with zapLevels, dpanic is shown as ERROR
+// and panic as FATAL.
+func zapLevel(zapLevels, logrLevels bool) func(slog.Level) slog.Level {
 	return func(l slog.Level) slog.Level {
 		switch {
 		case l >= levelFatal:
@@ -200,7 +202,7 @@ func zapLevel(zapLevels bool) func(slog.Level) slog.Level {
 			return slog.LevelWarn
 		case l >= slog.LevelInfo:
 			return slog.LevelInfo
-		case l == -1:
+		case !logrLevels, l == -1:
 			return slog.LevelDebug
 		}
 		return l
@@ -236,8 +238,9 @@ func ownFormats() []ownFormat {
 			name := map[encode.Format]string{encode.ZapJSON: "ZapJSON", encode.ZapConsole: "ZapConsole"}[base]
 			f := base.WithZapTime(z.t)
 			fs = append(fs,
-				ownFormat{name: name + " " + z.name, f: f, level: zapLevel(false), short: true, trunc: z.trunc, slack: z.slack},
-				ownFormat{name: name + " " + z.name + " zap levels", f: f.WithZapLevels(), level: zapLevel(true), short: true, trunc: z.trunc, slack: z.slack})
+				ownFormat{name: name + " " + z.name, f: f, level: zapLevel(false, false), short: true, trunc: z.trunc, slack: z.slack},
+				ownFormat{name: name + " " + z.name + " zap levels", f: f.WithZapLevels(), level: zapLevel(true, false), short: true, trunc: z.trunc, slack: z.slack},
+				ownFormat{name: name + " " + z.name + " logr levels", f: f.WithLogrLevels(), level: zapLevel(false, true), short: true, trunc: z.trunc, slack: z.slack})
 		}
 	}
 	return fs

@@ -101,6 +101,7 @@ func TestPrintMatchesConsole(t *testing.T) {
 		{"asyncbus Console", asyncbusHandler(asyncbus.Console), nil},
 		{"asyncbus ZapConsole", asyncbusHandler(asyncbus.ZapConsole.WithZapTime(encode.ZapTimeRFC3339Nano)), map[int]string{
 			2: "zap's console writes the message raw: its tab splits the columns",
+			4: "zap has no level below debug",
 			6: "zap has no level between info and warn",
 		}},
 		{"asyncbus GCPJSON", asyncbusHandler(asyncbus.GCPJSON), map[int]string{
