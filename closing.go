@@ -31,7 +31,11 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 	h.core.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
 	h.core.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
 	h.core.notifyClosing(ctx)         // recordencoder.go
-	return h.core.bus.Close(ctx)
+	err := h.core.bus.Close(ctx)
+	// After the ring closed: a record the closed recorder refuses goes on
+	// to the ring, which refuses and counts it.
+	h.core.recorder.close() // recorder.go: what it still keeps counts as expired
+	return err
 }
 
 // CloseDefault closes the Handler behind slog.Default(): the one-line

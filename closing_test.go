@@ -235,3 +235,31 @@ func (r *reportLog) requireClosedReport(t *testing.T, msg string) {
 	assert.Contains(t, r.errs[0].Error(), "a record logged after Close was dropped (level ")
 	assert.Contains(t, r.errs[0].Error(), fmt.Sprintf(", msg %q)", msg))
 }
+
+// hungOutput's Write blocks until release is closed; each call first
+// signals entered (buffered, without waiting). It keeps what it was given.
+type hungOutput struct {
+	entered chan struct{}
+	release chan struct{}
+	mu      sync.Mutex
+	got     []byte
+}
+
+func (w *hungOutput) Write(p []byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.release
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.got = append(w.got, p...)
+	return len(p), nil
+}
+
+// out is what w was given.
+func out(w *hungOutput) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.got)
+}

@@ -236,8 +236,9 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		return nil // sample.go: counted in Stats.Sampled
 	}
 	rc := h.core.recorder
-	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) {
-		return h.keep(ctx, rc, r) // recorder.go; a request level (reqlevel.go) writes it instead
+	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) &&
+		h.keep(ctx, rc, r) { // recorder.go; a request level (reqlevel.go) writes it instead
+		return nil // kept; after Close the record goes on, and the closed ring refuses it
 	}
 	b := bufPool.Get().(*buffer)
 	h.core.logged.add(r.Level, b) // levelcounts.go
@@ -248,10 +249,13 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		return h.handleRecord(ctx, r, b)
 	}
 	h.encodeRecord(ctx, r, b)
-	if rc != nil && rc.triggers(r.Level) {
-		b = h.withKept(ctx, rc, b) // recorder.go: the kept records first
+	if rc == nil || !rc.triggers(r.Level) {
+		return h.enqueue(b, r.Level, r.Message)
 	}
-	return h.enqueue(b, r.Level, r.Message)
+	b, kept := h.withKept(ctx, rc, b) // recorder.go: the kept records first
+	err := h.enqueue(b, r.Level, r.Message)
+	rc.settle(kept, err) // written with the trigger, or lost with it
+	return err
 }
 
 // encodeRecord encodes r into b.data, with the Context fields and the stack
