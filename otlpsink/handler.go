@@ -86,8 +86,9 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 
 // Closing implements the hook the handler calls when its Close begins:
 // retrying stops at ctx's deadline, or after Options.CloseTimeout if ctx
-// has none, and when ctx is cancelled.
-func (s *Sink) Closing(ctx context.Context) {
+// has none, and when ctx is cancelled. It returns that deadline, which the
+// handler's Close waits for when its context has none.
+func (s *Sink) Closing(ctx context.Context) time.Time {
 	s.closeMu.Do(func() {
 		d, ok := ctx.Deadline()
 		if !ok {
@@ -100,6 +101,7 @@ func (s *Sink) Closing(ctx context.Context) {
 		close(s.closing)
 	})
 	s.closeIdle()
+	return time.Unix(0, s.giveUpAt.Load()) // the first call's deadline: Close is idempotent
 }
 
 // closeIdle closes the idle keep-alive connections of the transport the
