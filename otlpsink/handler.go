@@ -6,6 +6,7 @@ package otlpsink
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/asyncbus/asyncbus"
@@ -96,8 +97,8 @@ func (s *Sink) Closing(ctx context.Context) time.Time {
 		}
 		s.closeCtx.Store(&ctx)
 		s.giveUpAt.Store(d.UnixNano())
-		time.AfterFunc(time.Until(d), s.cancel)
-		context.AfterFunc(ctx, s.cancel)
+		time.AfterFunc(time.Until(d), func() { s.cancel(errCloseDeadline) })
+		context.AfterFunc(ctx, func() { s.cancel(fmt.Errorf("the handler's Close context ended: %w", ctx.Err())) })
 		close(s.closing)
 	})
 	s.closeIdle()
