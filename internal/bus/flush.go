@@ -293,5 +293,10 @@ func (e *ReportWaitError) Error() string {
 	return s
 }
 
-// Unwrap returns the context's error and Close's own.
-func (e *ReportWaitError) Unwrap() []error { return []error{e.Err, e.Close} }
+// Unwrap returns the context's error and Close's own, if any.
+func (e *ReportWaitError) Unwrap() []error {
+	if e.Close == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Close}
+}
