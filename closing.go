@@ -5,33 +5,61 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 )
 
-// Close flushes and stops the drainer. It is idempotent and safe to call
-// from several goroutines; Handle afterwards returns ErrClosed (and the
-// first such record is reported to Options.OnError). It does not close the
-// output writer.
+// defaultCloseTimeout bounds Close, CloseDefault and Flush, and
+// CloseContext and FlushContext given a context without a deadline (see
+// docs/design.md for the choice of 5 s).
+const defaultCloseTimeout = 5 * time.Second
+
+// sinkCloseGrace is how long Close waits past the shutdown bound a plugged
+// sink announced, for the sink's last call to return.
+const sinkCloseGrace = time.Second
+
+// Close flushes and stops the drainer, waiting at most 5 seconds (a
+// deferred Close does not hang the program on a dead output), or, for an
+// output that bounds its own shutdown (otlpsink's CloseTimeout), that bound
+// and one second more. It is idempotent and safe to call from several goroutines; Handle
+// afterwards returns ErrClosed (and the first such record is reported to
+// Options.OnError). It does not close the output writer.
 //
 // Close returns nil only when every record accepted was written. Otherwise
 // its error is the run's verdict, whatever Flush reported before: when
 // records failed at any time (Stats.Failed), it names the output and its
 // last error and says how many records failed in all ("asyncbus: write
 // <output>: <error> (N records failed)"); when the final sync failed, it
-// says so. Every call returns the same error.
+// says so; when the bound expired first (a hung or too slow output), it
+// says so, with the records and bytes not written, which Stats counts as
+// Failed (the error matches context.DeadlineExceeded). Every call returns
+// the same error.
 func (h *Handler) Close() error {
 	return h.CloseContext(context.Background())
 }
 
-// CloseContext is Close bounded by ctx: if ctx ends first, records still
-// queued are counted as failed and ctx's error is returned.
+// CloseContext is Close bounded by ctx, or by Close's own bound when ctx
+// has no deadline: if ctx ends first, records still queued are counted as
+// failed and the error says so (it matches ctx's error).
 func (h *Handler) CloseContext(ctx context.Context) error {
 	// No sync.Once here: the bus's Close is idempotent (and so is the
 	// plugged sink's closing hook), and an OnError that calls Close while
 	// another Close waits for its reports must not wait behind that Close.
 	h.core.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
 	h.core.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
-	h.core.notifyClosing(ctx)         // recordencoder.go
-	return h.core.bus.Close(ctx)
+	bound := time.Now().Add(defaultCloseTimeout)
+	if until, ok := h.core.notifyClosing(ctx); ok { // recordencoder.go
+		bound = until.Add(sinkCloseGrace)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, bound)
+		defer cancel()
+	}
+	err := h.core.bus.Close(ctx)
+	// After the ring closed: a record the closed recorder refuses goes on
+	// to the ring, which refuses and counts it.
+	h.core.recorder.close() // recorder.go: what it still keeps counts as expired
+	return err
 }
 
 // CloseDefault closes the Handler behind slog.Default(): the one-line
@@ -47,8 +75,8 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 // handler of its NewHandler. A handler that wraps one, such as a
 // slog.MultiHandler or a sampling.Handler, offers no way to reach it: keep
 // the *Handler and Close it (or give the Sampler to Options.Sampler, which
-// keeps the default a *Handler). To bound the wait, call CloseContext on
-// slog.Default().Handler().(*asyncbus.Handler).
+// keeps the default a *Handler). It waits as long as Close; for another
+// bound, call CloseContext on slog.Default().Handler().(*asyncbus.Handler).
 //
 // The default logger stays in place: records logged after CloseDefault are
 // refused (ErrClosed) and counted, and the first is reported to

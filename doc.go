@@ -1,11 +1,16 @@
 // Package asyncbus is a fast, asynchronous log/slog handler.
 //
 // Each record is encoded on the caller's goroutine into a pooled buffer (JSON,
-// text, logfmt or console), then copied into a lock-free multi-producer ring
-// (internal/bus). One drainer goroutine writes the ring to the output in
-// large batches, adapting batch size and sleep to the backlog and parking
-// when idle. A log call therefore never waits for a lock, a syscall or the
-// disk, unless the ring is full and Options.Overflow is Block.
+// text, logfmt or console), then copied into a lock-free multi-producer
+// ring. One drainer goroutine writes the ring to the output in large
+// batches, adapting batch size and sleep to the backlog and parking when
+// idle, so a busy logger's calls do not touch the output. A quiet handler's
+// call writes its own record where that cannot block (a regular file, a
+// pipe with room; counted in Stats.WriteThrough); a record at or above
+// slog.LevelError waits up to its bound for its write, one at or above
+// Options.SyncLevel for its sync, and with Overflow Block a full ring makes
+// the caller wait for room. The README's guarantees list every wait and
+// its bound.
 //
 //	h := asyncbus.NewHandler(os.Stdout, nil)
 //	defer h.Close()

@@ -76,6 +76,27 @@ func main() {
 		if mode == "exit-concurrent" {
 			os.Exit(0)
 		}
+	case "return-busy":
+		// A busy logger: 8 goroutines log 2,500 lines each, main logs a
+		// last line and returns.
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 2500 {
+					slog.Info("busy", "g", g, "i", i)
+				}
+			})
+		}
+		wg.Wait()
+		slog.Info("done")
+	case "after-close":
+		// A shutdown-order mistake: a line logged after Close, then main
+		// returns at once.
+		slog.Info("before Close")
+		if err := asyncbus.CloseDefault(); err != nil {
+			panic(err)
+		}
+		slog.Info("after Close")
 	}
 }
 `
@@ -167,4 +188,70 @@ func buildProgram(t *testing.T, name, src string) string {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	return bin
+}
+
+// TestExitAfterCloseAndWithoutIt runs the program's two other shutdowns.
+//
+// "after-close" (issue 33): the report of a record logged after Close was
+// delivered on a goroutine of its own and lost when main returned right
+// after (0 of 5 runs had it); it is now on stderr every time.
+//
+// "return-busy" (issue 33): without Close, a busy logger loses the lines
+// still queued when main returns, and how many varies widely between runs.
+// What holds each time: every line kept is whole, and each goroutine's kept
+// lines are its first ones, in order (what is lost is the end of the
+// queue). The figures are logged (go test -v), for the README's.
+func TestExitAfterCloseAndWithoutIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a program 10 times")
+	}
+	bin := buildProgram(t, "exitprog", exitProgram)
+	run := func(t *testing.T, mode string) (stdout, stderr string) {
+		var out, errOut bytes.Buffer
+		c := exec.Command(bin, mode, "stdout", "")
+		c.Stdout, c.Stderr = &out, &errOut
+		require.NoError(t, c.Run(), "stderr: %s", errOut.String())
+		return out.String(), errOut.String()
+	}
+	const runs = 5
+	t.Run("after-close", func(t *testing.T) {
+		for i := range runs {
+			stdout, stderr := run(t, "after-close")
+			require.Equal(t, `asyncbus: handler closed: a record logged after Close was dropped (level INFO, msg "after Close"); it and any later ones are counted in Stats.DroppedClosed, and only this first one is reported`+"\n",
+				stderr, "run %d of %d", i+1, runs)
+			require.Contains(t, stdout, `"msg":"before Close"`)
+			require.NotContains(t, stdout, `"msg":"after Close"`)
+		}
+	})
+	t.Run("return-busy", func(t *testing.T) {
+		const goroutines, each = 8, 2500
+		for i := range runs {
+			stdout, stderr := run(t, "return-busy")
+			require.Empty(t, stderr)
+			lines := strings.SplitAfter(stdout, "\n")
+			if last := lines[len(lines)-1]; !strings.HasSuffix(last, "\n") {
+				lines = lines[:len(lines)-1] // "" or a line the exit cut
+			}
+			next := make([]int, goroutines) // the next i expected from each goroutine
+			done := 0
+			for _, line := range lines {
+				if strings.Contains(line, `"msg":"done"`) {
+					done++
+					continue
+				}
+				var g, n int
+				_, err := fmt.Sscanf(line[strings.Index(line, `"g":`):], `"g":%d,"i":%d}`, &g, &n)
+				require.NoError(t, err, "run %d: a whole line: %q", i+1, line)
+				require.Equal(t, next[g], n, "run %d: goroutine %d's first lines, in order", i+1, g)
+				next[g]++
+			}
+			empty := 0
+			for _, n := range next {
+				if n == 0 {
+					empty++
+				}
+			}
+			t.Logf("run %d: kept %d of %d lines; per goroutine %v (%d with none)", i+1, len(lines), goroutines*each+1, next, empty)
+		}
+	})
 }

@@ -86,12 +86,12 @@ type shared struct {
 	syncLevel slog.Leveler
 	context   func(context.Context, *FieldWriter)
 	rules     *LevelRules
-	copyCtx   bool                  // ReplaceAttr is set: context field values are copied, not aliased
-	closing   func(context.Context) // recordencoder.go: tells a plugged sink that Close began (idempotent)
-	exitSafe  bool                  // Options.exitSafe: Error records are written before Handle returns
-	sample    sampleState           // sample.go: Options.Sampler
-	stack     stackState            // stack.go: Options.StackTraceLevel
-	onError   func(error)           // Options.OnError, defaulted (closing.go reports a record after Close)
+	copyCtx   bool                            // ReplaceAttr is set: context field values are copied, not aliased
+	closing   func(context.Context) time.Time // recordencoder.go: tells a plugged sink that Close began (idempotent); when it gives up
+	exitSafe  bool                            // Options.exitSafe: Error records are written before Handle returns
+	sample    sampleState                     // sample.go: Options.Sampler
+	stack     stackState                      // stack.go: Options.StackTraceLevel
+	onError   func(error)                     // Options.OnError, defaulted (closing.go reports a record after Close)
 	// closedNoted is set by the first record refused after Close (closing.go).
 	closedNoted atomic.Bool
 	recorder    *recorder    // recorder.go: Options.FlightRecorder; nil: off
@@ -238,8 +238,9 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		return nil // sample.go: counted in Stats.Sampled
 	}
 	rc := h.core.recorder
-	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) {
-		return h.keep(ctx, rc, r) // recorder.go; a request level (reqlevel.go) writes it instead
+	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) &&
+		h.keep(ctx, rc, r) { // recorder.go; a request level (reqlevel.go) writes it instead
+		return nil // kept; after Close the record goes on, and the closed ring refuses it
 	}
 	b := bufPool.Get().(*buffer)
 	h.core.logged.add(r.Level, b) // levelcounts.go
@@ -250,10 +251,13 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		return h.handleRecord(ctx, r, b)
 	}
 	h.encodeRecord(ctx, r, b)
-	if rc != nil && rc.triggers(r.Level) {
-		b = h.withKept(ctx, rc, b) // recorder.go: the kept records first
+	if rc == nil || !rc.triggers(r.Level) {
+		return h.enqueue(b, r.Level, r.Message)
 	}
-	return h.enqueue(b, r.Level, r.Message)
+	b, kept := h.withKept(ctx, rc, b) // recorder.go: the kept records first
+	err := h.enqueue(b, r.Level, r.Message)
+	rc.settle(kept, err) // written with the trigger, or lost with it
+	return err
 }
 
 // encodeRecord encodes r into b.data, with the Context fields and the stack
@@ -432,13 +436,15 @@ func (h *Handler) Named(name string) *Handler {
 func (h *Handler) Name() string { return h.name }
 
 // Flush returns once every record handled before the call has been written
-// to the output, and synced where the output has a Sync method. If the
-// output fails, it returns the error: after the batch was given up (its
-// records counted in Stats.Failed), or, with Options.WriteAttempts above
-// the default, after the default four attempts while the records stay
-// queued and are retried (the error then matches ErrRetrying).
+// to the output, and synced where the output has a Sync method, or after 5
+// seconds (as Close): then it returns an error matching
+// context.DeadlineExceeded, and the records stay queued. If the output
+// fails, it returns the error: after the batch was given up (its records
+// counted in Stats.Failed), or, with Options.WriteAttempts above the
+// default, after the default four attempts while the records stay queued
+// and are retried (the error then matches ErrRetrying).
 func (h *Handler) Flush() error {
-	return publicErr(h.core.bus.Flush(context.Background()))
+	return h.FlushContext(context.Background())
 }
 
 // publicErr is a bus error as the handler returns it: an output error
@@ -455,9 +461,20 @@ type retryingError struct{ error }
 
 func (e retryingError) Unwrap() []error { return []error{e.error, ErrRetrying} }
 
-// FlushContext is Flush bounded by ctx.
+// FlushContext is Flush bounded by ctx, or by Flush's own bound when ctx
+// has no deadline.
 func (h *Handler) FlushContext(ctx context.Context) error {
-	return publicErr(h.core.bus.Flush(ctx))
+	if _, ok := ctx.Deadline(); ok {
+		return publicErr(h.core.bus.Flush(ctx))
+	}
+	bounded, cancel := context.WithTimeout(ctx, defaultCloseTimeout)
+	defer cancel()
+	err := h.core.bus.Flush(bounded)
+	if err != nil && err == bounded.Err() && ctx.Err() == nil { // Flush's own bound, not ctx's cancellation
+		return fmt.Errorf("asyncbus: flush %s: the output did not take the records within %v; they stay queued: %w",
+			h.core.bus.Output(), defaultCloseTimeout, err)
+	}
+	return publicErr(err)
 }
 
 // Stats returns the counters of the ring that h and every handler derived

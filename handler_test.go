@@ -199,7 +199,8 @@ func TestSlogtestConformance(t *testing.T) {
 
 func TestHandleAfterCloseReturnsErrClosed(t *testing.T) {
 	var sink memSink
-	h := NewHandler(&sink, nil)
+	var reports reportLog
+	h := NewHandler(&sink, &Options{OnError: reports.onError})
 	child := h.WithAttrs([]slog.Attr{slog.Int("k", 1)})
 	require.NoError(t, slog.New(h).Handler().Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "before", 0)))
 
@@ -215,6 +216,7 @@ func TestHandleAfterCloseReturnsErrClosed(t *testing.T) {
 
 	err := child.Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "after", 0))
 	require.ErrorIs(t, err, ErrClosed)
+	reports.requireClosedReport(t, "after")
 	st := h.Stats()
 	assert.EqualValues(t, 1, st.Written)
 	assert.EqualValues(t, 1, st.DroppedClosed)

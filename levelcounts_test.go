@@ -57,7 +57,9 @@ func loggedOf(st Stats) [levelBuckets]uint64 {
 
 func TestLoggedCountsRecordsTakenByHandle(t *testing.T) {
 	var out memSink
+	var reports reportLog
 	h := NewHandler(&out, &Options{
+		OnError:        reports.onError,
 		Level:          slog.LevelInfo,
 		Sampler:        refuseMsg("sampled"),
 		FlightRecorder: &FlightRecorder{Size: 512},
@@ -91,6 +93,7 @@ func TestLoggedCountsRecordsTakenByHandle(t *testing.T) {
 
 	require.NoError(t, h.Close())
 	assert.ErrorIs(t, h.Handle(ctx, slog.NewRecord(time.Now(), slog.LevelWarn, "after Close", 0)), ErrClosed)
+	reports.requireClosedReport(t, "after Close")
 	st = h.Stats()
 	assert.Equal(t, uint64(2), st.LoggedWarn, "refused after Close: offered to the ring, counted")
 	assert.Equal(t, uint64(1), st.DroppedClosed)

@@ -105,7 +105,9 @@ type Options struct {
 	//
 	// Output failures and the record after Close are delivered on a
 	// goroutine of their own, never the one that writes the output or logs, so OnError may log through this handler
-	// (in either Overflow mode), call Flush, or call Close. Reports wait in
+	// (in either Overflow mode), call Flush, or call Close; the Handle that
+	// logged the record after Close returns once OnError has returned (at
+	// most 1 s later), so a program ending right after keeps the report. Reports wait in
 	// a queue of 64 while OnError is busy; beyond that they are counted
 	// and the count is delivered as one report ("asyncbus: N error reports
 	// lost ..."). Close returns after every report has been delivered,

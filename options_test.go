@@ -141,10 +141,12 @@ func TestNilLevelersUseTheDefault(t *testing.T) {
 
 // TestPublicErrors: the errors a user sees are the root's, with its prefix.
 func TestPublicErrors(t *testing.T) {
-	h := NewHandler(&bytes.Buffer{}, nil)
+	var reports reportLog
+	h := NewHandler(&bytes.Buffer{}, &Options{OnError: reports.onError})
 	require.NoError(t, h.Close())
 	err := slog.New(h).Handler().Handle(t.Context(), slog.NewRecord(time.Time{}, slog.LevelInfo, "late", 0))
 	require.ErrorIs(t, err, ErrClosed)
+	reports.requireClosedReport(t, "late")
 	assert.Equal(t, "asyncbus: handler closed", err.Error())
 	assert.True(t, errors.Is(err, ErrClosed))
 	assert.Equal(t, "asyncbus: ring full, record dropped", ErrDropped.Error())

@@ -65,9 +65,11 @@ func (h *Handler) handleRecord(ctx context.Context, r slog.Record, b *buffer) er
 	return h.enqueue(b, r.Level, r.Message)
 }
 
-// notifyClosing tells a plugged sink that Close began, with Close's context.
-func (c *shared) notifyClosing(ctx context.Context) {
-	if c.closing != nil {
-		c.closing(ctx)
+// notifyClosing tells a plugged sink that Close began, with Close's
+// context, and returns when the sink will have given up, if it has one.
+func (c *shared) notifyClosing(ctx context.Context) (time.Time, bool) {
+	if c.closing == nil {
+		return time.Time{}, false
 	}
+	return c.closing(ctx), true
 }

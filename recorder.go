@@ -3,6 +3,7 @@ package asyncbus
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -20,7 +21,9 @@ import (
 // The kept records and the trigger record go to the output as one entry, so
 // no other record lands between them. Kept records that are never triggered
 // are not written: they age out (MaxAge) or are pushed out by newer ones
-// (Size), which costs nothing more. Each handler tree (a NewHandler and every
+// (Size), which costs nothing more; Close ends the recorder, and what it
+// still keeps counts as expired (Stats says what became of each kept
+// record). Each handler tree (a NewHandler and every
 // handler derived from it) has one recorder. Records refused by the Sampler
 // are not kept; kept records pass through ReplaceAttr, the Context hook and
 // the stack trace like written ones. The ring lives in the heap, even with
@@ -71,9 +74,10 @@ type recorder struct {
 	mu         sync.Mutex
 	buf        []byte
 	head, tail uint64 // positions of the oldest entry and the next free byte; [head, tail) is in use
+	closed     bool   // set by close: nothing is kept any more
 
 	// Counters read by Stats without mu; each is only added to.
-	kept, written, expired atomic.Uint64
+	kept, written, expired, lost atomic.Uint64
 }
 
 // Entry layout: length (uint32), flags (uint32), time (int64 unix nanos),
@@ -123,20 +127,31 @@ func (r *recorder) groupOf(ctx context.Context) (id [16]byte, ok bool) {
 	return r.group(ctx)
 }
 
-// add keeps a copy of rec, logged at t, and reports whether it did (a
-// record larger than the ring is not kept, but counted as expired).
-func (r *recorder) add(rec []byte, t time.Time, id [16]byte, grouped bool) bool {
+// Outcomes of recorder.add.
+const (
+	addKept    = iota
+	addTooBig  // larger than the ring: not kept, counted as expired
+	addRefused // the handler closed: not kept, not counted
+)
+
+// add keeps a copy of rec, logged at t, and says what became of it.
+func (r *recorder) add(rec []byte, t time.Time, id [16]byte, grouped bool) int {
 	size := uint64(len(r.buf))
 	need := align8(entryHeader + uint64(len(rec)))
-	if need > size {
-		r.expired.Add(1)
-		return false
-	}
 	var flags uint32
 	if grouped {
 		flags = flagGroup
 	}
 	r.mu.Lock()
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return addRefused
+	case need > size:
+		r.mu.Unlock()
+		r.expired.Add(1)
+		return addTooBig
+	}
 	off := r.tail % size
 	switch gap := size - off; {
 	case gap >= need:
@@ -161,7 +176,25 @@ func (r *recorder) add(rec []byte, t time.Time, id [16]byte, grouped bool) bool 
 	r.tail += need
 	r.mu.Unlock()
 	r.kept.Add(1)
-	return true
+	return addKept
+}
+
+// close ends the recorder (nil: none) when its handler closes: the records
+// it still keeps will never be written and count as expired, and nothing is
+// kept any more. It is idempotent.
+func (r *recorder) close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.closed = true
+	for r.head < r.tail {
+		r.head += r.skip(r.head, true)
+	}
 }
 
 // makeRoom removes the oldest entries until n more bytes fit (n ≤ the
@@ -192,9 +225,9 @@ func (r *recorder) skip(p uint64, evict bool) uint64 {
 
 // appendKept appends to dst, in order, the kept records eligible at now for
 // a trigger of group id (every group when grouped is false), marks them
-// written, and returns dst with how many it appended and the times of the
-// first and last. Records older than MaxAge are marked and counted as
-// expired.
+// taken, and returns dst with how many it appended and the times of the
+// first and last; the trigger's caller counts them (settle). Records older
+// than MaxAge are marked and counted as expired.
 func (r *recorder) appendKept(dst []byte, now time.Time, id [16]byte, grouped bool) ([]byte, int, time.Time, time.Time) {
 	size := uint64(len(r.buf))
 	cutoff := now.Add(-r.maxAge).UnixNano()
@@ -233,12 +266,27 @@ func (r *recorder) appendKept(dst []byte, now time.Time, id [16]byte, grouped bo
 		r.head += r.skip(r.head, false)
 	}
 	r.mu.Unlock()
-	r.written.Add(uint64(n))
 	return dst, n, time.Unix(0, first), time.Unix(0, last)
 }
 
-// keep encodes r as Handle would and keeps it in the recorder.
-func (h *Handler) keep(ctx context.Context, rc *recorder, r slog.Record) error {
+// settle counts the n kept records a trigger took, once the trigger's
+// Handle knows its fate: written with it, or lost when the ring refused it
+// (full in Drop mode or past a BlockTimeout, or closed).
+func (r *recorder) settle(n int, err error) {
+	if n == 0 {
+		return
+	}
+	if errors.Is(err, ErrDropped) || errors.Is(err, ErrClosed) {
+		r.lost.Add(uint64(n))
+		return
+	}
+	r.written.Add(uint64(n))
+}
+
+// keep encodes r as Handle would and keeps it in the recorder. It reports
+// false when the recorder is closed: the record then goes the way of a
+// written one, which the closed ring refuses and counts.
+func (h *Handler) keep(ctx context.Context, rc *recorder, r slog.Record) bool {
 	b := bufPool.Get().(*buffer)
 	h.encodeRecord(ctx, r, b)
 	id, grouped := rc.groupOf(ctx)
@@ -246,17 +294,19 @@ func (h *Handler) keep(ctx context.Context, rc *recorder, r slog.Record) error {
 	if t.IsZero() {
 		t = time.Now()
 	}
-	if rc.add(b.data, t, id, grouped) {
+	res := rc.add(b.data, t, id, grouped)
+	if res == addKept {
 		h.core.logged.add(r.Level, b) // levelcounts.go: counted as kept
 	}
 	b.release()
-	return nil
+	return res != addRefused
 }
 
 // withKept returns b, or, when the recorder holds records for ctx's group,
 // a buffer holding them between two marker lines followed by b's record (b
-// is then released), so that they reach the output as one entry.
-func (h *Handler) withKept(ctx context.Context, rc *recorder, b *buffer) *buffer {
+// is then released), so that they reach the output as one entry; n is how
+// many kept records it holds, for recorder.settle.
+func (h *Handler) withKept(ctx context.Context, rc *recorder, b *buffer) (out *buffer, n int) {
 	id, grouped := rc.groupOf(ctx)
 	now := time.Now()
 	kb := bufPool.Get().(*buffer)
@@ -264,9 +314,9 @@ func (h *Handler) withKept(ctx context.Context, rc *recorder, b *buffer) *buffer
 	kb.data = kept
 	if n == 0 {
 		kb.release()
-		return b
+		return b, 0
 	}
-	out := bufPool.Get().(*buffer)
+	out = bufPool.Get().(*buffer)
 	out.data = rc.marker.Append(out.data[:0], recorderMarker(now, "asyncbus: flight recorder: records kept before the next one",
 		slog.Int("records", n), slog.Time("first", first), slog.String("span", last.Sub(first).String())), nil)
 	out.data = append(out.data, kept...)
@@ -274,7 +324,7 @@ func (h *Handler) withKept(ctx context.Context, rc *recorder, b *buffer) *buffer
 	out.data = append(out.data, b.data...)
 	kb.release()
 	b.release()
-	return out
+	return out, n
 }
 
 // recorderMarker is a marker record at LevelWarn with attrs.
@@ -290,6 +340,7 @@ func (r *recorder) addStats(st *Stats) {
 		st.RecorderKept = r.kept.Load()
 		st.RecorderWritten = r.written.Load()
 		st.RecorderExpired = r.expired.Load()
+		st.RecorderLost = r.lost.Load()
 	}
 }
 

@@ -237,3 +237,77 @@ func TestFlightRecorderOptionsValidated(t *testing.T) {
 		assert.ErrorContains(t, err, "Options.FlightRecorder.", "%+v", fr)
 	}
 }
+
+// recorderBooks checks that every kept record ended written, expired or
+// lost (no record here is larger than the recorder).
+func recorderBooks(t *testing.T, st Stats) {
+	t.Helper()
+	assert.Equal(t, st.RecorderKept, st.RecorderWritten+st.RecorderExpired+st.RecorderLost, "%+v", st)
+}
+
+// TestFlightRecorderAtClose (issue 33): after Close a below-level record
+// was kept (Handle returned nil, RecorderKept grew) where the docs say
+// ErrClosed, and a trigger after Close counted its kept records as
+// written. Now Close ends the recorder: what it still keeps counts as
+// expired, a later below-level record is refused like any other
+// (ErrClosed, counted, reported), and a later trigger takes nothing.
+func TestFlightRecorderAtClose(t *testing.T) {
+	tests := []struct {
+		name  string
+		after slog.Level // logged after Close
+	}{
+		{"a below-level record", slog.LevelDebug},
+		{"a trigger", slog.LevelError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out memSink
+			var reports []error
+			h := NewHandler(&out, &Options{FlightRecorder: &FlightRecorder{}, OnError: func(err error) { reports = append(reports, err) }})
+			log := slog.New(h)
+			log.Debug("kept 1")
+			log.Debug("kept 2")
+			require.NoError(t, h.Close())
+			st := h.Stats()
+			assert.EqualValues(t, 2, st.RecorderExpired, "still kept at Close: never written")
+			recorderBooks(t, st)
+
+			err := h.Handle(context.Background(), slog.NewRecord(time.Now(), tt.after, "after Close", 0))
+			require.ErrorIs(t, err, ErrClosed)
+			require.Len(t, reports, 1, "reported before Handle returned")
+			assert.ErrorContains(t, reports[0], `msg "after Close"`)
+			st = h.Stats()
+			assert.EqualValues(t, 2, st.RecorderKept, "not kept")
+			assert.Zero(t, st.RecorderWritten)
+			assert.EqualValues(t, 1, st.DroppedClosed)
+			recorderBooks(t, st)
+			assert.Empty(t, out.Lines())
+		})
+	}
+}
+
+// TestFlightRecorderTriggerRefused (issue 33): a trigger dropped in Drop
+// mode counted its kept records as written, and they appeared nowhere.
+// They now count as lost with it.
+func TestFlightRecorderTriggerRefused(t *testing.T) {
+	w := &hungOutput{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h := NewHandler(w, &Options{Capacity: 4096, Overflow: Drop, FlightRecorder: &FlightRecorder{}, OnError: func(error) {}})
+	log := slog.New(h)
+	log.Info("in the output's hands")
+	<-w.entered
+	for i := 0; log.Handler().Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "fill", 0)) == nil; i++ {
+		require.Less(t, i, 4096, "the ring never filled")
+	}
+	log.Debug("kept 1")
+	log.Debug("kept 2")
+	err := h.Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelError, "trigger", 0))
+	require.ErrorIs(t, err, ErrDropped)
+	st := h.Stats()
+	assert.EqualValues(t, 2, st.RecorderLost)
+	assert.Zero(t, st.RecorderWritten)
+	recorderBooks(t, st)
+	close(w.release)
+	require.NoError(t, h.Close())
+	assert.NotContains(t, out(w), "kept 1")
+	recorderBooks(t, h.Stats())
+}

@@ -71,7 +71,8 @@ func (s *refuseAll) Sample(time.Time, slog.Level, string, string) bool {
 func TestSamplerHandleAfterCloseReturnsErrClosed(t *testing.T) {
 	var sink memSink
 	s := &refuseAll{}
-	h := NewHandler(&sink, &Options{Sampler: s})
+	var reports reportLog
+	h := NewHandler(&sink, &Options{Sampler: s, OnError: reports.onError})
 	ctx := context.Background()
 	require.NoError(t, h.Handle(ctx, recordAt(1)), "refused by the Sampler: nil")
 	require.NoError(t, h.Close())
@@ -94,6 +95,10 @@ func TestSamplerHandleAfterCloseReturnsErrClosed(t *testing.T) {
 	assert.Equal(t, before.Sampled, st.Sampled)
 	assert.EqualValues(t, 1, s.calls.Load(), "the Sampler is not consulted after Close")
 	assert.Empty(t, sink.Lines())
+	reports.mu.Lock()
+	defer reports.mu.Unlock()
+	require.Len(t, reports.errs, 1, "only the first is reported")
+	assert.ErrorIs(t, reports.errs[0], ErrClosed)
 }
 
 func TestSamplerNilAllocatesNothing(t *testing.T) {

@@ -56,11 +56,19 @@ type Stats struct {
 	// in Enqueued.
 	RecorderKept uint64
 	// RecorderWritten counts the kept records a trigger wrote, inside its
-	// entry (which Enqueued and Written count once).
+	// entry (which Enqueued and Written count once; if the output then
+	// fails, Failed counts the entry once).
 	RecorderWritten uint64
 	// RecorderExpired counts the kept records never written: aged past
-	// MaxAge, pushed out by newer ones, or larger than the recorder.
+	// MaxAge, pushed out by newer ones, larger than the recorder, or still
+	// kept when the handler closed.
 	RecorderExpired uint64
+	// RecorderLost counts the kept records a trigger took with it when the
+	// trigger was refused (ErrDropped, ErrClosed). After Close, with no
+	// Handle running, RecorderKept == RecorderWritten + RecorderExpired +
+	// RecorderLost, less the records larger than the recorder (expired but
+	// never kept).
+	RecorderLost uint64
 
 	// LoggedTrace counts the records logged at levels from LevelTrace up to
 	// slog.LevelDebug, excluded. Logged, here and in the six fields after,

@@ -481,7 +481,8 @@ func Handler(l logr.Logger) (slog.Handler, bool) {
 
 // Flush flushes the handler behind l when it has a Flush() error method
 // (asyncbus handlers do): every record logged before the call is then in the
-// writer. It returns nil for other handlers and loggers.
+// writer, or, on an output that hangs, an asyncbus handler's Flush returns
+// an error after 5 s. It returns nil for other handlers and loggers.
 //
 // l may be a logger whose sink wraps one of this package's, such as
 // controller-runtime's ctrl.Log (log.Log) after ctrl.SetLogger: Flush

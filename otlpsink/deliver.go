@@ -33,6 +33,7 @@ func (s *Sink) deliver(n int) error {
 		_ = s.zw.Close()
 		payload = s.zbuf.Bytes()
 	}
+	var last error // the last answer of the collector, or network error
 	for attempt := 0; ; attempt++ {
 		wait, err := s.post(payload, n)
 		if err == nil {
@@ -43,12 +44,21 @@ func (s *Sink) deliver(n int) error {
 		if isPermanent(err) || errors.As(err, &gaveUp) {
 			return err
 		}
+		if cause := context.Cause(s.base); cause != nil {
+			// Retrying stopped during the request, which its end cut:
+			// "context canceled" would say nothing of what happened.
+			if last == nil {
+				last = errors.New("no answer from the collector before the deadline")
+			}
+			return &gaveUpError{err: last, why: cause, attempts: attempt + 1}
+		}
+		last = err
 		s.noteRetry(err)
 		if wait <= 0 {
 			wait = s.backoff(attempt)
 		}
 		if !s.sleep(wait) {
-			return &gaveUpError{err}
+			return &gaveUpError{err: err, why: s.stopCause(), attempts: attempt + 1}
 		}
 		s.retries.Add(1)
 	}
@@ -93,6 +103,20 @@ func (s *Sink) sleep(d time.Duration) bool {
 	}
 }
 
+// stopCause says why retrying stopped: the Close's deadline or context, or
+// nil for the replay deadline.
+func (s *Sink) stopCause() error {
+	if cause := context.Cause(s.base); cause != nil {
+		return cause
+	}
+	select {
+	case <-s.closing:
+		return errCloseDeadline // passed, its timer not run yet
+	default:
+		return nil
+	}
+}
+
 // closingWake returns the closing channel while no deadline is set, and
 // nil (never ready) once one is, so a closed channel cannot spin the loop.
 func (s *Sink) closingWake() <-chan struct{} {
@@ -132,7 +156,7 @@ func (s *Sink) post(payload []byte, n int) (time.Duration, error) {
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		if !s.settle(n) { // counted as failed when the Close gave up, before this answer
-			return 0, &gaveUpError{errors.New("the collector answered after the close deadline")}
+			return 0, &gaveUpError{err: errors.New("the collector answered after the close deadline"), why: s.stopCause(), attempts: 1}
 		}
 		s.sent.Add(uint64(n))
 		if rej, msg := partialSuccess(body); rej > 0 {

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -73,9 +74,28 @@ func isTLSConfigError(err error) bool {
 		errors.As(err, &invalid) || errors.As(err, &record)
 }
 
-// gaveUpError wraps the last error when retrying stops (Close or replay deadline).
-type gaveUpError struct{ err error }
+// gaveUpError wraps the last error when retrying stops (Close or replay
+// deadline), with what stopped it and after how many attempts.
+type gaveUpError struct {
+	err      error
+	why      error // errCloseDeadline, the Close context's end, or nil (the replay deadline)
+	attempts int   // requests made for the batch
+}
 
-func (e *gaveUpError) Error() string { return "otlpsink: gave up retrying: " + e.err.Error() }
+func (e *gaveUpError) Error() string {
+	what := "the collector did not accept the records"
+	if op := (*net.OpError)(nil); errors.As(e.err, &op) && op.Op == "dial" {
+		what = "the collector is unreachable"
+	}
+	why := "the replay deadline passed"
+	if e.why != nil {
+		why = e.why.Error()
+	}
+	return fmt.Sprintf("otlpsink: %s; gave up after %d attempts (%s): %v", what, e.attempts, why, e.err)
+}
+
+// errCloseDeadline ends retrying at the handler's Close deadline (or
+// Options.CloseTimeout).
+var errCloseDeadline = errors.New("the close deadline passed")
 
 func (e *gaveUpError) Unwrap() error { return e.err }

@@ -6,6 +6,7 @@ package otlpsink
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/asyncbus/asyncbus"
@@ -86,8 +87,9 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 
 // Closing implements the hook the handler calls when its Close begins:
 // retrying stops at ctx's deadline, or after Options.CloseTimeout if ctx
-// has none, and when ctx is cancelled.
-func (s *Sink) Closing(ctx context.Context) {
+// has none, and when ctx is cancelled. It returns that deadline, which the
+// handler's Close waits for when its context has none.
+func (s *Sink) Closing(ctx context.Context) time.Time {
 	s.closeMu.Do(func() {
 		d, ok := ctx.Deadline()
 		if !ok {
@@ -95,11 +97,12 @@ func (s *Sink) Closing(ctx context.Context) {
 		}
 		s.closeCtx.Store(&ctx)
 		s.giveUpAt.Store(d.UnixNano())
-		time.AfterFunc(time.Until(d), s.cancel)
-		context.AfterFunc(ctx, s.cancel)
+		time.AfterFunc(time.Until(d), func() { s.cancel(errCloseDeadline) })
+		context.AfterFunc(ctx, func() { s.cancel(fmt.Errorf("the handler's Close context ended: %w", ctx.Err())) })
 		close(s.closing)
 	})
 	s.closeIdle()
+	return time.Unix(0, s.giveUpAt.Load()) // the first call's deadline: Close is idempotent
 }
 
 // closeIdle closes the idle keep-alive connections of the transport the

@@ -2,8 +2,12 @@ package otlpsink
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,3 +78,74 @@ func TestCloseContextGivingUpOnAHungCollectorCountsAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseAgainstADeadCollector (issue 33): pointed at a closed port,
+// Close took 10 s whatever was configured, reported "context canceled"
+// although nothing was cancelled, and named the output by its Go type.
+// Close now takes the configured CloseTimeout (and at most a second more),
+// and its error names the endpoint and says what happened, also when the
+// deadline cuts a request the collector never answers.
+func TestCloseAgainstADeadCollector(t *testing.T) {
+	const closeTimeout = 300 * time.Millisecond
+	closedPort := func(t *testing.T) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		require.NoError(t, l.Close())
+		return "http://" + l.Addr().String()
+	}
+	silent := func(t *testing.T) string { // accepts, reads, never answers
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return // the listener closed
+				}
+				go func() { _, _ = io.Copy(io.Discard, c) }() // ends when the Sink drops the connection
+			}
+		}()
+		t.Cleanup(func() { _ = l.Close() })
+		return "http://" + l.Addr().String()
+	}
+	tests := []struct {
+		name     string
+		endpoint func(t *testing.T) string
+		want     string // in Close's error, after the endpoint
+	}{
+		{"closed port", closedPort, `: otlpsink: the collector is unreachable; gave up after [0-9]+ attempts \(the close deadline passed\): Post "[^"]+": dial tcp [0-9.:]+: connect: connection refused \(1 records failed\)$`},
+		{"no answer", silent, `: otlpsink: the collector did not accept the records; gave up after 1 attempts \(the close deadline passed\): no answer from the collector before the deadline \(1 records failed\)$`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			endpoint := tt.endpoint(t)
+			o := Options{Endpoint: endpoint, Compression: "none", Headers: map[string]string{},
+				RetryInitial: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond, Timeout: time.Minute, CloseTimeout: closeTimeout}
+			var mu sync.Mutex
+			var reports []string
+			h, err := NewHandler(o, &asyncbus.Options{OnError: func(err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				reports = append(reports, err.Error())
+			}})
+			require.NoError(t, err)
+			slog.New(h).Error("before Close")
+			start := time.Now()
+			err = h.Close()
+			took := time.Since(start)
+			require.Error(t, err)
+			assert.GreaterOrEqual(t, took, closeTimeout, "retried until the configured deadline")
+			assert.Less(t, took, closeTimeout+sinkCloseGraceBound, "and not for the default 10 s")
+			assert.Regexp(t, "^asyncbus: write "+regexp.QuoteMeta(endpoint+"/v1/logs")+tt.want, err.Error())
+			assert.NotContains(t, err.Error(), "context canceled")
+			assert.EqualValues(t, 1, h.Stats().Failed)
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Contains(t, reports, err.Error()[:len(err.Error())-len(" (1 records failed)")], "the give-up is reported too")
+		})
+	}
+}
+
+// sinkCloseGraceBound bounds how long Close may take past CloseTimeout: the
+// handler's second of grace (a failure bound, not a measurement).
+const sinkCloseGraceBound = time.Second

@@ -39,7 +39,7 @@ type Sink struct {
 	// base is the context of every request; cancelled when the close
 	// deadline passes, so a hung request cannot outlive Close.
 	base   context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc // the cause says why retrying stopped (gaveUpError)
 
 	// giveUpAt is the unix-nano deadline after which retrying stops (0:
 	// none). Atomic: set by Closing and NewHandler on other goroutines,
@@ -133,7 +133,7 @@ func NewSink(o Options) (*Sink, error) {
 		return nil, err
 	}
 	s := &Sink{cfg: c, closing: make(chan struct{}), memo: rejectMemo, reportEvery: retryReportEvery}
-	s.base, s.cancel = context.WithCancel(context.Background())
+	s.base, s.cancel = context.WithCancelCause(context.Background())
 
 	res, m := openLen(nil, fRLResource)
 	for _, a := range c.resource {
@@ -166,6 +166,10 @@ func (s *Sink) Stats() Stats {
 		Foreign:       s.foreignN.Load(),
 	}
 }
+
+// Name is the collector's URL: it names the output in the handler's error
+// reports.
+func (s *Sink) Name() string { return s.cfg.url }
 
 // Write sends p as one record.
 func (s *Sink) Write(p []byte) (int, error) {

@@ -209,9 +209,14 @@ type Bus struct {
 	// final is set once the books are final after a give-up, when records
 	// left in the ring are counted as failed rather than queued.
 	aborted atomic.Bool
-	call    atomic.Uint32
-	final   atomic.Bool
-	rep     reporter // runs OnError off the drainer (drainer.go)
+	// abortCause (the context's error) and stuckFor (how long the call
+	// into the output in flight had run) are set by giveUp before aborted,
+	// for the GiveUpError.
+	abortCause error
+	stuckFor   time.Duration
+	call       atomic.Uint32
+	final      atomic.Bool
+	rep        reporter // runs OnError off the drainer (drainer.go)
 
 	d drainer // drainer-private state
 }
@@ -247,6 +252,9 @@ func outputName(w io.Writer) string {
 	}
 	return fmt.Sprintf("%T", w)
 }
+
+// Output is the output's name in error reports.
+func (b *Bus) Output() string { return b.output }
 
 func chanClosed(c chan struct{}) bool {
 	select {

@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -123,8 +124,8 @@ func (b *Bus) Close(ctx context.Context) error {
 		<-b.stopped
 		return b.closeErr
 	case <-ctx.Done():
-		b.giveUp()
-		return ctx.Err()
+		b.giveUp(ctx.Err())
+		return b.closeErr
 	}
 }
 
@@ -271,6 +272,31 @@ func (b *Bus) closed(ctx context.Context) error {
 	case <-b.rep.done:
 		return b.closeErr
 	case <-ctx.Done():
-		return ctx.Err()
+		return &ReportWaitError{Err: ctx.Err(), Close: b.closeErr}
 	}
+}
+
+// ReportWaitError is Close's error when its context ended while OnError
+// was still delivering reports: every record is written or counted, but a
+// report may not have been delivered yet.
+type ReportWaitError struct {
+	Err   error // the context's error
+	Close error // what Close would have returned: nil when every record was written
+}
+
+// Error implements error.
+func (e *ReportWaitError) Error() string {
+	s := fmt.Sprintf("asyncbus: close: OnError had not returned when Close's context ended (%v); reports may be undelivered", e.Err)
+	if e.Close != nil {
+		s += "; " + e.Close.Error()
+	}
+	return s
+}
+
+// Unwrap returns the context's error and Close's own, if any.
+func (e *ReportWaitError) Unwrap() []error {
+	if e.Close == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Close}
 }

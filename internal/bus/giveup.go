@@ -1,8 +1,10 @@
 package bus
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // A Close whose context ends gives up: before it returns, every record not
@@ -65,11 +67,16 @@ func (d *drainer) leaveCall() {
 	}
 }
 
-// giveUp is Close's end when its context ended first; it returns once the
-// books are final (stopped is closed), which takes no call into the output.
-func (b *Bus) giveUp() {
+// giveUp is Close's end when its context ended first, with cause, the
+// context's error; it returns once the books are final (stopped is
+// closed), which takes no call into the output.
+func (b *Bus) giveUp(cause error) {
 	b.abortOnce.Do(func() {
-		b.aborted.Store(true) // seq-cst, before the CAS of call (see above)
+		b.abortCause = cause
+		if since := b.callSince.Load(); since != 0 { // atomic: a call into the output (the drainer's or a write-through) is in flight
+			b.stuckFor = time.Duration(b.nanotime() - since)
+		}
+		b.aborted.Store(true) // seq-cst, before the CAS of call (see above); publishes the two fields above to the drainer
 		close(b.abort)        // ends the drainer's sleeps and parks
 		if b.call.CompareAndSwap(callOut, callAbandoned) {
 			// The drainer is in a call into the output and will not touch
@@ -88,7 +95,10 @@ func (b *Bus) giveUp() {
 func (d *drainer) abandon() {
 	b := d.b
 	written, wbytes, failed, markers := d.tally(d.progIdx)
-	failed += d.countLeft()
+	lostBytes := d.batchBytesLeft(d.progIdx)
+	left, leftBytes := d.countLeft()
+	failed += left
+	lostBytes += leftBytes
 	b.takeGaps(^uint64(0), true) // their drops are counted; no marker will be written
 	b.written.Add(written)
 	b.writtenBytes.Add(wbytes)
@@ -96,8 +106,9 @@ func (d *drainer) abandon() {
 	b.failed.Add(failed)
 	b.final.Store(true) // after the counts: Stats loads final first (Stats)
 	total := b.failed.Load()
-	b.closeErr = d.result(nil, total) // every failure of the bus's life, as finish reports (see Close)
-	d.takeFlushes()                   // the drainer is in its call or gone: its state is ours
+	b.closeErr = &GiveUpError{Output: b.output, Stuck: b.stuckFor, Lost: failed, LostBytes: lostBytes,
+		Failed: total, LastErr: d.lastErr, Err: b.abortCause} // every failure of the bus's life, as finish reports (see Close)
+	d.takeFlushes() // the drainer is in its call or gone: its state is ours
 	for _, r := range d.reqs {
 		r.ch <- d.result(nil, total-r.failedAt) // buffered 1, answered once; a Flush's failures since its mark, as in finish
 	}
@@ -105,14 +116,25 @@ func (d *drainer) abandon() {
 	close(b.stopped)
 }
 
-// countLeft counts the records between the drainer's read position and
-// the final tail, releasing oversize ones. A reservation not committed yet
+// batchBytesLeft is the size of the records of the batch in hand from
+// index done on, which the give-up counts as failed (as tally does).
+func (d *drainer) batchBytesLeft(done int) uint64 {
+	var n uint64
+	for i, k := range d.kinds {
+		if i >= done && k != kMarker {
+			n += uint64(len(d.views[i]))
+		}
+	}
+	return n
+}
+
+// countLeft counts the records, and their bytes, between the drainer's
+// read position and the final tail, releasing oversize ones. A reservation not committed yet
 // is waited for (its producer is a few instructions from its commit),
 // except one being written through, which its producer then counts.
-func (d *drainer) countLeft() uint64 {
+func (d *drainer) countLeft() (n, bytes uint64) {
 	b := d.b
 	end := b.tail.Load() &^ closedBit // final: closedBit was set before any give-up
-	var n uint64
 	for p := d.pos; p < end; {
 		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // acquire: pairs with the commit's release store
 		switch {
@@ -129,14 +151,49 @@ func (d *drainer) countLeft() uint64 {
 		case h&flagOversize != 0:
 			b.mu.Lock()
 			b.oversizeBytes.Add(-int64(len(b.side[p])))
+			bytes += uint64(len(b.side[p]))
 			delete(b.side, p)
 			b.mu.Unlock()
 			n++
 			p += hdrSize
 		default:
 			n++
+			bytes += h & lenMask
 			p += align8(hdrSize + h&lenMask)
 		}
 	}
-	return n
+	return n, bytes
 }
+
+// GiveUpError is Close's error when its context ended before every record
+// was written: the records still queued (and the batch in the output's
+// hands) were counted as failed, and the output may have hung.
+type GiveUpError struct {
+	Output    string        // the output's name (see outputName)
+	Stuck     time.Duration // how long the call into the output in flight had run; 0: none was
+	Lost      uint64        // records the give-up counted as failed (in Stats.Failed)
+	LostBytes uint64        // their size
+	Failed    uint64        // every record that failed in the bus's life, Lost included
+	LastErr   error         // the output's last error, if it failed; nil if none
+	Err       error         // the context's error
+}
+
+// Error implements error.
+func (e *GiveUpError) Error() string {
+	what := "the output was still being written to"
+	if e.Stuck > 0 {
+		what = fmt.Sprintf("the output hung: a call into it had not returned after %v", e.Stuck.Round(time.Millisecond))
+	}
+	s := fmt.Sprintf("asyncbus: close %s: gave up when Close's context ended (%v): %s; %d records (%d bytes) not written, counted as failed",
+		e.Output, e.Err, what, e.Lost, e.LostBytes)
+	if e.Failed > e.Lost {
+		s += fmt.Sprintf(" (%d records failed in all)", e.Failed)
+	}
+	if e.LastErr != nil {
+		s += "; the output's last error: " + e.LastErr.Error()
+	}
+	return s
+}
+
+// Unwrap returns the context's error.
+func (e *GiveUpError) Unwrap() error { return e.Err }

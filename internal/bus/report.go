@@ -65,22 +65,48 @@ type limitState struct {
 // delivers the report itself.
 func (b *Bus) Report(err error) bool { return b.rep.send(err) }
 
-// ReportLate passes err to OnError without blocking, after every report
-// before it, also once the bus has closed (a record logged after Close):
-// through the reporter while it runs, else on a goroutine of its own that
-// waits until the reporter has delivered its last report, so OnError is
-// never called twice at once.
+// LateReportWaitMax bounds ReportLate's wait for OnError.
+const LateReportWaitMax = time.Second
+
+// ReportLate passes err to OnError before it returns, after every report
+// before it, also once the bus has closed (a record logged after Close),
+// so that a program that ends right after the call still has it: through
+// the reporter while it runs, else on a goroutine of its own once the
+// reporter has delivered its last report, so OnError is never called twice
+// at once. It waits at most LateReportWaitMax (the report is then
+// delivered later), and not at all from inside OnError, whose reporter
+// would be waiting for it.
 func (b *Bus) ReportLate(err error) {
-	if b.onError == nil || b.rep.send(err) {
+	if b.onError == nil {
 		return
 	}
-	go func() {
-		if b.rep.done != nil { // nil only before the drainer started; then nothing runs OnError
-			<-b.rep.done
-		}
-		b.rep.call(err) // recovers a panic, and is what inCallback looks for
-	}()
+	late := &lateReport{err: err, delivered: make(chan struct{})}
+	if !b.rep.send(late) {
+		go func() {
+			if b.rep.done != nil { // nil only before the drainer started; then nothing runs OnError
+				<-b.rep.done
+			}
+			b.rep.deliver(late)
+		}()
+	}
+	if inCallback() {
+		return
+	}
+	t := time.NewTimer(LateReportWaitMax)
+	defer t.Stop()
+	select {
+	case <-late.delivered:
+	case <-t.C:
+	}
 }
+
+// lateReport is a report whose sender waits until OnError has returned.
+type lateReport struct {
+	err       error
+	delivered chan struct{} // closed once OnError has returned
+}
+
+func (l *lateReport) Error() string { return l.err.Error() }
 
 // report passes err to OnError at most about once a second per distinct
 // situation (operation and error text), carrying the count of suppressed
@@ -177,9 +203,19 @@ func (r *reporter) stop() {
 func (r *reporter) loop() {
 	defer close(r.done)
 	for err := range r.queue {
-		r.call(err)
+		if late, ok := err.(*lateReport); ok {
+			r.deliver(late)
+		} else {
+			r.call(err)
+		}
 		r.tellLost() // after err: the lost reports came after it
 	}
+}
+
+// deliver passes a late report to OnError and tells its sender.
+func (r *reporter) deliver(late *lateReport) {
+	r.call(late.err)
+	close(late.delivered)
 }
 
 func (r *reporter) tellLost() {

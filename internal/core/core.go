@@ -31,7 +31,10 @@ type Encoder interface {
 // never waits for such an output on a caller's goroutine (no write-through,
 // no Error wait): it retries over the network.
 type Closer interface {
-	Closing(ctx context.Context)
+	// Closing returns when the output will have given up its last call:
+	// the handler's Close waits that long (and a little more) when its
+	// context has no deadline.
+	Closing(ctx context.Context) (giveUpAt time.Time)
 }
 
 // Reporter is implemented by outputs that report their own events
