@@ -24,6 +24,7 @@ func main() {
 	n := flag.Int("n", 50_000, "records per run")
 	rounds := flag.Int("rounds", 5, "rounds (the report gives medians)")
 	gs := flag.String("goroutines", "1,4,16", "goroutine counts")
+	only := flag.String("only", "", "run only the contestants whose names start with one of these comma-separated prefixes")
 	flag.Parse()
 	var counts []int
 	for _, s := range strings.Split(*gs, ",") {
@@ -38,7 +39,7 @@ func main() {
 	if err == nil {
 		defer os.RemoveAll(dir)
 		var res results
-		res, err = measure(dir, *n, *rounds, counts)
+		res, err = measure(dir, *n, *rounds, counts, *only)
 		if err == nil {
 			res.report(os.Stdout, *n, *rounds)
 		}
@@ -74,13 +75,12 @@ type results struct {
 // measure runs every contestant at every goroutine count, rounds times,
 // alternating: in each round every contestant runs once per count, the
 // order rotated from round to round. The share rows run at 1 goroutine.
-func measure(dir string, n, rounds int, counts []int) (results, error) {
-	all := contestants()
+func measure(dir string, n, rounds int, counts []int, only string) (results, error) {
+	all, share := selected(contestants(), only), selected(shareContestants(), only)
 	res := results{counts: counts, samples: map[key][]sample{}}
 	for _, c := range all {
 		res.names = append(res.names, c.name)
 	}
-	share := shareContestants()
 	for r := range rounds {
 		for _, g := range counts {
 			for i := range all {
@@ -101,6 +101,24 @@ func measure(dir string, n, rounds int, counts []int) (results, error) {
 		}
 	}
 	return res, nil
+}
+
+// selected returns the contestants whose names start with one of the
+// comma-separated prefixes in only, or all of them for "".
+func selected(cs []contestant, only string) []contestant {
+	if only == "" {
+		return cs
+	}
+	var out []contestant
+	for _, c := range cs {
+		for _, p := range strings.Split(only, ",") {
+			if strings.HasPrefix(c.name, p) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // runOnce logs n records through c from g goroutines into a new file (or

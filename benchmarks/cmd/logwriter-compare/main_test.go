@@ -13,7 +13,7 @@ import (
 // goroutines: each writes every record (the diode aside), and the report
 // has a row per contestant and count, the targets and the cost rows.
 func TestMeasureAndReport(t *testing.T) {
-	res, err := measure(t.TempDir(), 400, 1, []int{1, 4})
+	res, err := measure(t.TempDir(), 400, 1, []int{1, 4}, "")
 	require.NoError(t, err)
 	for _, name := range res.names {
 		for _, g := range []int{1, 4} {
@@ -32,4 +32,16 @@ func TestMeasureAndReport(t *testing.T) {
 	assert.Contains(t, report, "zerolog + the writer, 4 goroutine(s):")
 	assert.Contains(t, report, "zap + the writer, 4 goroutines:")
 	assert.Contains(t, report, "| zerolog-logwriter (file) |")
+}
+
+func TestSelected(t *testing.T) {
+	names := func(cs []contestant) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"zap-file", "zap-buffered", "zap-logwriter", "stdlog-file", "stdlog-logwriter"}, names(selected(contestants(), "zap,stdlog")))
+	assert.Len(t, selected(contestants(), ""), len(contestants()))
 }
