@@ -43,7 +43,9 @@ import (
 // by the standard log's Fatal and Panic functions (log.Fatal, its f and ln
 // forms, and the *log.Logger methods), which is fatal: log.Fatal's os.Exit
 // keeps its line when the Writer is the log's output itself (log.SetOutput
-// or log.New), not behind another writer.
+// or log.New), not behind another writer. A plain log.Print before
+// os.Exit is Info, and so is the goroutine dump klog writes after its
+// fatal line: neither is waited for.
 type Writer struct {
 	h *asyncbus.Handler
 }
