@@ -24,6 +24,7 @@ func main() {
 	n := flag.Int("n", 50_000, "records per run")
 	rounds := flag.Int("rounds", 5, "rounds (the report gives medians)")
 	gs := flag.String("goroutines", "1,4,16", "goroutine counts")
+	slow := flag.Duration("slow", 0, "make every write to the file take this long more (a slow pipe or disk)")
 	only := flag.String("only", "", "run only the contestants whose names start with one of these comma-separated prefixes")
 	flag.Parse()
 	var counts []int
@@ -39,6 +40,7 @@ func main() {
 	if err == nil {
 		defer os.RemoveAll(dir)
 		var res results
+		slowWrite = *slow
 		res, err = measure(dir, *n, *rounds, counts, *only)
 		if err == nil {
 			res.report(os.Stdout, *n, *rounds)
@@ -54,6 +56,7 @@ func main() {
 type sample struct {
 	rps       float64       // records per second, from the first call to the fsync's end
 	p99       time.Duration // the callers' 99th percentile
+	p999      time.Duration // and 99.9th
 	nsPerCall float64       // the mean call
 	lost      int64         // records not in the file
 	counted   int64         // the losses the output's own counters report; -1: none kept
@@ -121,6 +124,21 @@ func selected(cs []contestant, only string) []contestant {
 	return out
 }
 
+// slowWrite is -slow: the delay each write to the file takes on top of the
+// write itself.
+var slowWrite time.Duration
+
+// slowFile is the file behind an output whose every Write takes slowWrite
+// longer (a slow pipe or a busy network disk); Sync passes through.
+type slowFile struct{ f *os.File }
+
+func (s slowFile) Write(p []byte) (int, error) {
+	time.Sleep(slowWrite) // the slow output itself, not synchronisation
+	return s.f.Write(p)
+}
+
+func (s slowFile) Sync() error { return s.f.Sync() }
+
 // runOnce logs n records through c from g goroutines into a new file (or
 // io.Discard), waits for c's finish and fsyncs, and counts the lines.
 func runOnce(c contestant, g, n int, dir string, toFile bool) (sample, error) {
@@ -135,6 +153,9 @@ func runOnce(c contestant, g, n int, dir string, toFile bool) (sample, error) {
 		defer os.Remove(f.Name())
 		defer f.Close()
 		out = f
+		if slowWrite > 0 {
+			out = slowFile{f}
+		}
 	}
 	logFn, finish := c.setup(out)
 	per := n / g
@@ -170,6 +191,7 @@ func runOnce(c contestant, g, n int, dir string, toFile bool) (sample, error) {
 	s := sample{
 		rps:       float64(len(all)) / wall.Seconds(),
 		p99:       all[len(all)*99/100],
+		p999:      all[len(all)*999/1000],
 		nsPerCall: float64(sum.Nanoseconds()) / float64(len(all)),
 		counted:   counted,
 	}

@@ -17,6 +17,7 @@ var baselines = map[string]string{
 
 func rps(s sample) float64                        { return s.rps }
 func p99(s sample) time.Duration                  { return s.p99 }
+func p999(s sample) time.Duration                 { return s.p999 }
 func lost(s sample) int64                         { return s.lost }
 func counted(s sample) int64                      { return s.counted }
 func nsPerCall(s sample) float64                  { return s.nsPerCall }
@@ -29,14 +30,18 @@ func (r results) med(name string, g int) []sample { return r.samples[key{name, g
 // report writes the markdown report: the table, the targets and the
 // cost per record.
 func (r results) report(w io.Writer, n, rounds int) {
-	fmt.Fprintf(w, "%d records per run, %d rounds (medians; lost: the worst run), GOMAXPROCS %d, %s.\n\n", n, rounds, runtime.GOMAXPROCS(0), runtime.Version())
-	fmt.Fprintln(w, "| goroutines | contestant | records/s | vs the same logger on the file | caller p99 | lost |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "%d records per run, %d rounds (medians; lost: the worst run), GOMAXPROCS %d, %s", n, rounds, runtime.GOMAXPROCS(0), runtime.Version())
+	if slowWrite > 0 {
+		fmt.Fprintf(w, ", every write to the file %v slower", slowWrite)
+	}
+	fmt.Fprint(w, ".\n\n")
+	fmt.Fprintln(w, "| goroutines | contestant | records/s | vs the same logger on the file | caller p99 | caller p99.9 | lost |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|")
 	for _, g := range r.counts {
 		for _, name := range r.names {
 			ss := r.med(name, g)
 			vs := "—"
-			if base, ok := baselines[name]; ok {
+			if base, ok := baselines[name]; ok && r.med(base, g) != nil {
 				vs = ratio(median(ss, rps), median(r.med(base, g), rps))
 			}
 			lostCol := fmt.Sprint(worst(ss, lost))
@@ -45,7 +50,7 @@ func (r results) report(w io.Writer, n, rounds int) {
 			} else if worst(ss, lost) > 0 {
 				lostCol += " (unreported)"
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", g, name, mrps(median(ss, rps)), vs, micros(median(ss, p99)), lostCol)
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", g, name, mrps(median(ss, rps)), vs, micros(median(ss, p99)), micros(median(ss, p999)), lostCol)
 		}
 	}
 	r.targets(w)
