@@ -64,7 +64,7 @@ var errOutput = errors.New("output broken")
 
 // brokenOutput fails every write while broken is set.
 type brokenOutput struct {
-	broken atomic.Bool
+	broken atomic.Bool // atomic: the test sets it while the drainer writes
 	memSink
 }
 

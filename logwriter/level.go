@@ -143,7 +143,8 @@ var stdlogFatal = map[string]bool{
 	"log.(*Logger).Panic": true, "log.(*Logger).Panicf": true, "log.(*Logger).Panicln": true,
 }
 
-// maxCallSites bounds the cache of callSiteLevels.
+// maxCallSites bounds callSites: past it, new call sites are resolved on
+// every line and not kept.
 const maxCallSites = 256
 
 // callSites caches, per return address, whether a line without a level
@@ -156,9 +157,9 @@ var callSites struct {
 }
 
 // callerLevel is the level of a line without one, written by
-// Writer.Write's caller: asyncbus.LevelFatal when that caller is the standard log
-// package's output step called from log.Fatal, log.Panic or their
-// variants (whose line is followed at once by os.Exit or a panic),
+// Writer.Write's caller: asyncbus.LevelFatal when that caller is the
+// standard log package's output step called from log.Fatal, log.Panic or
+// their variants (whose line is followed at once by os.Exit or a panic),
 // slog.LevelInfo otherwise. It costs one short stack read and one map
 // lookup; the call site is resolved to a name once.
 func callerLevel() slog.Level {

@@ -126,11 +126,10 @@ func TestWriterAccountsForEveryLine(t *testing.T) {
 	}
 }
 
-// writtenAt is an output that records, for each write, whether it came
-// before a point the test marks, and counts the Syncs after each write.
+// markedSink is an output that counts the Syncs made since its last write.
 type markedSink struct {
 	memSink
-	synced atomic.Int32 // Syncs since the last write
+	synced atomic.Int32 // Syncs since the last write; atomic: the drainer writes and syncs while the test reads
 }
 
 func (s *markedSink) Write(p []byte) (int, error) {
@@ -347,8 +346,8 @@ func (s *slowSink) Write(p []byte) (int, error) {
 // the logger that uses it).
 type selfWritingSink struct {
 	memSink
-	w     atomic.Pointer[Writer]
-	inner atomic.Int32
+	w     atomic.Pointer[Writer] // atomic: set by the test while the drainer may call Write
+	inner atomic.Int32           // atomic: the drainer and the test's goroutine both report
 }
 
 func (s *selfWritingSink) report() {
