@@ -11,8 +11,8 @@ import (
 )
 
 // This file gives the module's bridges and sinks (otelbridge, otlpsink,
-// logwriter) their typed entry points into the handler through internal/core, so the
-// public API does not grow.
+// logwriter) their typed entry points into the handler through
+// internal/core, so the public API does not grow.
 
 func init() {
 	core.Register(core.Root{

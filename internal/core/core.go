@@ -1,8 +1,8 @@
 // Package core is the typed seam between the root handler (package
 // asyncbus) and the module's bridges and sinks (otelbridge, otlpsink,
-// logwriter): the
-// root registers its entry points at init, each typed by the slog.Handler
-// it acts on, so that the root's public API does not grow for them.
+// logwriter): the root registers its entry points at init, each typed by
+// the slog.Handler it acts on, so that the root's public API does not grow
+// for them.
 package core
 
 import (
