@@ -371,11 +371,7 @@ func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		err := h.core.bus.SyncBounded(ctx)
-		if err == bus.ErrWaitBound {
-			return errSyncBound
-		}
-		return publicErr(err)
+		return h.syncBounded(ctx)
 	}
 	return nil
 }

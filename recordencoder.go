@@ -10,9 +10,9 @@ import (
 	"github.com/asyncbus/asyncbus/internal/core"
 )
 
-// This file gives the module's bridges and sinks (otelbridge, otlpsink)
-// their typed entry points into the handler through internal/core, so the
-// public API does not grow.
+// This file gives the module's bridges and sinks (otelbridge, otlpsink,
+// logwriter) their typed entry points into the handler through
+// internal/core, so the public API does not grow.
 
 func init() {
 	core.Register(core.Root{
@@ -54,6 +54,20 @@ func init() {
 				return false, nil
 			}
 			return true, ah.handleAttrs(ctx, t, level, msg, attrs)
+		},
+		WriteLine: func(h slog.Handler, level slog.Level, line []byte) (bool, error) {
+			ah, ok := h.(*Handler)
+			if !ok {
+				return false, nil
+			}
+			return true, ah.writeLine(level, line)
+		},
+		SyncBounded: func(h slog.Handler) error {
+			ah, ok := h.(*Handler)
+			if !ok {
+				return fmt.Errorf("asyncbus: core.SyncBounded on a %T", h)
+			}
+			return ah.syncBounded(context.Background())
 		},
 	})
 }

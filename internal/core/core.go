@@ -1,7 +1,8 @@
 // Package core is the typed seam between the root handler (package
-// asyncbus) and the module's bridges and sinks (otelbridge, otlpsink): the
-// root registers its entry points at init, each typed by the slog.Handler
-// it acts on, so that the root's public API does not grow for them.
+// asyncbus) and the module's bridges and sinks (otelbridge, otlpsink,
+// logwriter): the root registers its entry points at init, each typed by
+// the slog.Handler it acts on, so that the root's public API does not grow
+// for them.
 package core
 
 import (
@@ -68,6 +69,14 @@ type Root struct {
 	// attributes); attrs are not retained. ok is false, and nothing is
 	// done, if h is not an *asyncbus.Handler.
 	HandleAttrs func(h slog.Handler, ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) (ok bool, err error)
+	// WriteLine enqueues a copy of line, a record another logger encoded,
+	// at level, with the waits a record at that level gets from Handle
+	// (logwriter). ok is false, and nothing is done, if h is not an
+	// *asyncbus.Handler.
+	WriteLine func(h slog.Handler, level slog.Level, line []byte) (ok bool, err error)
+	// SyncBounded writes and syncs every record enqueued before the call,
+	// within the bounds of a SyncLevel record's wait (logwriter's Sync).
+	SyncBounded func(h slog.Handler) error
 }
 
 // root is set once, by package asyncbus's init, before any importer of
@@ -85,6 +94,14 @@ func Bound(h slog.Handler, ctx context.Context) slog.Handler { return root.Bound
 
 // Grouped: see Root.Grouped.
 func Grouped(h slog.Handler) bool { return root.Grouped(h) }
+
+// WriteLine: see Root.WriteLine.
+func WriteLine(h slog.Handler, level slog.Level, line []byte) (bool, error) {
+	return root.WriteLine(h, level, line)
+}
+
+// SyncBounded: see Root.SyncBounded.
+func SyncBounded(h slog.Handler) error { return root.SyncBounded(h) }
 
 // HandleAttrs: see Root.HandleAttrs.
 func HandleAttrs(h slog.Handler, ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) (bool, error) {

@@ -1,0 +1,76 @@
+package logwriter
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// memSink is a goroutine-safe in-memory output that counts Sync calls.
+type memSink struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	syncs int
+}
+
+func (s *memSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *memSink) Sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncs++
+	return nil
+}
+
+func (s *memSink) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+func (s *memSink) Lines() []string {
+	out := strings.TrimSuffix(s.String(), "\n")
+	if out == "" {
+		return nil
+	}
+	return strings.Split(out, "\n")
+}
+
+// gateSink blocks every write until gate is closed, to fill the ring.
+type gateSink struct {
+	memSink
+	gate chan struct{}
+}
+
+func (g *gateSink) Write(p []byte) (int, error) {
+	<-g.gate
+	return g.memSink.Write(p)
+}
+
+var errOutput = errors.New("output broken")
+
+// brokenOutput fails every write while broken is set.
+type brokenOutput struct {
+	broken atomic.Bool // atomic: the test sets it while the drainer writes
+	memSink
+}
+
+func (w *brokenOutput) Write(p []byte) (int, error) {
+	if w.broken.Load() {
+		return 0, errOutput
+	}
+	return w.memSink.Write(p)
+}
