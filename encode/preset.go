@@ -112,7 +112,7 @@ func gcpSeverity(l slog.Level) string {
 
 // appendPresetJSON is the fast path of the presets: appendJSON with the
 // preset's built-in fields.
-func (e *Encoder) appendPresetJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte {
+func (e *Encoder) appendPresetJSON(b []byte, r *slog.Record, extra []slog.Attr, keys *recordKeys) []byte {
 	c := e.c
 	p := c.preset
 	bud := newBudget(len(b))
@@ -136,7 +136,7 @@ func (e *Encoder) appendPresetJSON(b []byte, r *slog.Record, extra []slog.Attr) 
 			b = p.source(b, &src.src)
 		}
 	}
-	return e.appendJSONFields(b, r, extra, &bud)
+	return e.appendJSONFields(b, r, extra, &bud, keys)
 }
 
 // presetHeader is header for the presets (the general path, used with
