@@ -35,8 +35,11 @@ func (e *Encoder) appendUnique(dst []byte, r *slog.Record, extra []slog.Attr) []
 		} else {
 			b = e.appendJSON(dst, r, extra, &keys)
 		}
-		if keys.proven() {
+		switch {
+		case keys.proven():
 			return b // scalars under keys new in their objects: nothing to scan
+		case keys.repeat:
+			return rewriteJSON(b, start, len(b)-1, false)
 		}
 		return uniqueJSON(b, start, len(b)-1, false)
 	case e.c.json || f.isZap():
@@ -260,6 +263,12 @@ func uniqueJSON(b []byte, open, end int, spaced bool) []byte {
 	if !spaced && quickUniqueJSON(b, open, end) {
 		return b // the common case, proven in one flat pass (uniquekeys_fast.go)
 	}
+	return rewriteJSON(b, open, end, spaced)
+}
+
+// rewriteJSON is uniqueJSON without the flat pass, for a line already
+// known to repeat a key.
+func rewriteJSON(b []byte, open, end int, spaced bool) []byte {
 	dup := false
 	if p := scanJSON(b, skipSpace(b, open, end), end, &dup, 0); p < 0 || !dup {
 		return b // no repeated key, or not JSON this package wrote: left alone

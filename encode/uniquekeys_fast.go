@@ -300,6 +300,7 @@ type recordKeys struct {
 	n      int
 	inner  uint8 // the level of the record's attributes
 	failed bool  // no proof: the line is scanned
+	repeat bool  // a key repeats: the line is rewritten without the flat pass
 }
 
 // newRecordKeys returns an empty recordKeys for a line of t's Encoder.
@@ -327,18 +328,18 @@ func (k *recordKeys) note(b []byte, ks, n int, l uint8) {
 	q := ks + 1 + n
 	// b[q] closes the key when the key was written as its n bytes: a '"'
 	// inside a JSON string follows a backslash.
-	if k.failed || k.n == maxRecordKeys || q >= len(b) || q > math.MaxInt32 || b[q] != '"' || b[q-1] == '\\' {
+	if q >= len(b) || b[q] != '"' || b[q-1] == '\\' || k.n == maxRecordKeys || q > math.MaxInt32 {
 		k.failed = true // an escaped key or too many keys: scanned
 		return
 	}
-	key := b[ks+1 : q]
-	bit := keyBit(key)
-	if k.bloom[l]&bit != 0 && k.repeats(b, key, l) {
-		k.failed = true // a repeat: the scan finds it again and rewrites
+	bit := keyBit(b[ks+1 : q])
+	if k.bloom[l]&bit != 0 && k.repeats(b, b[ks+1:q], l) {
+		k.failed, k.repeat = true, true // the line is rewritten
 		return
 	}
 	k.bloom[l] |= bit
-	k.spans[k.n], k.level[k.n] = [2]int32{int32(ks + 1), int32(q)}, l
+	k.spans[k.n] = [2]int32{int32(ks + 1), int32(q)}
+	k.level[k.n] = l
 	k.n++
 }
 

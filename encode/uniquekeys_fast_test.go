@@ -142,3 +142,15 @@ func TestUniqueTemplateNone(t *testing.T) {
 	assert.Equal(t, `{"level":"INFO","msg":"m","a":2}`+"\n", string(line))
 	assert.Nil(t, New(Options{Format: Text, UniqueKeys: true}).uniq, "JSON only")
 }
+
+// TestRecordKeysRepeat: a repeat among the noted keys marks the line for
+// the rewrite, which keeps the key at its first position, last value.
+func TestRecordKeysRepeat(t *testing.T) {
+	e := New(Options{UniqueKeys: true}).WithGroup("req")
+	r := record(time.Time{}, slog.LevelInfo, "m", 0, []slog.Attr{slog.Int("a", 1), slog.Int("b", 2), slog.Int("a", 3)})
+	keys := newRecordKeys(e.uniq)
+	e.appendJSON(nil, &r, nil, &keys)
+	assert.True(t, keys.repeat)
+	assert.False(t, keys.proven())
+	assert.Equal(t, `{"level":"INFO","msg":"m","req":{"a":3,"b":2}}`+"\n", string(e.Append(nil, r, nil)))
+}
