@@ -52,8 +52,8 @@ const (
 	// for trace correlation (see package encode).
 	GCPJSON = encode.GCPJSON
 	// ECSJSON is JSON in Elastic Common Schema (@timestamp, log.level,
-	// message, ecs.version, log.origin.*, log.logger); pair it with
-	// otelbridge.StyleECS (see package encode).
+	// message, ecs.version, log.origin.*, log.logger, error values as ECS
+	// error objects); pair it with otelbridge.StyleECS (see package encode).
 	ECSJSON = encode.ECSJSON
 	// DatadogJSON is JSON with Datadog's reserved attributes (timestamp,
 	// status, message, logger.name); pair it with otelbridge.StyleDatadog

@@ -177,6 +177,9 @@ type Encoder struct {
 	recGroups string
 	// recPrefixPlain reports that recGroups needs no quoting (Text).
 	recPrefixPlain bool
+	// uniq holds the keys of the fixed part of the line for
+	// Options.UniqueKeys on the JSON fast paths, or nil (uniquekeys_fast.go).
+	uniq *uniqueTemplate
 }
 
 // New returns an Encoder for opts.
@@ -328,7 +331,7 @@ func (e *Encoder) AppendRecord(dst []byte, r *slog.Record, extra []slog.Attr) []
 func (e *Encoder) appendVia(p fastPath, dst []byte, r *slog.Record, extra []slog.Attr) []byte {
 	switch p {
 	case fastJSON:
-		return e.appendJSON(dst, r, extra)
+		return e.appendJSON(dst, r, extra, nil)
 	case fastText:
 		return e.appendText(dst, r, extra)
 	case fastLogfmt:
@@ -336,7 +339,7 @@ func (e *Encoder) appendVia(p fastPath, dst []byte, r *slog.Record, extra []slog
 	case fastZap:
 		return e.appendZap(dst, r, extra) // zap.go
 	case fastPresetJSON:
-		return e.appendPresetJSON(dst, r, extra) // preset.go
+		return e.appendPresetJSON(dst, r, extra, nil) // preset.go
 	case fastUnique:
 		return e.appendUnique(dst, r, extra) // uniquekeys.go
 	}
@@ -420,6 +423,10 @@ func (e *Encoder) prepare() {
 	e.preparePath()
 	if e.c.unique {
 		e.inner, e.fast = e.fast, fastUnique
+		e.uniq = nil
+		if e.inner == fastJSON || e.inner == fastPresetJSON {
+			e.uniq = e.newUniqueTemplate() // uniquekeys_fast.go
+		}
 	}
 }
 

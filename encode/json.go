@@ -14,7 +14,9 @@ import (
 	"sync/atomic"
 )
 
-func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte {
+// appendJSON is the JSON fast path. keys, if not nil, collects the keys of
+// the record for Options.UniqueKeys (uniquekeys_fast.go).
+func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr, keys *recordKeys) []byte {
 	c := e.c
 	bud := newBudget(len(b))
 	b = append(b, '{')
@@ -36,13 +38,14 @@ func (e *Encoder) appendJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte
 	}
 	b = append(b, `,"msg":`...)
 	b = appendJSONString(b, r.Message)
-	return e.appendJSONFields(b, r, extra, &bud)
+	return e.appendJSONFields(b, r, extra, &bud, keys)
 }
 
 // appendJSONFields appends what follows the built-in fields: the logger
 // name, extra, the WithAttrs/WithGroup state and the record's attributes,
-// then closes the line. bud is the record's budget, started at the '{'.
-func (e *Encoder) appendJSONFields(b []byte, r *slog.Record, extra []slog.Attr, bud *budget) []byte {
+// then closes the line. bud is the record's budget, started at the '{';
+// keys, if not nil, collects the keys written (uniquekeys_fast.go).
+func (e *Encoder) appendJSONFields(b []byte, r *slog.Record, extra []slog.Attr, bud *budget, keys *recordKeys) []byte {
 	if len(e.named) > 0 {
 		b = append(b, ',')
 		b = append(b, e.named...)
@@ -54,8 +57,14 @@ func (e *Encoder) appendJSONFields(b []byte, r *slog.Record, extra []slog.Attr, 
 		// Each extra attr starts from a "," separator; one that writes
 		// nothing leaves none behind (see state.appendResolved).
 		if nb, ok := appendJSONAttr(b, a, true); ok {
+			if keys != nil {
+				keys.note(nb, len(b)+1, len(a.Key), 0) // after the ','
+			}
 			b = nb
 		} else {
+			if keys != nil {
+				keys.fail()
+			}
 			b, _, _ = e.slowAttr(b, a, ",", "", bud)
 		}
 	}
@@ -78,7 +87,7 @@ func (e *Encoder) appendJSONFields(b []byte, r *slog.Record, extra []slog.Attr, 
 			b = append(b, e.recGroups...)
 			comma = false
 		}
-		st := jsonAttrsState{comma: comma, bud: bud}
+		st := jsonAttrsState{comma: comma, bud: bud, keys: keys}
 		if front, back, ok := recordAttrs(r); ok {
 			b = e.appendJSONAttrs(b, front, &st)
 			b = e.appendJSONAttrs(b, back, &st)
@@ -105,6 +114,7 @@ type jsonAttrsState struct {
 	comma bool // the next attribute needs a ',' before it
 	wrote bool // an attribute wrote something
 	bud   *budget
+	keys  *recordKeys // Options.UniqueKeys: the keys written, or nil
 }
 
 // appendJSONAttrs appends the record attributes as, stopping once the
@@ -122,6 +132,7 @@ func (e *Encoder) appendJSONAttrs(b []byte, as []slog.Attr, st *jsonAttrsState) 
 // appendJSONRecordAttr appends one record attribute: the common kinds
 // without a further call, the rest through the general code.
 func (e *Encoder) appendJSONRecordAttr(b []byte, a *slog.Attr, st *jsonAttrsState) []byte {
+	at := len(b)
 	switch k := a.Value.Kind(); k {
 	case slog.KindString:
 		b = appendJSONString(appendJSONKey(b, a.Key, st.comma), a.Value.String())
@@ -143,9 +154,18 @@ func (e *Encoder) appendJSONRecordAttr(b []byte, a *slog.Attr, st *jsonAttrsStat
 		b, sep, ok = e.slowAttr(b, *a, sep, "", st.bud)
 		st.comma = sep != ""
 		st.wrote = st.wrote || ok
+		if st.keys != nil {
+			st.keys.fail()
+		}
 		return b
 	default:
 		b = appendJSONScalar(appendJSONKey(b, a.Key, st.comma), a.Value, k)
+	}
+	if st.keys != nil {
+		if st.comma {
+			at++ // the key's quote follows the ','
+		}
+		st.keys.note(b, at, len(a.Key), st.keys.inner)
 	}
 	st.comma, st.wrote = true, true
 	return b

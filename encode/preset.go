@@ -5,7 +5,10 @@ package encode
 
 import (
 	"log/slog"
+	"reflect"
 	"strconv"
+
+	"github.com/asyncbus/asyncbus/internal/stack"
 )
 
 // The cloud presets are the JSON format (values, groups, WithAttrs,
@@ -36,11 +39,19 @@ const (
 	// ECSJSON is Elastic Common Schema logging
 	// (https://www.elastic.co/guide/en/ecs-logging/overview/current/intro.html):
 	// @timestamp, log.level (lower case: trace, debug, info, warn, error,
-	// fatal, or "info+2"), message, ecs.version "1.6.0" (the version the
-	// ecs-logging libraries write), log.origin.file.name,
-	// log.origin.file.line and log.origin.function, and the logger name
-	// under log.logger. The dotted keys are written as they are named, not
-	// nested, as the ecs-logging libraries write them.
+	// fatal, or "info+2"), message, ecs.version "1.6.0" (the version
+	// Elastic's Go loggers ecszap, ecslogrus and ecszerolog write),
+	// log.origin.file.name, log.origin.file.line and log.origin.function,
+	// and the logger name under log.logger. The dotted keys are written as
+	// they are named, not nested, as the ecs-logging libraries write them.
+	// An error value, under any key and in any group, is written as ECS's
+	// error object, nested as ecszap writes it: {"message": its Error(), "type":
+	// its Go type (%T), "stack_trace": the stack its chain carries, if any
+	// (a github.com/pkg/errors-style StackTrace or go-errors-style Callers
+	// method; "function\n\tfile:line" per frame, as zap writes stacks)};
+	// no stack is made up for an error that carries none. An error that is a
+	// json.Marshaler is marshaled as in JSON. Log it under the key "error"
+	// for Elastic to read it as the event's error.
 	ECSJSON
 	// DatadogJSON is Datadog's reserved and standard attributes
 	// (https://docs.datadoghq.com/logs/log_configuration/attributes_naming_convention/):
@@ -52,7 +63,8 @@ const (
 	DatadogJSON
 )
 
-// ecsVersion is the ecs.version written by ECSJSON.
+// ecsVersion is the ecs.version written by ECSJSON: the one Elastic's Go
+// loggers write (ecszap since 0.3.0, ecslogrus, ecszerolog).
 const ecsVersion = "1.6.0"
 
 // preset holds the pre-encoded keys of a cloud preset.
@@ -63,6 +75,7 @@ type preset struct {
 	fixed    string // constant fields after the message, each after a ','
 	logger   string // the default Options.LoggerKey
 	gcp      bool   // level names are GCP LogSeverity names, else lower case
+	ecsError bool   // error values are written as ECS error objects
 	// source appends the source fields, each after a ','.
 	source func(b []byte, src *slog.Source) []byte
 }
@@ -76,6 +89,7 @@ var presets = [...]preset{
 	ECSJSON - GCPJSON: {
 		timeTok: `"@timestamp":`, levelKey: "log.level", msgTok: `,"message":`,
 		fixed: `,"ecs.version":"` + ecsVersion + `"`, logger: "log.logger", source: appendECSSource,
+		ecsError: true,
 	},
 	DatadogJSON - GCPJSON: {
 		timeTok: `"timestamp":`, levelKey: "status", msgTok: `,"message":`,
@@ -112,7 +126,7 @@ func gcpSeverity(l slog.Level) string {
 
 // appendPresetJSON is the fast path of the presets: appendJSON with the
 // preset's built-in fields.
-func (e *Encoder) appendPresetJSON(b []byte, r *slog.Record, extra []slog.Attr) []byte {
+func (e *Encoder) appendPresetJSON(b []byte, r *slog.Record, extra []slog.Attr, keys *recordKeys) []byte {
 	c := e.c
 	p := c.preset
 	bud := newBudget(len(b))
@@ -136,7 +150,7 @@ func (e *Encoder) appendPresetJSON(b []byte, r *slog.Record, extra []slog.Attr) 
 			b = p.source(b, &src.src)
 		}
 	}
-	return e.appendJSONFields(b, r, extra, &bud)
+	return e.appendJSONFields(b, r, extra, &bud, keys)
 }
 
 // presetHeader is header for the presets (the general path, used with
@@ -254,4 +268,17 @@ func appendDatadogSource(b []byte, src *slog.Source) []byte {
 		b = append(strconv.AppendInt(append(b[:len(b)-1], ':'), int64(src.Line), 10), '"')
 	}
 	return b
+}
+
+// appendECSError appends err as ECS's error object: message, type (%T) and,
+// when err's chain carries a stack, stack_trace. A panicking Error method
+// panics here, before anything is written, for appendAny to report.
+func (s *state) appendECSError(err error) {
+	msg := err.Error()
+	b := appendJSONString(append(s.buf, `{"message":`...), msg)
+	b = appendJSONString(append(b, `,"type":`...), reflect.TypeOf(err).String())
+	if pcs := stack.OfError(err); len(pcs) > 0 {
+		b = appendJSONString(append(b, `,"stack_trace":`...), stack.Format(pcs))
+	}
+	s.buf = append(b, '}')
 }

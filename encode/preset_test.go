@@ -2,7 +2,10 @@ package encode
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -183,4 +186,85 @@ func TestPresetValid(t *testing.T) {
 	}
 	assert.False(t, (DatadogJSON + 1).Valid())
 	assert.False(t, (GCPJSON - 1).Valid())
+}
+
+// ecsValueErr is an error of a named non-pointer type.
+type ecsValueErr struct{}
+
+func (ecsValueErr) Error() string { return "value error" }
+
+// ecsStackErr carries a stack, as github.com/go-errors/errors does.
+type ecsStackErr struct{ pcs []uintptr }
+
+func (e ecsStackErr) Error() string      { return "with stack" }
+func (e ecsStackErr) Callers() []uintptr { return e.pcs }
+
+// ecsJSONErr is an error that marshals itself.
+type ecsJSONErr struct{}
+
+func (ecsJSONErr) Error() string                { return "json error" }
+func (ecsJSONErr) MarshalJSON() ([]byte, error) { return []byte(`{"code":7}`), nil }
+
+// ecsPanicErr's Error panics.
+type ecsPanicErr struct{}
+
+func (ecsPanicErr) Error() string { panic("bad error") }
+
+// TestECSErrorObject: under ECSJSON an error value is ECS's error object
+// ({"message", "type", and "stack_trace" only when the error carries a
+// stack}), under its own key, at any depth and in the WithAttrs state, on
+// the fast and the general path; the other formats keep the string.
+func TestECSErrorObject(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name  string
+		attrs []slog.Attr
+		want  string // the line after the built-in fields
+	}{
+		{"error key", []slog.Attr{slog.Any("error", boom)}, `"error":{"message":"boom","type":"*errors.errorString"}`},
+		{"err key", []slog.Attr{slog.Any("err", boom)}, `"err":{"message":"boom","type":"*errors.errorString"}`},
+		{"wrapped", []slog.Attr{slog.Any("error", fmt.Errorf("charge: %w", boom))}, `"error":{"message":"charge: boom","type":"*fmt.wrapError"}`},
+		{"value type", []slog.Attr{slog.Any("error", ecsValueErr{})}, `"error":{"message":"value error","type":"encode.ecsValueErr"}`},
+		{"in a group", []slog.Attr{slog.Group("req", slog.Any("error", boom))}, `"req":{"error":{"message":"boom","type":"*errors.errorString"}}`},
+		{"marshaler", []slog.Attr{slog.Any("error", ecsJSONErr{})}, `"error":{"code":7}`},
+		{"panicking", []slog.Attr{slog.Any("error", ecsPanicErr{})}, `"error":"!PANIC: bad error"`},
+		{"string", []slog.Attr{slog.String("error", "boom")}, `"error":"boom"`},
+	}
+	head := `{"@timestamp":"2024-05-17T10:30:45.123456789Z","log.level":"error","message":"m","ecs.version":"1.6.0",`
+	for _, tt := range tests {
+		r := record(fixedTime, slog.LevelError, "m", 0, tt.attrs)
+		e := New(Options{Format: ECSJSON})
+		got := string(e.Append(nil, r, nil))
+		assert.Equal(t, head+tt.want+"}\n", got, tt.name)
+		assert.Equal(t, got, string(generalPath(e).Append(nil, r, nil)), "general path: %s", tt.name)
+		assert.True(t, json.Valid([]byte(got)), got)
+	}
+
+	// The WithAttrs state, and the formats that keep the string.
+	r := record(time.Time{}, slog.LevelError, "m", 0, nil)
+	got := string(New(Options{Format: ECSJSON}).WithAttrs([]slog.Attr{slog.Any("error", boom)}).Append(nil, r, nil))
+	assert.Equal(t, `{"log.level":"error","message":"m","ecs.version":"1.6.0","error":{"message":"boom","type":"*errors.errorString"}}`+"\n", got)
+	for _, f := range []Format{JSON, GCPJSON, DatadogJSON} {
+		got := string(New(Options{Format: f}).Append(nil, record(time.Time{}, slog.LevelError, "m", 0, []slog.Attr{slog.Any("error", boom)}), nil))
+		assert.Contains(t, got, `"error":"boom"`, "format %d", f)
+	}
+}
+
+// TestECSErrorStackTrace: an error whose chain carries a stack writes it as
+// error.stack_trace, one "function\n\tfile:line" entry per frame.
+func TestECSErrorStackTrace(t *testing.T) {
+	var pcs [8]uintptr
+	n := runtime.Callers(1, pcs[:])
+	err := fmt.Errorf("outer: %w", ecsStackErr{pcs[:n]})
+	r := record(time.Time{}, slog.LevelError, "m", 0, []slog.Attr{slog.Any("error", err)})
+	line := New(Options{Format: ECSJSON}).Append(nil, r, nil)
+	var m struct {
+		Error map[string]string `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(line, &m), string(line))
+	assert.Equal(t, "outer: with stack", m.Error["message"])
+	assert.Equal(t, "*fmt.wrapError", m.Error["type"])
+	st := m.Error["stack_trace"]
+	assert.True(t, strings.HasPrefix(st, "github.com/asyncbus/asyncbus/encode.TestECSErrorStackTrace\n\t"), st)
+	assert.Contains(t, st, "preset_test.go:")
 }

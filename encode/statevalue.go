@@ -113,6 +113,10 @@ func (s *state) appendAny(a any) {
 	if s.c.json {
 		_, jm := a.(json.Marshaler)
 		if err, ok := a.(error); ok && !jm {
+			if s.c.preset != nil && s.c.preset.ecsError {
+				s.appendECSError(err) // preset.go
+				return
+			}
 			s.appendString(err.Error())
 			return
 		}

@@ -27,6 +27,21 @@ func (e *Encoder) appendUnique(dst []byte, r *slog.Record, extra []slog.Attr) []
 	case f.isZap() && e.zapFmt().console:
 		b := e.appendVia(e.inner, dst, r, extra)
 		return e.uniqueZapConsole(b, start, r, extra)
+	case e.uniq != nil: // the JSON fast paths (uniquekeys_fast.go)
+		keys := newRecordKeys(e.uniq)
+		var b []byte
+		if e.inner == fastPresetJSON {
+			b = e.appendPresetJSON(dst, r, extra, &keys)
+		} else {
+			b = e.appendJSON(dst, r, extra, &keys)
+		}
+		switch {
+		case keys.proven():
+			return b // scalars under keys new in their objects: nothing to scan
+		case keys.repeat:
+			return rewriteJSON(b, start, len(b)-1, false)
+		}
+		return uniqueJSON(b, start, len(b)-1, false)
 	case e.c.json || f.isZap():
 		b := e.appendVia(e.inner, dst, r, extra)
 		return uniqueJSON(b, start, len(b)-1, false)
@@ -245,6 +260,15 @@ func bloomAdd(bloom *[4]uint64, key []byte) bool {
 // unique (spaced: the zap console style, ", " between members) and returns
 // b with the value rewritten if a key repeated. What follows end is kept.
 func uniqueJSON(b []byte, open, end int, spaced bool) []byte {
+	if !spaced && quickUniqueJSON(b, open, end) {
+		return b // the common case, proven in one flat pass (uniquekeys_fast.go)
+	}
+	return rewriteJSON(b, open, end, spaced)
+}
+
+// rewriteJSON is uniqueJSON without the flat pass, for a line already
+// known to repeat a key.
+func rewriteJSON(b []byte, open, end int, spaced bool) []byte {
 	dup := false
 	if p := scanJSON(b, skipSpace(b, open, end), end, &dup, 0); p < 0 || !dup {
 		return b // no repeated key, or not JSON this package wrote: left alone

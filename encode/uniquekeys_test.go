@@ -196,7 +196,7 @@ type uniqueCase struct {
 	rep   bool
 }
 
-var uniqueKeyNames = []string{"a", "b", "c", "g", "msg", "level", "a b", "é", "q\"k", "x=y"}
+var uniqueKeyNames = []string{"a", "b", "c", "g", "msg", "level", "time", "message", "a b", "é", "q\"k", "x=y"}
 
 func randAttr(rng *rand.Rand, depth int) slog.Attr {
 	k := uniqueKeyNames[rng.IntN(len(uniqueKeyNames))]
@@ -287,11 +287,11 @@ func (c uniqueCase) lines(f Format) (plain, unique string) {
 // checkUnique checks one case in every format against the model.
 func checkUnique(t *testing.T, seed uint64) {
 	c := newUniqueCase(seed)
-	for _, f := range []Format{JSON, GCPJSON, ZapJSON, ZapConsole, Text, Logfmt, Console} {
+	for _, f := range []Format{JSON, GCPJSON, ECSJSON, ZapJSON, ZapConsole, Text, Logfmt, Console} {
 		plain, unique := c.lines(f)
 		msg := fmt.Sprintf("seed %d format %d rep %v ops %v attrs %v extra %v\nplain:  %sunique: %s", seed, f, c.rep, c.desc, c.attrs, c.extra, plain, unique)
 		switch f {
-		case JSON, GCPJSON, ZapJSON, ZapConsole:
+		case JSON, GCPJSON, ECSJSON, ZapJSON, ZapConsole:
 			if f == ZapConsole { // the fields are the JSON object in the last column
 				plain, unique = zapConsoleFields(plain), zapConsoleFields(unique)
 				if plain == "" {

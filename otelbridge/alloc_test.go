@@ -86,7 +86,7 @@ func TestOnEmitIntoAsyncbusAllocations(t *testing.T) {
 // TestTraceContextAllocations: with a valid span, the hook adds no
 // allocation to Handle compared with the same handler given no span.
 func TestTraceContextAllocations(t *testing.T) {
-	for _, style := range []Style{StyleOTel, StyleECS, StyleGoogleCloud, StyleDatadog} {
+	for _, style := range []Style{StyleOTel, StyleECS, StyleGoogleCloud, StyleDatadog, StyleDatadog64} {
 		t.Run(styleName(style), func(t *testing.T) {
 			h := asyncbus.NewHandler(discard{}, &asyncbus.Options{Context: TraceContext(style, WithProjectID("my-project"))})
 			defer func() { require.NoError(t, h.Close()) }()

@@ -85,6 +85,8 @@ func TestTraceContextStyles(t *testing.T) {
 			KeyGCPTrace: "4bf92f3577b34da6a3ce929d0e0e4736", KeyGCPSpanID: "00f067aa0ba902b7", KeyGCPSampled: true}},
 		// 0xa3ce929d0e0e4736 = 11803532876627986230, 0x00f067aa0ba902b7 = 67667974448284343
 		{"datadog", StyleDatadog, nil, map[string]any{
+			KeyDDTraceID: "4bf92f3577b34da6a3ce929d0e0e4736", KeyDDSpanID: "67667974448284343"}},
+		{"datadog 64", StyleDatadog64, nil, map[string]any{
 			KeyDDTraceID: "11803532876627986230", KeyDDSpanID: "67667974448284343"}},
 	}
 	allKeys := []string{KeyTraceID, KeySpanID, KeyTraceFlags, KeyECSTraceID, KeyECSSpanID, KeyGCPTrace, KeyGCPSpanID, KeyGCPSampled, KeyDDTraceID, KeyDDSpanID}
@@ -208,7 +210,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]map[string]int6
 
 // BenchmarkTraceContext measures the hook inside a full asyncbus Handle.
 func BenchmarkTraceContext(b *testing.B) {
-	for _, style := range []Style{StyleOTel, StyleECS, StyleGoogleCloud, StyleDatadog} {
+	for _, style := range []Style{StyleOTel, StyleECS, StyleGoogleCloud, StyleDatadog, StyleDatadog64} {
 		b.Run(styleName(style), func(b *testing.B) {
 			h := asyncbus.NewHandler(discard{}, &asyncbus.Options{Context: TraceContext(style, WithProjectID("p"))})
 			defer h.Close()
@@ -244,7 +246,7 @@ func BenchmarkProcessorAsyncbus(b *testing.B) {
 }
 
 func styleName(s Style) string {
-	return [...]string{"otel", "ecs", "gcp", "datadog"}[s]
+	return [...]string{"otel", "ecs", "gcp", "datadog", "datadog64"}[s]
 }
 
 type discard struct{}

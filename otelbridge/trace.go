@@ -57,11 +57,18 @@ const (
 	// read when TraceContext is called; without either the bare hex trace
 	// ID is written.
 	StyleGoogleCloud
-	// StyleDatadog writes dd.trace_id and dd.span_id as decimal strings of
-	// the low 64 bits of the trace ID and of the span ID. They are strings
-	// because 64-bit values do not survive JSON parsers that use doubles;
-	// this is also how Datadog's own Go tracer injects them.
+	// StyleDatadog writes dd.trace_id as the whole 128-bit trace ID in 32
+	// lowercase hex digits and dd.span_id as the span ID in decimal, both
+	// as JSON strings: what Datadog's Go tracer (dd-trace-go v2, whose
+	// 128-bit trace IDs are on by default) writes through its log/slog
+	// integration, and what Datadog correlates with its traces.
 	StyleDatadog
+	// StyleDatadog64 writes dd.trace_id and dd.span_id as decimal strings
+	// of the low 64 bits of the trace ID and of the span ID (strings,
+	// because 64-bit values do not survive JSON parsers that use doubles):
+	// the older form, which dd-trace-go v1 writes by default and Datadog's
+	// OpenTelemetry guide converts to, for pipelines that still expect it.
+	StyleDatadog64
 )
 
 // Field names written by [TraceContext].
@@ -71,8 +78,8 @@ const (
 	KeyGCPTrace     = "logging.googleapis.com/trace"         // StyleGoogleCloud trace resource name
 	KeyGCPSpanID    = "logging.googleapis.com/spanId"        // StyleGoogleCloud span ID
 	KeyGCPSampled   = "logging.googleapis.com/trace_sampled" // StyleGoogleCloud sampling decision (boolean)
-	KeyDDTraceID    = "dd.trace_id"                          // StyleDatadog trace ID (decimal)
-	KeyDDSpanID     = "dd.span_id"                           // StyleDatadog span ID (decimal)
+	KeyDDTraceID    = "dd.trace_id"                          // StyleDatadog trace ID (32 hex; StyleDatadog64: decimal, low 64 bits)
+	KeyDDSpanID     = "dd.span_id"                           // StyleDatadog and StyleDatadog64 span ID (decimal)
 	maxGCPProjectID = 100                                    // far above GCP's 30-character limit; longer IDs still work, via the heap
 )
 
@@ -148,6 +155,18 @@ func TraceContext(style Style, opts ...TraceOption) func(context.Context, *async
 			w.AddAttr(slog.Bool(KeyGCPSampled, sc.IsSampled())) // a Bool Attr allocates nothing
 		}
 	case StyleDatadog:
+		return func(ctx context.Context, w *asyncbus.FieldWriter) {
+			sc := trace.SpanContextFromContext(ctx)
+			if !sc.IsValid() {
+				return
+			}
+			var buf [32 + 20]byte // 32 hex digits, then the longest uint64 in decimal (20 digits)
+			tid, sid := sc.TraceID(), sc.SpanID()
+			hex.Encode(buf[:32], tid[:])
+			w.AddBytes(KeyDDTraceID, buf[:32])
+			w.AddBytes(KeyDDSpanID, strconv.AppendUint(buf[32:32], binary.BigEndian.Uint64(sid[:]), 10))
+		}
+	case StyleDatadog64:
 		return func(ctx context.Context, w *asyncbus.FieldWriter) {
 			sc := trace.SpanContextFromContext(ctx)
 			if !sc.IsValid() {

@@ -1,7 +1,13 @@
 package otelbridge
 
 import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
 	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,9 +23,8 @@ import (
 //   - https://cloud.google.com/logging/docs/structured-logging (trace as
 //     projects/PROJECT_ID/traces/TRACE_ID, spanId, trace_sampled);
 //   - https://www.elastic.co/guide/en/ecs/current/ecs-tracing.html (trace.id, span.id);
-//   - https://docs.datadoghq.com/tracing/other_telemetry/connect_logs_and_traces/opentelemetry/
-//     (dd.trace_id and dd.span_id: the low 64 bits of the trace ID and the
-//     span ID, as decimal strings).
+//   - Datadog: dd.trace_id (32 hex digits) and dd.span_id (decimal), as
+//     dd-trace-go v2 writes them (TestStyleDatadogMatchesTracer).
 func TestPresetTraceCorrelation(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -37,10 +42,10 @@ func TestPresetTraceCorrelation(t *testing.T) {
 			"log.level": "error", "message": "charge failed", "ecs.version": "1.6.0",
 			KeyECSTraceID: "4bf92f3577b34da6a3ce929d0e0e4736", KeyECSSpanID: "00f067aa0ba902b7",
 		}},
-		// 0xa3ce929d0e0e4736 = 11803532876627986230, 0x00f067aa0ba902b7 = 67667974448284343
+		// 0x00f067aa0ba902b7 = 67667974448284343
 		{"datadog", asyncbus.DatadogJSON, StyleDatadog, map[string]any{
 			"status": "error", "message": "charge failed",
-			KeyDDTraceID: "11803532876627986230", KeyDDSpanID: "67667974448284343",
+			KeyDDTraceID: "4bf92f3577b34da6a3ce929d0e0e4736", KeyDDSpanID: "67667974448284343",
 		}},
 	}
 	for _, tc := range tests {
@@ -79,4 +84,67 @@ func TestTraceContextGCPProjectFromEnv(t *testing.T) {
 		assert.Equal(t, tc.want, line[KeyGCPTrace])
 		assert.Equal(t, false, line[KeyGCPSampled])
 	}
+}
+
+// TestStyleDatadogMatchesTracer compares StyleDatadog with what Datadog's
+// Go tracer writes (testdata: its output, with the version it came from)
+// for a span with the same identifiers: a 128-bit trace ID and one with
+// the high 64 bits zero. Building against the tracer itself would add
+// about 125 modules and over two minutes of cold build to CI.
+func TestStyleDatadogMatchesTracer(t *testing.T) {
+	f, err := os.Open("testdata/dd-trace-go-v2.12.0-slog.txt")
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	cases := 0
+	for sc.Scan() {
+		ids, ok := strings.CutPrefix(sc.Text(), "ids ")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(ids)
+		tidBytes, err := hex.DecodeString(fields[0])
+		require.NoError(t, err)
+		spanID, err := strconv.ParseUint(fields[1], 10, 64)
+		require.NoError(t, err)
+		require.True(t, sc.Scan(), "the tracer's line after %q", ids)
+		var want map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &want))
+
+		var cfg trace.SpanContextConfig
+		copy(cfg.TraceID[:], tidBytes)
+		for i := range 8 {
+			cfg.SpanID[i] = byte(spanID >> (56 - 8*i))
+		}
+		var buf syncBuffer
+		noTime := func(groups []string, a slog.Attr) slog.Attr { // as the fixture's handler
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		}
+		h := newBus(t, &buf, &asyncbus.Options{ReplaceAttr: noTime, Context: TraceContext(StyleDatadog)})
+		ctx := trace.ContextWithSpanContext(t.Context(), trace.NewSpanContext(cfg))
+		slog.New(h).InfoContext(ctx, "charge failed")
+		require.NoError(t, h.Flush())
+		lines := buf.lines(t)
+		require.Len(t, lines, 1)
+		assert.Equal(t, want, lines[0], ids)
+		cases++
+	}
+	require.NoError(t, sc.Err())
+	assert.Equal(t, 2, cases)
+}
+
+// TestStyleDatadog64 writes the low 64 bits of the trace ID in decimal, as
+// dd-trace-go v1 does by default.
+func TestStyleDatadog64(t *testing.T) {
+	var buf syncBuffer
+	h := newBus(t, &buf, &asyncbus.Options{Format: asyncbus.DatadogJSON, Context: TraceContext(StyleDatadog64)})
+	slog.New(h).InfoContext(spanCtx(0), "x")
+	require.NoError(t, h.Flush())
+	line := buf.lines(t)[0]
+	// 0xa3ce929d0e0e4736 = 11803532876627986230, 0x00f067aa0ba902b7 = 67667974448284343
+	assert.Equal(t, "11803532876627986230", line[KeyDDTraceID])
+	assert.Equal(t, "67667974448284343", line[KeyDDSpanID])
 }
