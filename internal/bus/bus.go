@@ -89,6 +89,7 @@ type Bus struct {
 	slowCall     int64         // the breaker's bounds in ns (callerwait.go): SlowCall or SlowDirectCall,
 	verySlowCall int64         // VerySlowCall or none (MaxInt64),
 	inFlightSlow int64         // and VerySlowCall or StuckDirectCall
+	quietAfter   int64         // QuietAfter in ns (< 0: always quiet, tests)
 	stopped      chan struct{} // closed once the books are final: every record written or counted, every waiter answered
 
 	_ pad
@@ -156,7 +157,11 @@ type Bus struct {
 	// write through or wait: their own line, off the producers' hot lines.
 	callSince atomic.Int64
 	speed     atomic.Uint32
-	_         pad
+	// lastCallEnd is when the last call into the output returned (ns,
+	// Bus.nanotime; 0 before the first): the handler is quiet once it is
+	// QuietAfter old and no call is in flight (Bus.quiet).
+	lastCallEnd atomic.Int64
+	_           pad
 	// qwLimit is the quiet wait's rate limit, updated by CAS from any
 	// producer that found a short queue (see quietAllow). Its own line: at
 	// high rates it is read (not written: the limit is spent) by the few

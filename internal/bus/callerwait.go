@@ -105,12 +105,14 @@ func (b *Bus) beginCall() int64 {
 
 // endCall ends the call begun at start and records how fast it was.
 func (b *Bus) endCall(start int64) {
-	b.callSince.Store(0) // atomic: see beginCall
+	now := b.nanotime()
+	b.lastCallEnd.Store(now) // atomic: before callSince's store, so a quiet check that sees no call in flight sees this end
+	b.callSince.Store(0)     // atomic: see beginCall
 	// Load and store, not a CAS: calls never overlap, so endCall has one
 	// caller at a time. Stored only on a change, so fast calls leave the
 	// line clean.
 	prev := b.speed.Load()
-	if s := b.nextSpeed(prev, b.nanotime()-start); s != prev {
+	if s := b.nextSpeed(prev, now-start); s != prev {
 		b.speed.Store(s)
 	}
 }
@@ -125,6 +127,23 @@ func (b *Bus) outputSpeed() uint32 {
 		s = max(s, b.inFlightSpeed(b.nanotime()-since))
 	}
 	return s
+}
+
+// quiet reports whether the handler is quiet: no call into the output is
+// in flight and none has ended for QuietAfter. Busy logging keeps the
+// drainer calling, so it is never quiet; the record of a quiet moment, and
+// no other, writes itself through.
+func (b *Bus) quiet() bool {
+	if b.quietAfter < 0 {
+		return true
+	}
+	// callSince first (seq-cst): endCall stores lastCallEnd before it
+	// clears callSince, so a 0 here comes with that call's end.
+	if b.callSince.Load() != 0 {
+		return false
+	}
+	end := b.lastCallEnd.Load() // atomic: endCall's store
+	return end == 0 || b.nanotime()-end > b.quietAfter
 }
 
 // inOutputCall reports whether the calling goroutine is inside a call into

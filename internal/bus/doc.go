@@ -74,6 +74,8 @@
 //	               up count (CAS)                                                counts the record
 //	callSince      whoever calls the output       producers (outputSpeed,        0 when no call is in flight; calls never overlap
 //	speed          (beginCall/endCall)            inOutputCall)                  (wmu, or owing keeps write-throughs out)
+//	lastCallEnd    whoever calls the output       write-through producer         stored before callSince's 0: a quiet check that
+//	               (endCall)                      (quiet)                        loads callSince == 0 first sees that call's end
 //	gapPos         producers under dropMu,        drainer (collect), write-      lowest pending gap; the lock orders the list
 //	               drainer (takeGaps)             through (mayWriteThrough)
 //	waiters        Block producers (park)         drainer after its head store   see waitForRoom's lost-wake-up proof
@@ -101,7 +103,11 @@
 //	probing --progress--> healthy          probing --nothing written--> failing
 //	healthy/probing --given up mid-record, no cut back--> torn --owed bytes out--> healthy
 //
-// and, for callers, the breaker (callerwait.go): fast; slow (SlowCallsToTrip
+// Write-through needs a quiet handler (Bus.quiet): no call into the output
+// in flight and none ended for QuietAfter; busy logging keeps the drainer
+// calling, so its records take the ring.
+//
+// And, for callers, the breaker (callerwait.go): fast; slow (SlowCallsToTrip
 // calls over SlowCall in a row, or one over VerySlowCall, or one in flight
 // that long; for files and pipes SlowDirectCall and StuckDirectCall: no
 // write-through, no quiet wait); stuck (over ErrorWaitMax: no wait at
