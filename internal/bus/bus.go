@@ -108,7 +108,11 @@ type Bus struct {
 	// wtHead (drainer.adoptHead), so producers never reserve the memory at a
 	// position the drainer may still read (its stale read position is >= head).
 	wtHead atomic.Uint64
-	_      pad
+	// lineLen is how many Block producers are in line for room (Bus.line):
+	// every producer loads it before reserving, and it is stored only
+	// when the ring was full, so it shares head's read-mostly line.
+	lineLen atomic.Int32
+	_       pad
 	// state is written by the drainer on every idle transition (sleep, park,
 	// wake) and by waking producers. It has its own line so that those
 	// transitions do not invalidate head's line, and producers load it only
@@ -201,7 +205,8 @@ type Bus struct {
 	// refused after Close instead.
 	gapsFinal bool
 
-	mu        sync.Mutex    // guards spaceCh, flushReqs, side
+	mu        sync.Mutex    // guards spaceCh, flushReqs, side, line
+	line      []*roomWaiter // Block producers waiting for room, in arrival order (roomline.go)
 	spaceCh   chan struct{} // closed (and replaced) by the drainer to wake parked Block producers
 	flushReqs []flushReq
 	side      map[uint64][]byte // oversize records by ring position

@@ -79,6 +79,8 @@
 //	gapPos         producers under dropMu,        drainer (collect), write-      lowest pending gap; the lock orders the list
 //	               drainer (takeGaps)             through (mayWriteThrough)
 //	waiters        Block producers (park)         drainer after its head store   see waitForRoom's lost-wake-up proof
+//	lineLen        Block producers under mu       producers (before reserving)   len(line) after the change under mu; non-zero:
+//	               (joinLine, leaveLine)                                         a newcomer queues behind (awaitTurn)
 //	flushPending   Flush/Sync/Close (request)     drainer (takeFlushes, ready)   set after the request is appended under mu
 //	aborted        Close giving up                drainer (enterCall, loop),     stored before call is CASed (giveup.go)
 //	                                              write-through producer

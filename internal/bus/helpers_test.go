@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -433,4 +434,62 @@ func withMarker(cfg Config) Config {
 // testNew is New with withMarker applied.
 func testNew(w io.Writer, cfg Config) (*Bus, error) {
 	return New(w, withMarker(cfg))
+}
+
+// pacedWriter is a deterministic slow output: each call takes at most
+// chunk bytes and lasts pause (an output that accepts chunk/pause bytes a
+// second, as a pipe behind a slow reader does). written counts the bytes
+// it took, for tests that measure a caller's wait in bytes of output.
+type pacedWriter struct {
+	chunk   int
+	pause   time.Duration
+	written atomic.Uint64
+	mu      sync.Mutex
+	buf     bytes.Buffer
+}
+
+func (w *pacedWriter) Write(p []byte) (int, error) {
+	time.Sleep(w.pause) // the output's own pace, not a synchronisation
+	n := min(len(p), w.chunk)
+	w.mu.Lock()
+	w.buf.Write(p[:n])
+	w.mu.Unlock()
+	w.written.Add(uint64(n))
+	return n, nil
+}
+
+func (w *pacedWriter) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
+}
+
+// blockedWaits runs producers Block producers against b, whose output is
+// w, each enqueueing size-byte records until w has taken until bytes, and
+// returns the largest wait of any call, in bytes that w took during it,
+// and how many records each producer got in.
+func blockedWaits(t *testing.T, b *Bus, w *pacedWriter, producers, size int, until uint64) (maxWait uint64, counts []int) {
+	t.Helper()
+	counts = make([]int, producers)
+	waits := make([]uint64, producers)
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			var buf []byte
+			for s := 0; w.written.Load() < until; s++ {
+				buf = rec(buf, p, s, size)
+				before := w.written.Load()
+				if !assert.NoError(t, b.Enqueue(buf)) {
+					return
+				}
+				waits[p] = max(waits[p], w.written.Load()-before)
+				counts[p]++
+			}
+		})
+	}
+	wg.Wait()
+	for _, wt := range waits {
+		maxWait = max(maxWait, wt)
+	}
+	return maxWait, counts
 }
