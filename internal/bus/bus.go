@@ -192,6 +192,7 @@ type Bus struct {
 	writeCalls   atomic.Uint64
 	markers      atomic.Uint64
 	highWater    atomic.Uint64
+	outRate      atomic.Uint64 // the output's bytes per second while written to (outrate.go); 0 until measured
 	batchTarget  atomic.Uint64
 	parks        atomic.Uint64
 	entries      atomic.Uint64 // ring entries consumed (records, refs, padding)

@@ -86,6 +86,8 @@
 //	                                              write-through producer
 //	call           drainer (enterCall/leaveCall)  Close giving up (CAS)          none/out/abandoned handshake (giveup.go)
 //	final          the give-up count              Stats (first)                  stored after the give-up's counts
+//	outRate        drainer (measure, once per     drainer (batchCap), Error      a snapshot: a stale rate only sizes a batch or
+//	               batch written whole)           callers (writableWithin)       skips or makes one bounded wait
 //	counters       drainer (single writer), or    Stats                          a snapshot; exact once the ring is empty
 //	               producers on slow paths
 //	rate limits    producers (CAS)                producers                      GCRA tat; see rateLimit

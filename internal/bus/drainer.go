@@ -19,6 +19,7 @@ type drainer struct {
 	views   [][]byte
 	kinds   []viewKind
 	nrec    int    // ring records (inline + oversize) in views
+	bytes   int    // record bytes in views (the batch's byte cap, batchCap)
 	nent    uint64 // ring entries (including padding) between head and pos
 	ovBytes int64  // oversize bytes in views
 	target  int
@@ -219,7 +220,8 @@ func (d *drainer) adoptHead() {
 // current target, stopping at the first uncommitted entry or at a drop gap.
 func (d *drainer) collect() {
 	b := d.b
-	for d.nrec < d.target {
+	limit := d.batchCap()
+	for d.nrec < d.target && d.bytes < limit {
 		if g := b.gapPos.Load(); g <= d.pos {
 			if len(d.views) > 0 {
 				return // cut the batch at the gap; the marker opens the next one
@@ -266,12 +268,14 @@ func (d *drainer) collect() {
 			d.views = append(d.views, rec)
 			d.kinds = append(d.kinds, kOversize)
 			d.ovBytes += int64(len(rec))
+			d.bytes += len(rec)
 			d.pos += hdrSize
 		default:
 			n := h & lenMask
 			start, end := off+hdrSize, off+hdrSize+ringOff(n)
 			d.views = append(d.views, b.mem[start:end:end])
 			d.kinds = append(d.kinds, kRecord)
+			d.bytes += int(n)
 			d.pos += align8(hdrSize + n)
 		}
 		d.nrec++

@@ -56,14 +56,20 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 // (a non-nil Done), the record is never written through: the drainer
 // writes it and the caller waits for that, which ctx can interrupt.
 //
-// The wait lasts at most ErrorWaitMax and is skipped while the output is
-// stuck (a call into it has taken longer) or when the caller is itself
-// inside a call into the output (a writer logging through its handler);
-// the record then stays queued and the result is nil.
+// The wait lasts at most ErrorWaitMax and is made only when it can
+// succeed: it is skipped when the output, at the rate the drainer measured,
+// cannot write the bytes queued ahead of the record and the record itself
+// within ErrorWaitMax (a backlog), while the output is stuck (a call into
+// it has taken longer), or when the caller is itself inside a call into
+// the output (a writer logging through its handler); the record then stays
+// queued and the result is nil.
 func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
-	end, wrote, _, err := b.enqueue(p, true, ctx.Done())
+	end, wrote, ahead, err := b.enqueue(p, true, ctx.Done())
 	if err != nil || wrote || !b.callerMayWait(speedSlow) {
 		return err
+	}
+	if ahead != math.MaxUint64 && !b.writableWithin(ahead+uint64(len(p)), ErrorWaitMax) {
+		return nil // it cannot be written in time: waiting would only hold the caller
 	}
 	if ctx.Done() == nil {
 		return b.waitWritten(end, ErrorWaitMax) // pooled: an Error record allocates nothing either

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -247,4 +248,17 @@ func TestCutBack(t *testing.T) {
 	t.Run("not a file", func(t *testing.T) {
 		require.ErrorIs(t, cutBack(&bytes.Buffer{}, 1), errNotCut)
 	})
+}
+
+// Space comes back as the output takes bytes: behind a slow output a
+// blocked producer waits for about the bytes ahead of it, not for a batch
+// of the whole ring to be written.
+func TestSlowOutputReleasesSpaceAsItGoes(t *testing.T) {
+	const capacity, producers, size = 256 << 10, 8, 128
+	w := &pacedWriter{chunk: 4096, pause: 2 * time.Millisecond}
+	b := newTestBus(t, w, Config{Capacity: capacity, Overflow: Block}, nil)
+	maxWait, counts := blockedWaits(t, b, w, producers, size, capacity+128<<10)
+	closeBus(t, b)
+	requireAccounting(t, b.Stats())
+	assert.LessOrEqual(t, maxWait, uint64(3*minBatchBytes), "the longest wait, in bytes of output; records per producer %v", counts)
 }
