@@ -13,16 +13,19 @@ const (
 
 // drainer is the state private to the drainer goroutine (no synchronisation).
 type drainer struct {
-	b       *Bus
-	head    uint64 // == b.head, kept locally (the drainer is its only writer)
-	pos     uint64 // scan position: end of the entries collected so far
-	views   [][]byte
-	kinds   []viewKind
-	nrec    int    // ring records (inline + oversize) in views
-	bytes   int    // record bytes in views (the batch's byte cap, batchCap)
-	nent    uint64 // ring entries (including padding) between head and pos
-	ovBytes int64  // oversize bytes in views
-	target  int
+	b     *Bus
+	head  uint64 // == b.head, kept locally (the drainer is its only writer)
+	pos   uint64 // scan position: end of the entries collected so far
+	views [][]byte
+	kinds []viewKind
+	nrec  int // ring records (inline + oversize) in views
+	bytes int // record bytes in views (the batch's byte cap, batchCap)
+
+	busyBytes uint64 // the output rate's sample so far (measure): bytes written
+	busyNs    int64  // and the writing time they took
+	nent      uint64 // ring entries (including padding) between head and pos
+	ovBytes   int64  // oversize bytes in views
+	target    int
 
 	sleep      time.Duration // next idle sleep
 	sleptAtCap bool

@@ -18,7 +18,7 @@ func TestOutputRateDecisions(t *testing.T) {
 		huge     bool
 		writable uint64 // the most bytes writable within a second
 	}{
-		{"not measured", 0, math.MaxInt, false, math.MaxUint64},
+		{"not measured", 0, unmeasuredBatchBytes, false, math.MaxUint64},
 		{"2 MB/s", 2_000_000, minBatchBytes, false, 2_000_000},
 		{"100 MB/s", 100_000_000, 400_000, false, 100_000_000},
 		{"beyond int on 32-bit", 1 << 50, 1 << 30, true, 1 << 50},
@@ -40,16 +40,23 @@ func TestOutputRateDecisions(t *testing.T) {
 	}
 }
 
-// measure keeps an exponentially weighted mean of whole batches' rates.
+// measure samples the rate over rateWindow of writing time, follows a
+// slower output at once and a faster one a quarter of the way per sample.
 func TestMeasureOutputRate(t *testing.T) {
 	b := &Bus{}
 	b.d.b = b
-	b.d.bytes = 1000
-	b.d.measure(int64(time.Millisecond)) // 1 MB/s
+	batch := func(bytes int, d time.Duration) {
+		b.d.bytes = bytes
+		b.d.measure(int64(d))
+	}
+	batch(10_000, 10*time.Millisecond)
+	assert.Zero(t, b.outRate.Load(), "10 ms of writing is no sample yet")
+	batch(40_000, 40*time.Millisecond) // 50,000 bytes in 50 ms
 	assert.EqualValues(t, 1_000_000, b.outRate.Load())
-	b.d.measure(int64(time.Millisecond / 5)) // 5 MB/s: a quarter of the way
+	batch(250_000, 50*time.Millisecond) // 5 MB/s: a quarter of the way
 	assert.EqualValues(t, 2_000_000, b.outRate.Load())
-	b.d.bytes = 0
-	b.d.measure(int64(time.Millisecond)) // nothing written: no sample
-	assert.EqualValues(t, 2_000_000, b.outRate.Load())
+	batch(25_000, 50*time.Millisecond) // 0.5 MB/s: at once
+	assert.EqualValues(t, 500_000, b.outRate.Load())
+	batch(0, time.Second) // nothing written: no sample
+	assert.EqualValues(t, 500_000, b.outRate.Load())
 }

@@ -256,10 +256,12 @@ func TestEnqueueZeroAllocs(t *testing.T) {
 func TestErrorWaitOnlyWhenWritable(t *testing.T) {
 	w := &pacedWriter{chunk: 1024, pause: time.Millisecond} // at most 1 MB/s
 	b := newTestBus(t, w, Config{Capacity: 2 << 20}, nil)
-	require.NoError(t, b.EnqueueWritten(payload(0, 100)))
-	require.NotZero(t, b.Stats().OutputRate, "a batch written whole measures the output")
+	for i := 0; b.Stats().OutputRate == 0; i++ { // rateWindow of writing measures the output
+		require.NoError(t, b.Enqueue(payload(1000+i, 1000)))
+		require.NoError(t, b.Flush(context.Background()))
+	}
 
-	short := payload(1, 100)
+	short := []byte("an error behind a short queue\n")
 	require.NoError(t, b.EnqueueWritten(short))
 	assert.True(t, bytes.Contains(w.bytes(), short), "behind a short queue the record is written on return")
 
@@ -269,7 +271,7 @@ func TestErrorWaitOnlyWhenWritable(t *testing.T) {
 		require.NoError(t, b.Enqueue(buf))
 	}
 	start := time.Now()
-	last := payload(2, 100)
+	last := []byte("an error behind a backlog\n")
 	require.NoError(t, b.EnqueueWritten(last))
 	assert.Less(t, time.Since(start), ErrorWaitMax/2, "no wait that cannot succeed")
 	assert.False(t, bytes.Contains(w.bytes(), last), "the record is still queued")
