@@ -14,28 +14,39 @@ import (
 // before.
 const (
 	batchSpan            = 4 * time.Millisecond
-	minBatchBytes        = 16 << 10
+	minBatchBytes        = 4 << 10 // a page: what a pipe takes per reader's read
 	unmeasuredBatchBytes = 64 << 10
-	// rateWindow is how much writing time one rate sample spans: a
-	// pipe takes a batch at memory speed while its buffer has room and
-	// at its reader's pace once it is full, so single batches say little.
-	rateWindow = 50 * time.Millisecond
+	// rateWindow is how much writing time one rate sample spans, or
+	// rateWindowBytes how many bytes, whichever comes first (a fast output
+	// takes a megabyte in well under a millisecond): a pipe takes a batch
+	// at memory speed while its buffer has room and at its reader's pace
+	// once it is full, so single batches say little.
+	rateWindow      = 50 * time.Millisecond
+	rateWindowBytes = 1 << 20
 )
 
 // measure adds a batch that was written whole in elapsed ns (its calls,
 // short writes and retries included) to the current sample; once the
-// sample spans rateWindow of writing it goes into Bus.outRate: a slower
+// sample spans rateWindow of writing or rateWindowBytes it goes into Bus.outRate (all but
+// the first, which a pipe's empty buffer makes too fast): a slower
 // sample sets it at once, a faster one moves it a quarter of the way. An
 // Error wait made on a rate that is too high waits in vain; one skipped
 // on a rate too low costs nothing.
 func (d *drainer) measure(elapsed int64) {
+	if d.bytes == 0 {
+		return // a batch of markers only, or of empty records: it says nothing of the rate
+	}
 	d.busyBytes += uint64(d.bytes)
 	d.busyNs += max(elapsed, 0)
-	if d.busyNs < int64(rateWindow) || d.busyBytes == 0 {
+	if (d.busyNs < int64(rateWindow) && d.busyBytes < rateWindowBytes) || d.busyNs == 0 {
 		return
 	}
 	sample := float64(d.busyBytes) * float64(time.Second) / float64(d.busyNs)
 	d.busyBytes, d.busyNs = 0, 0
+	if !d.rateWarm {
+		d.rateWarm = true // the first window: a pipe's empty buffer took its start at memory speed
+		return
+	}
 	rate := uint64(max(1, min(sample, math.MaxUint32*float64(1<<20)))) // far above any output; keeps the sum below in range
 	if old := d.b.outRate.Load(); old != 0 && rate > old {             // atomic: the drainer is the only writer
 		rate = (3*old + rate) / 4
@@ -59,11 +70,14 @@ func (d *drainer) batchCap() int {
 }
 
 // writableWithin reports whether the output, at its measured rate, can
-// write n more bytes within bound: true while no rate is measured yet.
+// write n more bytes within bound. Before a rate is measured it says yes
+// for at most unmeasuredBatchBytes: a first batch's worth, which even a
+// slow output writes well within a second; a larger backlog at the start
+// is a slow output's (a fast one would have been measured by then).
 func (b *Bus) writableWithin(n uint64, bound time.Duration) bool {
 	rate := b.outRate.Load() // atomic: the drainer's store (measure)
 	if rate == 0 {
-		return true
+		return n <= unmeasuredBatchBytes
 	}
 	return float64(n)/float64(rate) <= bound.Seconds()
 }

@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"math"
 	"testing"
 	"time"
 
@@ -9,7 +8,8 @@ import (
 )
 
 // The batch cap and the Error wait's test follow the measured rate; with
-// no rate measured yet nothing is capped and every wait may be made.
+// no rate measured yet a batch, and the backlog an Error record may wait
+// behind, are unmeasuredBatchBytes.
 func TestOutputRateDecisions(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -18,8 +18,9 @@ func TestOutputRateDecisions(t *testing.T) {
 		huge     bool
 		writable uint64 // the most bytes writable within a second
 	}{
-		{"not measured", 0, unmeasuredBatchBytes, false, math.MaxUint64},
-		{"2 MB/s", 2_000_000, minBatchBytes, false, 2_000_000},
+		{"not measured", 0, unmeasuredBatchBytes, false, unmeasuredBatchBytes},
+		{"500 kB/s", 500_000, minBatchBytes, false, 500_000},
+		{"2 MB/s", 2_000_000, 8_000, false, 2_000_000},
 		{"100 MB/s", 100_000_000, 400_000, false, 100_000_000},
 		{"beyond int on 32-bit", 1 << 50, 1 << 30, true, 1 << 50},
 	} {
@@ -33,14 +34,13 @@ func TestOutputRateDecisions(t *testing.T) {
 				assert.Equal(t, tc.cap, b.d.batchCap())
 			}
 			assert.True(t, b.writableWithin(tc.writable, time.Second))
-			if tc.writable != math.MaxUint64 {
-				assert.False(t, b.writableWithin(tc.writable+tc.writable/100, time.Second))
-			}
+			assert.False(t, b.writableWithin(tc.writable+tc.writable/100+1, time.Second))
 		})
 	}
 }
 
-// measure samples the rate over rateWindow of writing time, follows a
+// measure samples the rate over rateWindow of writing time, drops the
+// first sample, follows a
 // slower output at once and a faster one a quarter of the way per sample.
 func TestMeasureOutputRate(t *testing.T) {
 	b := &Bus{}
@@ -49,6 +49,8 @@ func TestMeasureOutputRate(t *testing.T) {
 		b.d.bytes = bytes
 		b.d.measure(int64(d))
 	}
+	batch(1_000_000, 50*time.Millisecond)
+	assert.Zero(t, b.outRate.Load(), "the first sample (a pipe's buffer filling) is dropped")
 	batch(10_000, 10*time.Millisecond)
 	assert.Zero(t, b.outRate.Load(), "10 ms of writing is no sample yet")
 	batch(40_000, 40*time.Millisecond) // 50,000 bytes in 50 ms
@@ -59,4 +61,6 @@ func TestMeasureOutputRate(t *testing.T) {
 	assert.EqualValues(t, 500_000, b.outRate.Load())
 	batch(0, time.Second) // nothing written: no sample
 	assert.EqualValues(t, 500_000, b.outRate.Load())
+	batch(rateWindowBytes, time.Millisecond) // a megabyte ends a sample early: ~1 GB/s, a quarter of the way
+	assert.InDelta(t, 262_500_000, float64(b.outRate.Load()), 1_000_000)
 }
