@@ -13,9 +13,9 @@ import (
 // ahead of it (a newcomer never takes the room a waiter was woken for).
 func TestBlockedProducersAdmittedInOrder(t *testing.T) {
 	const capacity, producers, size = 1024, 16, 128
-	w := &pacedWriter{chunk: 512, pause: 200 * time.Microsecond}
+	w := &pacedWriter{chunk: 64, pause: time.Millisecond}
 	b := newTestBus(t, w, Config{Capacity: capacity, Overflow: Block}, nil)
-	maxWait, counts := blockedWaits(t, b, w, producers, size, 256<<10)
+	maxWait, counts := blockedWaits(t, b, w, producers, size, 24<<10, nil)
 	closeBus(t, b)
 	requireAccounting(t, b.Stats())
 	span := align8(hdrSize + size)

@@ -251,18 +251,20 @@ func TestCutBack(t *testing.T) {
 }
 
 // Space comes back as the output takes bytes: behind a slow output a
-// blocked producer waits for about the bytes ahead of it, not for a batch
-// of the whole ring to be written.
+// blocked producer waits for about the bytes ahead of it (a batch of a
+// few milliseconds of output, once the output's rate is measured), not
+// for a batch of the whole ring to be written.
 func TestSlowOutputReleasesSpaceAsItGoes(t *testing.T) {
-	const capacity, producers, size = 256 << 10, 8, 128
-	w := &pacedWriter{chunk: 4096, pause: 2 * time.Millisecond}
+	const capacity, producers, size = 128 << 10, 8, 128
+	w := &pacedWriter{chunk: 512, pause: time.Millisecond}
 	b := newTestBus(t, w, Config{Capacity: capacity, Overflow: Block}, nil)
-	maxWait, counts := blockedWaits(t, b, w, producers, size, capacity+128<<10)
+	measured := func() bool { return b.Stats().OutputRate != 0 }
+	maxWait, counts := blockedWaits(t, b, w, producers, size, 2*capacity, measured)
 	closeBus(t, b)
 	requireAccounting(t, b.Stats())
-	// The first batches, before the output is measured, carry up to
-	// unmeasuredBatchBytes; then about batchSpan of output, at least
-	// minBatchBytes. Each wait: a batch, the records ahead, one call.
-	bound := unmeasuredBatchBytes + producers*align8(hdrSize+size) + uint64(w.chunk)
+	// A batch of minBatchBytes (4 ms at ~0.5 MB/s is less), the records
+	// ahead, one call: well under a quarter of the ring, which was the
+	// batch before.
+	bound := uint64(capacity / 4)
 	assert.LessOrEqual(t, maxWait, bound, "the longest wait, in bytes of output; records per producer %v", counts)
 }
