@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -107,7 +106,7 @@ func (o orchestra) once(scenario string, e entry, conns int) (runResult, error) 
 	if reader != nil {
 		reader.unpace() // drain the backlog fast: the measurement is over
 	}
-	_ = srv.Process.Signal(syscall.SIGTERM)
+	_ = srv.Process.Signal(stopSignal)
 	js, serr := expect(ctl, "stats ")
 	if serr == nil {
 		serr = json.Unmarshal([]byte(js), &res.server)

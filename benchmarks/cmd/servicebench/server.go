@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/asyncbus/asyncbus"
@@ -133,7 +132,7 @@ func serve(backend, out string) error {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM)
+	signal.Notify(stop, stopSignal)
 	fmt.Fprintf(os.Stderr, "addr %s\n", ln.Addr())
 	<-stop
 	st := s.stats(cpuTime())
@@ -175,15 +174,6 @@ func quantiles(lat []int64) (p50, p99, p999, maxi time.Duration) {
 	slices.Sort(lat)
 	q := func(p float64) time.Duration { return time.Duration(lat[int(p*float64(len(lat)-1))]) }
 	return q(0.50), q(0.99), q(0.999), time.Duration(lat[len(lat)-1])
-}
-
-// cpuTime is the process's user and system time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // cores is the GOMAXPROCS a server runs with.
