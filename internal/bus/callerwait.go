@@ -106,7 +106,7 @@ func (b *Bus) beginCall() int64 {
 // endCall ends the call begun at start and records how fast it was.
 func (b *Bus) endCall(start int64) {
 	now := b.nanotime()
-	b.lastCallEnd.Store(now) // atomic: before callSince's store, so a quiet check that sees no call in flight sees this end
+	b.lastCallEnd.Store(now) // atomic, row lastCallEnd: before callSince's 0, which quiet loads first
 	b.callSince.Store(0)     // atomic: see beginCall
 	// Load and store, not a CAS: calls never overlap, so endCall has one
 	// caller at a time. Stored only on a change, so fast calls leave the
@@ -121,7 +121,7 @@ func (b *Bus) endCall(start int64) {
 // output knows of it: the last call's speed, or worse if the call in
 // flight has already taken longer.
 func (b *Bus) outputSpeed() uint32 {
-	s := b.speed.Load() & 0xff  // atomic: endCall's store; the low byte is the speed
+	s := b.speed.Load() & 0xff  // atomic, row lastCallEnd: endCall's store; the low byte is the speed
 	since := b.callSince.Load() // atomic: beginCall's store
 	if since != 0 && s != speedStuck {
 		s = max(s, b.inFlightSpeed(b.nanotime()-since))
@@ -142,7 +142,7 @@ func (b *Bus) quiet() bool {
 	if b.callSince.Load() != 0 {
 		return false
 	}
-	end := b.lastCallEnd.Load() // atomic: endCall's store
+	end := b.lastCallEnd.Load() // atomic, row lastCallEnd: endCall's store
 	return end == 0 || b.nanotime()-end > b.quietAfter
 }
 

@@ -48,17 +48,17 @@ func (d *drainer) measure(elapsed int64) {
 		return
 	}
 	rate := uint64(max(1, min(sample, math.MaxUint32*float64(1<<20)))) // far above any output; keeps the sum below in range
-	if old := d.b.outRate.Load(); old != 0 && rate > old {             // atomic: the drainer is the only writer
+	if old := d.b.outRate.Load(); old != 0 && rate > old {             // atomic, row outRate: the drainer is its only writer
 		rate = (3*old + rate) / 4
 	}
-	d.b.outRate.Store(rate) // atomic: Error callers read it (writableWithin)
+	d.b.outRate.Store(rate) // atomic, row outRate: Error callers read it (writableWithin)
 }
 
 // batchCap is how many record bytes the next batch may carry: batchSpan
 // at the measured rate, at least minBatchBytes; unmeasuredBatchBytes
 // before a rate is measured.
 func (d *drainer) batchCap() int {
-	rate := d.b.outRate.Load() // atomic: stored by this goroutine (measure)
+	rate := d.b.outRate.Load() // atomic, row outRate: stored by this goroutine (measure)
 	if rate == 0 {
 		return unmeasuredBatchBytes
 	}
@@ -75,7 +75,7 @@ func (d *drainer) batchCap() int {
 // slow output writes well within a second; a larger backlog at the start
 // is a slow output's (a fast one would have been measured by then).
 func (b *Bus) writableWithin(n uint64, bound time.Duration) bool {
-	rate := b.outRate.Load() // atomic: the drainer's store (measure)
+	rate := b.outRate.Load() // atomic, row outRate: a snapshot; a stale rate only skips or makes one bounded wait
 	if rate == 0 {
 		return n <= unmeasuredBatchBytes
 	}

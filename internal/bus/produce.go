@@ -104,7 +104,7 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 			b.leaveLine(&w)
 			return 0, false, 0, b.dropClosed()
 		}
-		if w.me != nil || b.lineLen.Load() != 0 { // atomic: producers in line for room (see awaitTurn)
+		if w.me != nil || b.lineLen.Load() != 0 { // atomic, row lineLen: producers in line for room (see awaitTurn)
 			if again, err := b.awaitTurn(&w, t); err != nil {
 				return 0, false, 0, err
 			} else if again {
@@ -213,7 +213,7 @@ func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uin
 			b.leaveLine(&w)
 			return 0, false, math.MaxUint64, b.dropClosed()
 		}
-		if w.me != nil || b.lineLen.Load() != 0 { // atomic: as in enqueue
+		if w.me != nil || b.lineLen.Load() != 0 { // atomic, row lineLen: as in enqueue
 			if again, err := b.awaitTurn(&w, t); err != nil {
 				return 0, false, math.MaxUint64, err
 			} else if again {

@@ -15,7 +15,7 @@ type roomWaiter struct {
 // must load the cursors again before reserving.
 func (b *Bus) awaitTurn(w *waitState, t uint64) (bool, error) {
 	if w.me == nil {
-		if w.bypass || b.lineLen.Load() == 0 { // atomic: the line's length, published under mu (see joinLine)
+		if w.bypass || b.lineLen.Load() == 0 { // atomic, row lineLen: a non-zero length is a waiter really in line
 			return false, nil
 		}
 		if b.inOutputCall() {
@@ -98,7 +98,7 @@ func (b *Bus) leaveLine(w *waitState) {
 		}
 		break
 	}
-	b.lineLen.Store(int32(len(b.line))) // atomic: under mu, see joinLine
+	b.lineLen.Store(int32(len(b.line))) // atomic, row lineLen: stored under mu after the change
 	b.mu.Unlock()
 	w.me, w.front = nil, false
 }
