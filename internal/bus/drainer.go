@@ -24,6 +24,7 @@ type drainer struct {
 	busyBytes uint64 // the output rate's sample so far (measure): bytes written
 	busyNs    int64  // and the writing time they took
 	rateWarm  bool   // the first sample, taken while a pipe's buffer fills, is dropped
+	batchRate uint64 // the samples' weighted mean, which sizes batches (batchCap)
 	nent      uint64 // ring entries (including padding) between head and pos
 	ovBytes   int64  // oversize bytes in views
 	target    int

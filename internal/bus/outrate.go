@@ -18,17 +18,18 @@ const (
 	unmeasuredBatchBytes = 64 << 10
 	// rateWindow is how much writing time one rate sample spans, or
 	// rateWindowBytes how many bytes, whichever comes first (a fast output
-	// takes a megabyte in well under a millisecond): a pipe takes a batch
+	// takes 256 KiB in well under a millisecond): a pipe takes a batch
 	// at memory speed while its buffer has room and at its reader's pace
 	// once it is full, so single batches say little.
 	rateWindow      = 50 * time.Millisecond
-	rateWindowBytes = 1 << 20
+	rateWindowBytes = 256 << 10
 )
 
 // measure adds a batch that was written whole in elapsed ns (its calls,
 // short writes and retries included) to the current sample; once the
-// sample spans rateWindow of writing or rateWindowBytes it goes into Bus.outRate (all but
-// the first, which a pipe's empty buffer makes too fast): a slower
+// sample spans rateWindow of writing or rateWindowBytes it goes into the
+// batches' mean (d.batchRate) and into Bus.outRate (all but the first,
+// which a pipe's empty buffer makes too fast): a slower
 // sample sets it at once, a faster one moves it a quarter of the way. An
 // Error wait made on a rate that is too high waits in vain; one skipped
 // on a rate too low costs nothing.
@@ -43,22 +44,31 @@ func (d *drainer) measure(elapsed int64) {
 	}
 	sample := float64(d.busyBytes) * float64(time.Second) / float64(d.busyNs)
 	d.busyBytes, d.busyNs = 0, 0
+	rate := uint64(max(1, min(sample, math.MaxUint32*float64(1<<20)))) // far above any output; keeps the sums below in range
+	// The batch cap follows a plain weighted mean, from the first sample
+	// on: one slow sample (the drainer descheduled mid-write on a busy
+	// machine) must not shrink a fast output's batches, which costs
+	// throughput and, in Drop mode, records.
+	if d.batchRate == 0 {
+		d.batchRate = rate
+	} else {
+		d.batchRate = (3*d.batchRate + rate) / 4
+	}
 	if !d.rateWarm {
-		d.rateWarm = true // the first window: a pipe's empty buffer took its start at memory speed
+		d.rateWarm = true // the Error waits skip the first sample: a pipe's empty buffer took its start at memory speed
 		return
 	}
-	rate := uint64(max(1, min(sample, math.MaxUint32*float64(1<<20)))) // far above any output; keeps the sum below in range
-	if old := d.b.outRate.Load(); old != 0 && rate > old {             // atomic, row outRate: the drainer is its only writer
+	if old := d.b.outRate.Load(); old != 0 && rate > old { // atomic, row outRate: the drainer is its only writer
 		rate = (3*old + rate) / 4
 	}
 	d.b.outRate.Store(rate) // atomic, row outRate: Error callers read it (writableWithin)
 }
 
 // batchCap is how many record bytes the next batch may carry: batchSpan
-// at the measured rate, at least minBatchBytes; unmeasuredBatchBytes
-// before a rate is measured.
+// at the measured rate (its mean, d.batchRate), at least minBatchBytes;
+// unmeasuredBatchBytes before a rate is measured.
 func (d *drainer) batchCap() int {
-	rate := d.b.outRate.Load() // atomic, row outRate: stored by this goroutine (measure)
+	rate := d.batchRate
 	if rate == 0 {
 		return unmeasuredBatchBytes
 	}
