@@ -15,7 +15,8 @@ import (
 
 // exitProgram is a real program on the default handler that never calls
 // Close or Flush: it logs and either returns from main or logs an error and
-// calls os.Exit(1), writing to os.Stdout (a pipe read by the test), an
+// calls os.Exit(1) (with default options, Overflow: Drop, or a
+// BlockTimeout), writing to os.Stdout (a pipe read by the test), an
 // *os.File or a filesink.File.
 const exitProgram = `package main
 
@@ -23,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/filesink"
@@ -30,22 +32,29 @@ import (
 
 func main() {
 	mode, output, path := os.Args[1], os.Args[2], os.Args[3]
+	opts := &asyncbus.Options{}
+	switch mode {
+	case "exit-drop":
+		opts.Overflow, mode = asyncbus.Drop, "exit"
+	case "exit-timeout":
+		opts.BlockTimeout, mode = time.Second, "exit"
+	}
 	var h *asyncbus.Handler
 	switch output {
 	case "stdout":
-		h = asyncbus.NewHandler(os.Stdout, nil)
+		h = asyncbus.NewHandler(os.Stdout, opts)
 	case "file":
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			panic(err)
 		}
-		h = asyncbus.NewHandler(f, nil)
+		h = asyncbus.NewHandler(f, opts)
 	case "filesink":
 		f, err := filesink.Open(path, filesink.Options{})
 		if err != nil {
 			panic(err)
 		}
-		h = asyncbus.NewHandler(f, nil)
+		h = asyncbus.NewHandler(f, opts)
 	}
 	slog.SetDefault(slog.New(h))
 	switch mode {
@@ -103,15 +112,17 @@ func main() {
 
 // TestNothingLostAtExit runs the program 20 times per exit path and
 // output: every line is there each time, with no Close in main, also when
-// several goroutines log at once just before main returns or exits.
+// several goroutines log at once just before main returns or exits, and
+// an Error before os.Exit(1) keeps its line and those before it in every
+// overflow mode.
 func TestNothingLostAtExit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs a program 240 times")
+		t.Skip("builds and runs a program 360 times")
 	}
 	bin := buildProgram(t, "exitprog", exitProgram)
 
 	const runs = 20
-	for _, mode := range []string{"return", "exit", "return-concurrent", "exit-concurrent"} {
+	for _, mode := range []string{"return", "exit", "exit-drop", "exit-timeout", "return-concurrent", "exit-concurrent"} {
 		for _, output := range []string{"stdout", "file", "filesink"} {
 			t.Run(mode+"/"+output, func(t *testing.T) {
 				for run := range runs {
@@ -120,7 +131,8 @@ func TestNothingLostAtExit(t *testing.T) {
 					c := exec.Command(bin, mode, output, path)
 					c.Stdout, c.Stderr = &stdout, &stderr
 					err := c.Run()
-					if mode == "exit" {
+					fatal := strings.HasPrefix(mode, "exit") && !strings.HasSuffix(mode, "-concurrent")
+					if fatal {
 						var ee *exec.ExitError
 						require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
 						require.Equal(t, 1, ee.ExitCode())
@@ -141,7 +153,7 @@ func TestNothingLostAtExit(t *testing.T) {
 					for i, line := range lines {
 						require.Contains(t, line, `"i":`+strconv.Itoa(i), "run %d, line %d in order", run+1, i)
 					}
-					if mode == "exit" {
+					if fatal {
 						require.Contains(t, lines[3], `"level":"ERROR","msg":"fatal problem"`)
 					}
 				}

@@ -88,7 +88,7 @@ type shared struct {
 	rules     *LevelRules
 	copyCtx   bool                            // ReplaceAttr is set: context field values are copied, not aliased
 	closing   func(context.Context) time.Time // recordencoder.go: tells a plugged sink that Close began (idempotent); when it gives up
-	exitSafe  bool                            // Options.exitSafe: Error records are written before Handle returns
+	errsKept  bool                            // Options.errorsWritten: Error records are written before Handle returns
 	sample    sampleState                     // sample.go: Options.Sampler
 	stack     stackState                      // stack.go: Options.StackTraceLevel
 	onError   func(error)                     // Options.OnError, defaulted (closing.go reports a record after Close)
@@ -166,7 +166,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		context:   o.Context,
 		rules:     o.Rules,
 		copyCtx:   o.ReplaceAttr != nil,
-		exitSafe:  o.exitSafe(w),
+		errsKept:  o.errorsWritten(w),
 		out:       w,
 		onError:   o.OnError,
 		logged:    newLevelCounts(),
@@ -330,8 +330,9 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 // enqueue puts the encoded line in b on the bus, releases b, and syncs for
 // levels at or above SyncLevel. Records at or above slog.LevelError are
 // written to the output before it returns (written through, or waited for),
-// so that `slog.Error(...); os.Exit(1)` keeps the line (Block mode without
-// BlockTimeout only, see Options.exitSafe).
+// so that `slog.Error(...); os.Exit(1)` keeps the line, in every overflow
+// mode (see Options.errorsWritten), when the output can write it within
+// the Error wait's bound.
 //
 // With h.bound set every wait ends when it ends: a wait for room drops the
 // record (ErrDropped, counted), a wait for its write or sync returns
@@ -342,7 +343,7 @@ func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
 	syncLevel := levelNow(h.core.syncLevel)
 	var err error
 	switch {
-	case level >= slog.LevelError && level < syncLevel && h.core.exitSafe:
+	case level >= slog.LevelError && level < syncLevel && h.core.errsKept:
 		if h.bound != nil {
 			err = h.core.bus.EnqueueWrittenCtx(h.bound, b.data)
 		} else {

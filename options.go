@@ -314,9 +314,10 @@ func levelPanics(l slog.Leveler) (panics bool) {
 	return false
 }
 
-// exitSafe reports whether callers may wait for the output w: records are
-// then written through when the handler is quiet, and Error records are
-// written before Handle returns. Only in Block mode without BlockTimeout:
+// exitSafe reports whether callers may write to or wait quietly for the
+// output w: records are then written through when the handler is quiet
+// (Error records whenever the ring is empty). Only in Block mode without
+// BlockTimeout:
 // Drop mode and a BlockTimeout promise callers a bounded wait, which a
 // stuck output (a full pipe) would break. Never for a sink that retries
 // over the network (core.Closer, otlpsink): a log call must not wait for a
@@ -326,6 +327,15 @@ func (o *Options) exitSafe(w io.Writer) bool {
 		return false
 	}
 	return o.Overflow == Block && o.BlockTimeout == 0
+}
+
+// errorsWritten reports whether Error records wait for their write before
+// Handle returns: in every overflow mode (the wait is bounded, and made
+// only when the output can write the record within the bound), never for
+// a sink that retries over the network (core.Closer, otlpsink).
+func (o *Options) errorsWritten(w io.Writer) bool {
+	_, remote := w.(core.Closer)
+	return !remote
 }
 
 // busConfig is the bus configuration for validated options and output w.

@@ -89,6 +89,7 @@ type Bus struct {
 	slowCall     int64         // the breaker's bounds in ns (callerwait.go): SlowCall or SlowDirectCall,
 	verySlowCall int64         // VerySlowCall or none (MaxInt64),
 	inFlightSlow int64         // and VerySlowCall or StuckDirectCall
+	quietAfter   int64         // QuietAfter in ns (< 0: always quiet, tests)
 	stopped      chan struct{} // closed once the books are final: every record written or counted, every waiter answered
 
 	_ pad
@@ -107,7 +108,11 @@ type Bus struct {
 	// wtHead (drainer.adoptHead), so producers never reserve the memory at a
 	// position the drainer may still read (its stale read position is >= head).
 	wtHead atomic.Uint64
-	_      pad
+	// lineLen is how many Block producers are in line for room (Bus.line):
+	// every producer loads it before reserving, and it is stored only
+	// when the ring was full, so it shares head's read-mostly line.
+	lineLen atomic.Int32
+	_       pad
 	// state is written by the drainer on every idle transition (sleep, park,
 	// wake) and by waking producers. It has its own line so that those
 	// transitions do not invalidate head's line, and producers load it only
@@ -156,7 +161,11 @@ type Bus struct {
 	// write through or wait: their own line, off the producers' hot lines.
 	callSince atomic.Int64
 	speed     atomic.Uint32
-	_         pad
+	// lastCallEnd is when the last call into the output returned (ns,
+	// Bus.nanotime; 0 before the first): the handler is quiet once it is
+	// QuietAfter old and no call is in flight (Bus.quiet).
+	lastCallEnd atomic.Int64
+	_           pad
 	// qwLimit is the quiet wait's rate limit, updated by CAS from any
 	// producer that found a short queue (see quietAllow). Its own line: at
 	// high rates it is read (not written: the limit is spent) by the few
@@ -183,6 +192,7 @@ type Bus struct {
 	writeCalls   atomic.Uint64
 	markers      atomic.Uint64
 	highWater    atomic.Uint64
+	outRate      atomic.Uint64 // the output's bytes per second while written to (outrate.go); 0 until measured
 	batchTarget  atomic.Uint64
 	parks        atomic.Uint64
 	entries      atomic.Uint64 // ring entries consumed (records, refs, padding)
@@ -196,7 +206,8 @@ type Bus struct {
 	// refused after Close instead.
 	gapsFinal bool
 
-	mu        sync.Mutex    // guards spaceCh, flushReqs, side
+	mu        sync.Mutex    // guards spaceCh, flushReqs, side, line
+	line      []*roomWaiter // Block producers waiting for room, in arrival order (roomline.go)
 	spaceCh   chan struct{} // closed (and replaced) by the drainer to wake parked Block producers
 	flushReqs []flushReq
 	side      map[uint64][]byte // oversize records by ring position

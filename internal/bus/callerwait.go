@@ -105,12 +105,14 @@ func (b *Bus) beginCall() int64 {
 
 // endCall ends the call begun at start and records how fast it was.
 func (b *Bus) endCall(start int64) {
-	b.callSince.Store(0) // atomic: see beginCall
+	now := b.nanotime()
+	b.lastCallEnd.Store(now) // atomic, row lastCallEnd: before callSince's 0, which quiet loads first
+	b.callSince.Store(0)     // atomic: see beginCall
 	// Load and store, not a CAS: calls never overlap, so endCall has one
 	// caller at a time. Stored only on a change, so fast calls leave the
 	// line clean.
 	prev := b.speed.Load()
-	if s := b.nextSpeed(prev, b.nanotime()-start); s != prev {
+	if s := b.nextSpeed(prev, now-start); s != prev {
 		b.speed.Store(s)
 	}
 }
@@ -119,12 +121,29 @@ func (b *Bus) endCall(start int64) {
 // output knows of it: the last call's speed, or worse if the call in
 // flight has already taken longer.
 func (b *Bus) outputSpeed() uint32 {
-	s := b.speed.Load() & 0xff  // atomic: endCall's store; the low byte is the speed
+	s := b.speed.Load() & 0xff  // atomic, row lastCallEnd: endCall's store; the low byte is the speed
 	since := b.callSince.Load() // atomic: beginCall's store
 	if since != 0 && s != speedStuck {
 		s = max(s, b.inFlightSpeed(b.nanotime()-since))
 	}
 	return s
+}
+
+// quiet reports whether the handler is quiet: no call into the output is
+// in flight and none has ended for QuietAfter. Busy logging keeps the
+// drainer calling, so it is never quiet; the record of a quiet moment, and
+// no other, writes itself through.
+func (b *Bus) quiet() bool {
+	if b.quietAfter < 0 {
+		return true
+	}
+	// callSince first (seq-cst): endCall stores lastCallEnd before it
+	// clears callSince, so a 0 here comes with that call's end.
+	if b.callSince.Load() != 0 {
+		return false
+	}
+	end := b.lastCallEnd.Load() // atomic, row lastCallEnd: endCall's store
+	return end == 0 || b.nanotime()-end > b.quietAfter
 }
 
 // inOutputCall reports whether the calling goroutine is inside a call into

@@ -163,6 +163,8 @@ type Config struct {
 	wtBurst    int
 	qwInterval time.Duration
 	qwBurst    int
+	// quietAfter overrides QuietAfter (tests): < 0 means always quiet.
+	quietAfter time.Duration
 	// direct overrides which writes a caller may make itself (tests;
 	// default directWriter's answer for the output).
 	direct directCheck
@@ -194,6 +196,14 @@ const (
 	WriteThroughRate  = 10000
 	WriteThroughBurst = 256
 )
+
+// QuietAfter is how long the output must have had no call (by the drainer
+// or a write-through) for the handler to be quiet: only then does a record
+// that finds the ring empty write itself through (Config.WriteThrough).
+// Under sustained logging some call ends every few hundred microseconds,
+// so write-through stays rare, and the records of a quiet moment's burst
+// after the first take the quiet wait instead.
+const QuietAfter = 2 * time.Millisecond
 
 // Quiet-wait limits (see Config.WriteThrough): a record that finds at most
 // QuietWaitDepth bytes queued ahead of it waits for the drainer to write
@@ -263,6 +273,10 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	b.writeThrough = cfg.WriteThrough && b.ring == nil
 	b.wtLimit.set(WriteThroughRate, WriteThroughBurst, cfg.wtInterval, cfg.wtBurst)
 	b.qwLimit.set(QuietWaitRate, QuietWaitBurst, cfg.qwInterval, cfg.qwBurst)
+	b.quietAfter = int64(QuietAfter)
+	if cfg.quietAfter != 0 {
+		b.quietAfter = int64(cfg.quietAfter)
+	}
 	b.wtOne = make([][]byte, 1)
 	b.epoch = time.Now()
 	b.direct = cfg.direct

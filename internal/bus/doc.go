@@ -74,14 +74,20 @@
 //	               up count (CAS)                                                counts the record
 //	callSince      whoever calls the output       producers (outputSpeed,        0 when no call is in flight; calls never overlap
 //	speed          (beginCall/endCall)            inOutputCall)                  (wmu, or owing keeps write-throughs out)
+//	lastCallEnd    whoever calls the output       write-through producer         stored before callSince's 0: a quiet check that
+//	               (endCall)                      (quiet)                        loads callSince == 0 first sees that call's end
 //	gapPos         producers under dropMu,        drainer (collect), write-      lowest pending gap; the lock orders the list
 //	               drainer (takeGaps)             through (mayWriteThrough)
 //	waiters        Block producers (park)         drainer after its head store   see waitForRoom's lost-wake-up proof
+//	lineLen        Block producers under mu       producers (before reserving)   len(line) after the change under mu; non-zero:
+//	               (joinLine, leaveLine)                                         a newcomer queues behind (awaitTurn)
 //	flushPending   Flush/Sync/Close (request)     drainer (takeFlushes, ready)   set after the request is appended under mu
 //	aborted        Close giving up                drainer (enterCall, loop),     stored before call is CASed (giveup.go)
 //	                                              write-through producer
 //	call           drainer (enterCall/leaveCall)  Close giving up (CAS)          none/out/abandoned handshake (giveup.go)
 //	final          the give-up count              Stats (first)                  stored after the give-up's counts
+//	outRate        drainer (measure, once per     drainer (batchCap), Error      a snapshot: a stale rate only sizes a batch or
+//	               batch written whole)           callers (writableWithin)       skips or makes one bounded wait
 //	counters       drainer (single writer), or    Stats                          a snapshot; exact once the ring is empty
 //	               producers on slow paths
 //	rate limits    producers (CAS)                producers                      GCRA tat; see rateLimit
@@ -101,7 +107,11 @@
 //	probing --progress--> healthy          probing --nothing written--> failing
 //	healthy/probing --given up mid-record, no cut back--> torn --owed bytes out--> healthy
 //
-// and, for callers, the breaker (callerwait.go): fast; slow (SlowCallsToTrip
+// Write-through needs a quiet handler (Bus.quiet): no call into the output
+// in flight and none ended for QuietAfter; busy logging keeps the drainer
+// calling, so its records take the ring.
+//
+// And, for callers, the breaker (callerwait.go): fast; slow (SlowCallsToTrip
 // calls over SlowCall in a row, or one over VerySlowCall, or one in flight
 // that long; for files and pipes SlowDirectCall and StuckDirectCall: no
 // write-through, no quiet wait); stuck (over ErrorWaitMax: no wait at

@@ -13,15 +13,21 @@ const (
 
 // drainer is the state private to the drainer goroutine (no synchronisation).
 type drainer struct {
-	b       *Bus
-	head    uint64 // == b.head, kept locally (the drainer is its only writer)
-	pos     uint64 // scan position: end of the entries collected so far
-	views   [][]byte
-	kinds   []viewKind
-	nrec    int    // ring records (inline + oversize) in views
-	nent    uint64 // ring entries (including padding) between head and pos
-	ovBytes int64  // oversize bytes in views
-	target  int
+	b     *Bus
+	head  uint64 // == b.head, kept locally (the drainer is its only writer)
+	pos   uint64 // scan position: end of the entries collected so far
+	views [][]byte
+	kinds []viewKind
+	nrec  int // ring records (inline + oversize) in views
+	bytes int // record bytes in views (the batch's byte cap, batchCap)
+
+	busyBytes uint64 // the output rate's sample so far (measure): bytes written
+	busyNs    int64  // and the writing time they took
+	rateWarm  bool   // the first sample, taken while a pipe's buffer fills, is dropped
+	batchRate uint64 // the samples' weighted mean, which sizes batches (batchCap)
+	nent      uint64 // ring entries (including padding) between head and pos
+	ovBytes   int64  // oversize bytes in views
+	target    int
 
 	sleep      time.Duration // next idle sleep
 	sleptAtCap bool
@@ -219,7 +225,8 @@ func (d *drainer) adoptHead() {
 // current target, stopping at the first uncommitted entry or at a drop gap.
 func (d *drainer) collect() {
 	b := d.b
-	for d.nrec < d.target {
+	limit := d.batchCap()
+	for d.nrec < d.target && d.bytes < limit {
 		if g := b.gapPos.Load(); g <= d.pos {
 			if len(d.views) > 0 {
 				return // cut the batch at the gap; the marker opens the next one
@@ -266,12 +273,14 @@ func (d *drainer) collect() {
 			d.views = append(d.views, rec)
 			d.kinds = append(d.kinds, kOversize)
 			d.ovBytes += int64(len(rec))
+			d.bytes += len(rec)
 			d.pos += hdrSize
 		default:
 			n := h & lenMask
 			start, end := off+hdrSize, off+hdrSize+ringOff(n)
 			d.views = append(d.views, b.mem[start:end:end])
 			d.kinds = append(d.kinds, kRecord)
+			d.bytes += int(n)
 			d.pos += align8(hdrSize + n)
 		}
 		d.nrec++

@@ -115,6 +115,7 @@ func (b *Bus) Close(ctx context.Context) error {
 	b.closeOnce.Do(func() {
 		b.tail.Or(closedBit) // atomic: from now on every reservation CAS fails
 		b.broadcastSpace()   // parked Block producers re-check and see closed
+		b.wakeLine()         // so do those in line behind them
 		b.kick()
 	})
 	select {

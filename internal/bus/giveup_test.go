@@ -174,3 +174,29 @@ func TestCloseGiveUpDuringWriteThrough(t *testing.T) {
 	assert.EqualValues(t, 11, st.Enqueued)
 	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
 }
+
+// Shutdown does not wait on callers waiting for their record's write: a
+// Close that gives up on a hung output answers an Error caller still
+// waiting (EnqueueWritten returns), and never waits for it.
+func TestCloseGivesUpAnswersErrorWaiters(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{}, nil)
+	require.NoError(t, b.Enqueue(payload(0, 50)))
+	<-w.entered // the drainer is stuck in the output
+	var wg sync.WaitGroup
+	var waitErr error
+	wg.Go(func() { waitErr = b.EnqueueWritten(payload(1, 50)) })
+	waitFor(t, "the Error record waits for its write", func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.flushReqs) > 0
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.Close(ctx), context.DeadlineExceeded)
+	awaitAll(t, &wg, "the Error caller")
+	var se *SinkError
+	require.ErrorAs(t, waitErr, &se, "answered with the give-up's count")
+	close(w.gate)
+	requireAccounting(t, b.Stats())
+}

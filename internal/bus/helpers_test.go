@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -360,6 +361,9 @@ func newTestBus(t testing.TB, w interface{ Write([]byte) (int, error) }, cfg Con
 	t.Helper()
 	if cfg.WriteThrough && cfg.direct == nil {
 		cfg.direct = always // the test's writer stands for an output a caller may write to
+		if cfg.quietAfter == 0 {
+			cfg.quietAfter = -1 // not a test of quietness: every record that finds the ring empty may go
+		}
 		if cfg.slowCall == 0 {
 			// Not a test of the breaker: a scheduling hiccup must not trip it.
 			cfg.slowCall = time.Hour
@@ -430,4 +434,68 @@ func withMarker(cfg Config) Config {
 // testNew is New with withMarker applied.
 func testNew(w io.Writer, cfg Config) (*Bus, error) {
 	return New(w, withMarker(cfg))
+}
+
+// pacedWriter is a deterministic slow output: each call takes at most
+// chunk bytes and lasts pause (an output that accepts chunk/pause bytes a
+// second, as a pipe behind a slow reader does). written counts the bytes
+// it took, for tests that measure a caller's wait in bytes of output.
+type pacedWriter struct {
+	chunk   int
+	pause   time.Duration
+	written atomic.Uint64
+	mu      sync.Mutex
+	buf     bytes.Buffer
+}
+
+func (w *pacedWriter) Write(p []byte) (int, error) {
+	time.Sleep(w.pause) // the output's own pace, not a synchronisation
+	n := min(len(p), w.chunk)
+	w.mu.Lock()
+	w.buf.Write(p[:n])
+	w.mu.Unlock()
+	w.written.Add(uint64(n))
+	return n, nil
+}
+
+func (w *pacedWriter) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
+}
+
+// blockedWaits runs producers Block producers against b, whose output is
+// w, each enqueueing size-byte records until w has taken until bytes, and
+// returns the largest wait of any call that began once counted() held
+// (nil: every call), in bytes that w took during it, and how many records
+// each producer got in. The output is slow (tens of bytes per
+// millisecond), so that a producer descheduled around its call on a
+// loaded machine adds little to its measured wait.
+func blockedWaits(t *testing.T, b *Bus, w *pacedWriter, producers, size int, until uint64, counted func() bool) (maxWait uint64, counts []int) {
+	t.Helper()
+	counts = make([]int, producers)
+	waits := make([]uint64, producers)
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			var buf []byte
+			for s := 0; w.written.Load() < until; s++ {
+				buf = rec(buf, p, s, size)
+				measure := counted == nil || counted()
+				before := w.written.Load()
+				if !assert.NoError(t, b.Enqueue(buf)) {
+					return
+				}
+				if measure {
+					waits[p] = max(waits[p], w.written.Load()-before)
+				}
+				counts[p]++
+			}
+		})
+	}
+	wg.Wait()
+	for _, wt := range waits {
+		maxWait = max(maxWait, wt)
+	}
+	return maxWait, counts
 }

@@ -56,14 +56,20 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 // (a non-nil Done), the record is never written through: the drainer
 // writes it and the caller waits for that, which ctx can interrupt.
 //
-// The wait lasts at most ErrorWaitMax and is skipped while the output is
-// stuck (a call into it has taken longer) or when the caller is itself
-// inside a call into the output (a writer logging through its handler);
-// the record then stays queued and the result is nil.
+// The wait lasts at most ErrorWaitMax and is made only when it can
+// succeed: it is skipped when the output, at the rate the drainer measured,
+// cannot write the bytes queued ahead of the record and the record itself
+// within ErrorWaitMax (a backlog), while the output is stuck (a call into
+// it has taken longer), or when the caller is itself inside a call into
+// the output (a writer logging through its handler); the record then stays
+// queued and the result is nil.
 func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
-	end, wrote, _, err := b.enqueue(p, true, ctx.Done())
+	end, wrote, ahead, err := b.enqueue(p, true, ctx.Done())
 	if err != nil || wrote || !b.callerMayWait(speedSlow) {
 		return err
+	}
+	if ahead != math.MaxUint64 && !b.writableWithin(ahead+uint64(len(p)), ErrorWaitMax) {
+		return nil // it cannot be written in time: waiting would only hold the caller
 	}
 	if ctx.Done() == nil {
 		return b.waitWritten(end, ErrorWaitMax) // pooled: an Error record allocates nothing either
@@ -95,7 +101,15 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 		wh := b.wtHead.Load() // atomic acquire, before tail too: wh <= t
 		t := b.tail.Load()    // atomic: may observe closedBit set by Close
 		if t&closedBit != 0 {
+			b.leaveLine(&w)
 			return 0, false, 0, b.dropClosed()
+		}
+		if w.me != nil || b.lineLen.Load() != 0 { // atomic, row lineLen: producers in line for room (see awaitTurn)
+			if again, err := b.awaitTurn(&w, t); err != nil {
+				return 0, false, 0, err
+			} else if again {
+				continue
+			}
 		}
 		off := b.offsetOf(t)
 		total := need
@@ -104,6 +118,7 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 		}
 		if t+total-h > b.capacity {
 			if err := b.waitForRoom(&w, t, h, -1); err != nil {
+				b.leaveLine(&w)
 				return 0, false, 0, err
 			}
 			continue
@@ -111,6 +126,9 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 		// The one contended write: a CAS, because the padding decision depends on t.
 		if !b.tail.CompareAndSwap(t, t+total) {
 			continue
+		}
+		if w.me != nil {
+			b.leaveLine(&w) // the next in line may reserve while we copy
 		}
 		if (h == t || wh == t) && total == need && b.writeThrough && b.direct != nil && done == nil {
 			// The ring was empty when we reserved (see tryWriteThrough).
@@ -192,13 +210,22 @@ func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uin
 		h := b.head.Load() // before tail, as in Enqueue, so that h <= t
 		t := b.tail.Load()
 		if t&closedBit != 0 {
+			b.leaveLine(&w)
 			return 0, false, math.MaxUint64, b.dropClosed()
+		}
+		if w.me != nil || b.lineLen.Load() != 0 { // atomic, row lineLen: as in enqueue
+			if again, err := b.awaitTurn(&w, t); err != nil {
+				return 0, false, math.MaxUint64, err
+			} else if again {
+				continue
+			}
 		}
 		// Outstanding oversize bytes are bounded by capacity; one record is
 		// always admitted when none is outstanding, so any size makes progress.
 		ob := b.oversizeBytes.Load()
 		if t+hdrSize-h > b.capacity || (ob > 0 && ob+sz > int64(b.capacity)) {
 			if err := b.waitForRoom(&w, t, h, ob); err != nil {
+				b.leaveLine(&w)
 				return 0, false, math.MaxUint64, err
 			}
 			continue
@@ -207,6 +234,7 @@ func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uin
 		if !b.tail.CompareAndSwap(t, t+hdrSize) {
 			continue
 		}
+		b.leaveLine(&w)
 		b.oversizeBytes.Add(sz)
 		b.oversize.Add(1)
 		cp := append([]byte(nil), p...)
@@ -263,6 +291,9 @@ type waitState struct {
 	spins    int
 	deadline time.Time
 	done     <-chan struct{} // EnqueueUntil, EnqueueWrittenCtx: closed, the wait ends in a drop; nil: never
+	me       *roomWaiter     // this producer's place in the line for room; nil: not in it
+	front    bool            // me is the line's front: it may reserve
+	bypass   bool            // a writer logging through its own handler: never in line
 }
 
 // maxYieldShift: past the high watermark, producers yield once per
@@ -278,8 +309,8 @@ const (
 
 // waitForRoom handles a ring that had no room at tail t and head h (or, with ob >= 0,
 // an oversize budget that held ob bytes): it drops (Drop mode, or Block after
-// its timeout) or waits for the drainer to free space. A nil return means
-// "try again".
+// its timeout) or waits for the drainer to free space: in line (roomline.go),
+// where only the front spins and parks. A nil return means "try again".
 func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 	if b.overflow == Drop {
 		b.kick()
@@ -293,9 +324,16 @@ func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 	}
 	if w.spins == 0 {
 		b.kick() // a full ring is past any watermark: make sure the drainer runs
-		if b.blockTimeout > 0 {
+		if b.blockTimeout > 0 && w.deadline.IsZero() {
 			w.deadline = time.Now().Add(b.blockTimeout)
 		}
+	}
+	if w.me == nil && !w.bypass {
+		if !b.inOutputCall() {
+			b.joinLine(w) // first in line, or behind those who came first
+			return nil
+		}
+		w.bypass = true
 	}
 	w.spins++
 	switch {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -246,4 +247,35 @@ func TestEnqueueZeroAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(1000, func() { _ = b.Enqueue(p) })
 	require.Zero(t, allocs)
 	closeBus(t, b)
+}
+
+// An Error record's wait is made only when it can succeed: behind a
+// backlog that the output, at its measured rate, cannot write within
+// ErrorWaitMax, EnqueueWritten returns at once with the record queued;
+// behind a short queue it waits, and the record is written on return.
+func TestErrorWaitOnlyWhenWritable(t *testing.T) {
+	w := &pacedWriter{chunk: 1024, pause: time.Millisecond} // at most 1 MB/s
+	b := newTestBus(t, w, Config{Capacity: 2 << 20}, nil)
+	for i := 0; b.Stats().OutputRate == 0; i++ { // rateWindow of writing measures the output
+		require.NoError(t, b.Enqueue(payload(1000+i, 1000)))
+		require.NoError(t, b.Flush(context.Background()))
+	}
+
+	short := []byte("an error behind a short queue\n")
+	require.NoError(t, b.EnqueueWritten(short))
+	assert.True(t, bytes.Contains(w.bytes(), short), "behind a short queue the record is written on return")
+
+	var buf []byte
+	for i := 0; b.Stats().QueueDepth < 3<<19; i++ { // over 1.5 s of output ahead
+		buf = rec(buf, 0, i, 200)
+		require.NoError(t, b.Enqueue(buf))
+	}
+	start := time.Now()
+	last := []byte("an error behind a backlog\n")
+	require.NoError(t, b.EnqueueWritten(last))
+	assert.Less(t, time.Since(start), ErrorWaitMax/2, "no wait that cannot succeed")
+	assert.False(t, bytes.Contains(w.bytes(), last), "the record is still queued")
+	closeBus(t, b)
+	assert.True(t, bytes.Contains(w.bytes(), last), "and written by Close")
+	requireAccounting(t, b.Stats())
 }

@@ -24,6 +24,7 @@ type Stats struct {
 	WriteThrough   uint64 // the part of Written the producers wrote themselves (Config.WriteThrough)
 	Recovered      uint64 // records an earlier process had accepted, replayed from Config.RingFile by New (not part of Enqueued/Written)
 	Unrecovered    uint64 // records found in Config.RingFile that could not be replayed (oversize records, whose bytes were on the heap)
+	OutputRate     uint64 // the output's recent bytes per second while the drainer writes to it; 0 until measured
 }
 
 // Stats returns a snapshot of the counters. It is cheap (a few atomic loads)
@@ -51,6 +52,7 @@ func (b *Bus) Stats() Stats {
 		WriteThrough:  b.wtCount.Load(),
 		Recovered:     b.recovered,
 		Unrecovered:   b.unrecovered,
+		OutputRate:    b.outRate.Load(),
 	}
 	entries, entryBytes := b.entries.Load(), b.entryBytes.Load()
 	h := max(b.head.Load(), b.wtHead.Load()) // a written-through record is not in the ring

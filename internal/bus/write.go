@@ -55,7 +55,11 @@ func (d *drainer) writeRound(act batchAction) {
 			d.report("write", *b.wtErr.Swap(nil))
 		}
 		if admitted {
+			start := b.nanotime()
 			done, off = d.write()
+			if done == len(d.views) {
+				d.measure(b.nanotime() - start)
+			}
 			if cap(d.staging) > maxStagingKeep {
 				d.staging = nil // a batch of large (oversize) records: do not keep its copy's memory
 			}
@@ -83,7 +87,7 @@ func (d *drainer) writeRound(act batchAction) {
 	d.progIdx = 0
 	full := d.nrec >= d.target
 	clear(d.views) // drop references to oversize records
-	d.views, d.kinds, d.nrec = d.views[:0], d.kinds[:0], 0
+	d.views, d.kinds, d.nrec, d.bytes = d.views[:0], d.kinds[:0], 0, 0
 	d.release()
 	d.adapt(full)
 }

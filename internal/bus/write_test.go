@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -247,4 +248,23 @@ func TestCutBack(t *testing.T) {
 	t.Run("not a file", func(t *testing.T) {
 		require.ErrorIs(t, cutBack(&bytes.Buffer{}, 1), errNotCut)
 	})
+}
+
+// Space comes back as the output takes bytes: behind a slow output a
+// blocked producer waits for about the bytes ahead of it (a batch of a
+// few milliseconds of output, once the output's rate is measured), not
+// for a batch of the whole ring to be written.
+func TestSlowOutputReleasesSpaceAsItGoes(t *testing.T) {
+	const capacity, producers, size = 128 << 10, 8, 128
+	w := &pacedWriter{chunk: 512, pause: time.Millisecond}
+	b := newTestBus(t, w, Config{Capacity: capacity, Overflow: Block}, nil)
+	measured := func() bool { return b.Stats().OutputRate != 0 }
+	maxWait, counts := blockedWaits(t, b, w, producers, size, 2*capacity, measured)
+	closeBus(t, b)
+	requireAccounting(t, b.Stats())
+	// A batch of minBatchBytes (4 ms at ~0.5 MB/s is less), the records
+	// ahead, one call: well under a quarter of the ring, which was the
+	// batch before.
+	bound := uint64(capacity / 4)
+	assert.LessOrEqual(t, maxWait, bound, "the longest wait, in bytes of output; records per producer %v", counts)
 }

@@ -128,9 +128,9 @@ func (b *Bus) mayWriteThrough(t uint64, n int, force bool) bool {
 	if b.outputSpeed() != speedFast || !b.direct(n) { // direct: checked by enqueue
 		return false
 	}
-	// The rate limit last, so that a record that takes the ring anyway
-	// does not spend a write-through's token.
-	return force || b.wtAllow()
+	// Quietness and the rate limit last, so that a record that takes the
+	// ring anyway does not spend a write-through's token.
+	return force || (b.quiet() && b.wtAllow())
 }
 
 // writeOne makes the write-through's one call into the output and returns

@@ -407,3 +407,36 @@ func TestWriteThroughTokenKeptWhenSinkBusy(t *testing.T) {
 	closeBus(t, b)
 	requireAccounting(t, b.Stats())
 }
+
+// Write-through is for a quiet handler: under sustained logging from
+// several goroutines (no rate limit here, only quietness) at most 1 % of
+// the records are written on their callers, and a record logged once the
+// output has had no call for QuietAfter is written through again.
+func TestWriteThroughOnlyWhenQuiet(t *testing.T) {
+	const goroutines, per = 4, 5000
+	s := &streamSink{}
+	b := newTestBus(t, s, Config{WriteThrough: true, quietAfter: QuietAfter, wtInterval: -1, qwBurst: 1, qwInterval: time.Hour}, nil)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			var buf []byte
+			for i := range per {
+				buf = rec(buf, g, i, 100)
+				assert.NoError(t, b.Enqueue(buf))
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, b.Flush(context.Background()))
+	busy := b.Stats().WriteThrough
+	assert.LessOrEqual(t, busy, uint64(goroutines*per/100), "records written on their callers under load")
+
+	waitFor(t, "the handler is quiet", b.quiet)
+	p := payload(1, 40)
+	require.NoError(t, b.Enqueue(p))
+	assert.Equal(t, busy+1, b.Stats().WriteThrough, "a quiet moment's record is written through")
+	got := splitLines(s.bytes())
+	assert.Equal(t, p, got[len(got)-1])
+	closeBus(t, b)
+	requireAccounting(t, b.Stats())
+}

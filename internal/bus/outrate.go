@@ -1,0 +1,93 @@
+package bus
+
+import (
+	"math"
+	"time"
+)
+
+// What a batch may carry, from the output's measured rate: at most
+// batchSpan of the output's time, and never less than minBatchBytes
+// (unmeasuredBatchBytes until a rate is measured). Behind a slow output
+// the ring's space then comes back a batch of a few milliseconds at a
+// time, as the output takes bytes, not a ring's worth at once; a fast
+// output's batches are bounded by the record target (Config.maxBatch) as
+// before.
+const (
+	batchSpan            = 4 * time.Millisecond
+	minBatchBytes        = 4 << 10 // a page: what a pipe takes per reader's read
+	unmeasuredBatchBytes = 64 << 10
+	// rateWindow is how much writing time one rate sample spans, or
+	// rateWindowBytes how many bytes, whichever comes first (a fast output
+	// takes 256 KiB in well under a millisecond): a pipe takes a batch
+	// at memory speed while its buffer has room and at its reader's pace
+	// once it is full, so single batches say little.
+	rateWindow      = 50 * time.Millisecond
+	rateWindowBytes = 256 << 10
+)
+
+// measure adds a batch that was written whole in elapsed ns (its calls,
+// short writes and retries included) to the current sample; once the
+// sample spans rateWindow of writing or rateWindowBytes it goes into the
+// batches' mean (d.batchRate) and into Bus.outRate (all but the first,
+// which a pipe's empty buffer makes too fast): a slower
+// sample sets it at once, a faster one moves it a quarter of the way. An
+// Error wait made on a rate that is too high waits in vain; one skipped
+// on a rate too low costs nothing.
+func (d *drainer) measure(elapsed int64) {
+	if d.bytes == 0 {
+		return // a batch of markers only, or of empty records: it says nothing of the rate
+	}
+	d.busyBytes += uint64(d.bytes)
+	d.busyNs += max(elapsed, 0)
+	if (d.busyNs < int64(rateWindow) && d.busyBytes < rateWindowBytes) || d.busyNs == 0 {
+		return
+	}
+	sample := float64(d.busyBytes) * float64(time.Second) / float64(d.busyNs)
+	d.busyBytes, d.busyNs = 0, 0
+	rate := uint64(max(1, min(sample, math.MaxUint32*float64(1<<20)))) // far above any output; keeps the sums below in range
+	// The batch cap follows a plain weighted mean, from the first sample
+	// on: one slow sample (the drainer descheduled mid-write on a busy
+	// machine) must not shrink a fast output's batches, which costs
+	// throughput and, in Drop mode, records.
+	if d.batchRate == 0 {
+		d.batchRate = rate
+	} else {
+		d.batchRate = (3*d.batchRate + rate) / 4
+	}
+	if !d.rateWarm {
+		d.rateWarm = true // the Error waits skip the first sample: a pipe's empty buffer took its start at memory speed
+		return
+	}
+	if old := d.b.outRate.Load(); old != 0 && rate > old { // atomic, row outRate: the drainer is its only writer
+		rate = (3*old + rate) / 4
+	}
+	d.b.outRate.Store(rate) // atomic, row outRate: Error callers read it (writableWithin)
+}
+
+// batchCap is how many record bytes the next batch may carry: batchSpan
+// at the measured rate (its mean, d.batchRate), at least minBatchBytes;
+// unmeasuredBatchBytes before a rate is measured.
+func (d *drainer) batchCap() int {
+	rate := d.batchRate
+	if rate == 0 {
+		return unmeasuredBatchBytes
+	}
+	span := float64(rate) * batchSpan.Seconds()
+	if span >= float64(math.MaxInt/2) {
+		return math.MaxInt
+	}
+	return max(minBatchBytes, int(span))
+}
+
+// writableWithin reports whether the output, at its measured rate, can
+// write n more bytes within bound. Before a rate is measured it says yes
+// for at most unmeasuredBatchBytes: a first batch's worth, which even a
+// slow output writes well within a second; a larger backlog at the start
+// is a slow output's (a fast one would have been measured by then).
+func (b *Bus) writableWithin(n uint64, bound time.Duration) bool {
+	rate := b.outRate.Load() // atomic, row outRate: a snapshot; a stale rate only skips or makes one bounded wait
+	if rate == 0 {
+		return n <= unmeasuredBatchBytes
+	}
+	return float64(n)/float64(rate) <= bound.Seconds()
+}

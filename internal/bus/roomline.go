@@ -1,0 +1,117 @@
+package bus
+
+import "time"
+
+// roomWaiter is a Block producer in line for room in the ring (Bus.line).
+type roomWaiter struct {
+	turn chan struct{} // buffered 1: a token when it reaches the front, and at Close
+}
+
+// awaitTurn makes a producer that is not at the front of the line for room
+// wait its turn. A producer that finds others in line joins it behind them
+// even when the ring has room: the room freed is theirs first (no
+// barging). A writer logging through its own handler never joins (it
+// would wait for its own call to return). It reports whether the caller
+// must load the cursors again before reserving.
+func (b *Bus) awaitTurn(w *waitState, t uint64) (bool, error) {
+	if w.me == nil {
+		if w.bypass || b.lineLen.Load() == 0 { // atomic, row lineLen: a non-zero length is a waiter really in line
+			return false, nil
+		}
+		if b.inOutputCall() {
+			w.bypass = true
+			return false, nil
+		}
+		b.joinLine(w)
+	}
+	if w.front {
+		return false, nil
+	}
+	return true, b.waitTurn(w, t)
+}
+
+// joinLine puts the producer at the end of the line for room.
+func (b *Bus) joinLine(w *waitState) {
+	if b.blockTimeout > 0 && w.deadline.IsZero() {
+		w.deadline = time.Now().Add(b.blockTimeout)
+	}
+	w.me = &roomWaiter{turn: make(chan struct{}, 1)}
+	b.mu.Lock()
+	b.line = append(b.line, w.me)
+	w.front = len(b.line) == 1
+	// Stored under mu, after the append: a newcomer that loads a
+	// non-zero length queues behind a waiter that is really there.
+	b.lineLen.Store(int32(len(b.line)))
+	b.mu.Unlock()
+}
+
+// waitTurn waits until the producer is at the front of the line (its
+// token), Close (every waiter gets a token), its BlockTimeout or its done
+// channel; the last two drop the record (ErrDropped).
+func (b *Bus) waitTurn(w *waitState, t uint64) error {
+	var timeout <-chan time.Time
+	if b.blockTimeout > 0 {
+		d := time.Until(w.deadline)
+		if d <= 0 {
+			b.leaveLine(w)
+			return b.drop(t)
+		}
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		timeout = tm.C
+	}
+	select {
+	case <-w.me.turn:
+	case <-timeout:
+		b.leaveLine(w)
+		return b.drop(t)
+	case <-w.done:
+		b.leaveLine(w)
+		b.kick()
+		return b.drop(t)
+	}
+	b.mu.Lock()
+	w.front = b.line[0] == w.me // w.me is in line until leaveLine
+	b.mu.Unlock()
+	return nil
+}
+
+// leaveLine takes the producer out of the line, if it is in it, and hands
+// the front's turn to the next one.
+func (b *Bus) leaveLine(w *waitState) {
+	if w.me == nil {
+		return
+	}
+	b.mu.Lock()
+	for i, r := range b.line {
+		if r != w.me {
+			continue
+		}
+		copy(b.line[i:], b.line[i+1:])
+		b.line[len(b.line)-1] = nil
+		b.line = b.line[:len(b.line)-1]
+		if i == 0 && len(b.line) > 0 {
+			select {
+			case b.line[0].turn <- struct{}{}: // buffered 1: the new front's turn
+			default: // it has a token already (Close's)
+			}
+		}
+		break
+	}
+	b.lineLen.Store(int32(len(b.line))) // atomic, row lineLen: stored under mu after the change
+	b.mu.Unlock()
+	w.me, w.front = nil, false
+}
+
+// wakeLine gives every producer in line a token (Close): each then sees
+// the closed tail and leaves.
+func (b *Bus) wakeLine() {
+	b.mu.Lock()
+	for _, r := range b.line {
+		select {
+		case r.turn <- struct{}{}:
+		default: // it has one already
+		}
+	}
+	b.mu.Unlock()
+}
