@@ -209,6 +209,6 @@ func TestCloseDefault(t *testing.T) {
 		slog.Info("lost")
 		err := CloseDefault()
 		require.ErrorIs(t, err, errNilWriter)
-		assert.True(t, strings.HasSuffix(err.Error(), "(1 records failed)"), "%v", err)
+		assert.True(t, strings.HasSuffix(err.Error(), "(1 record failed)"), "%v", err)
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // ErrClosed is returned by writes, Sync and Rotate after Close.
@@ -193,7 +195,7 @@ func (f *File) Close() error {
 	f.suppressed = 0
 	f.errMu.Unlock()
 	if n > 0 {
-		f.emit(fmt.Errorf("filesink: %s: %d errors were suppressed by rate limiting", f.path, n))
+		f.emit(fmt.Errorf("filesink: %s: %s suppressed by rate limiting", f.path, plural.Count(n, "error was", "errors were")))
 	}
 	f.closeErr = err
 	close(f.closeDone) // publishes closeErr to the Close calls waiting above

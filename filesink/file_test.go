@@ -348,6 +348,6 @@ func TestErrorCallbackIsRateLimited(t *testing.T) {
 	f.report(background)
 	require.NoError(t, f.Close())
 	require.Len(t, errs.All(), 3, "Close reports the errors still suppressed")
-	assert.Contains(t, errs.All()[2].Error(), "1 errors were suppressed")
+	assert.Contains(t, errs.All()[2].Error(), "1 error was suppressed")
 	assert.Empty(t, readLines(t, path))
 }
