@@ -79,6 +79,10 @@ type File struct {
 // Path returns the path of the current log file.
 func (f *File) Path() string { return f.path }
 
+// String returns "filesink.File(<path>)", so that %v of a *File names the
+// file instead of printing its fields.
+func (f *File) String() string { return "filesink.File(" + f.path + ")" }
+
 // Repaired returns what Open did to a torn tail, or nil if the file ended in
 // a newline (or was empty or new). After SettleTornTail found the fragment
 // written again by the durable ring, it returns the settled repair

@@ -2,6 +2,7 @@ package filesink
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -49,6 +50,16 @@ func TestOpenCreatesDirectoriesAndAppends(t *testing.T) {
 			assert.Equal(t, []string{"one", "two", "three"}, readLines(t, path))
 		})
 	}
+}
+
+// TestFilePrintsItsPath (issue 33): %v of a *File names the file instead
+// of dumping its fields.
+func TestFilePrintsItsPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	f, err := Open(path, Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, f.Close()) }()
+	assert.Equal(t, "filesink.File("+path+")", fmt.Sprintf("%v", f))
 }
 
 func TestClosedAndBadInput(t *testing.T) {

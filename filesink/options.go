@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -21,6 +22,20 @@ const (
 	RotateDaily
 )
 
+// String returns r's name as it is written in Go ("RotateDaily"), or
+// "Rotation(N)" for a value that is not a rotation.
+func (r Rotation) String() string {
+	switch r {
+	case RotateNone:
+		return "RotateNone"
+	case RotateHourly:
+		return "RotateHourly"
+	case RotateDaily:
+		return "RotateDaily"
+	}
+	return "Rotation(" + strconv.Itoa(int(r)) + ")"
+}
+
 // SyncPolicy selects when written data is flushed to stable storage with
 // fdatasync. File.Sync always syncs, whatever the policy.
 type SyncPolicy int
@@ -35,6 +50,20 @@ const (
 	// there is unsynced data, also when no more writes arrive.
 	SyncInterval
 )
+
+// String returns p's name as it is written in Go ("SyncEveryBatch"), or
+// "SyncPolicy(N)" for a value that is not a policy.
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncNever:
+		return "SyncNever"
+	case SyncEveryBatch:
+		return "SyncEveryBatch"
+	case SyncInterval:
+		return "SyncInterval"
+	}
+	return "SyncPolicy(" + strconv.Itoa(int(p)) + ")"
+}
 
 // Defaults used for zero Options fields.
 const (
