@@ -1,8 +1,8 @@
 // Package asyncbus is a fast, asynchronous log/slog handler.
 //
 // Each record is encoded on the caller's goroutine into a pooled buffer (JSON,
-// text, logfmt or console), then copied into a lock-free multi-producer ring
-// (internal/bus). One drainer goroutine writes the ring to the output in
+// text, logfmt or console), then copied into a lock-free multi-producer
+// ring. One drainer goroutine writes the ring to the output in
 // large batches, adapting batch size and sleep to the backlog and parking
 // when idle. A log call therefore never waits for a lock, a syscall or the
 // disk, unless the ring is full and Options.Overflow is Block.

@@ -118,8 +118,8 @@ type Options struct {
 	LoggerKey string
 	// UniqueKeys writes each key once per object: a repeated key keeps its
 	// first position and takes its last value, as the OpenTelemetry SDK
-	// keeps a repeated attribute (see uniquekeys.go). Off (the default),
-	// JSON and Text stay byte-identical to slog's handlers.
+	// keeps a repeated attribute (see Unique keys in the package doc). Off
+	// (the default), JSON and Text stay byte-identical to slog's handlers.
 	UniqueKeys bool
 }
 

@@ -74,7 +74,7 @@ const (
 	// DefaultDirPerm is the mode of directories Open creates: the owner's
 	// only. Options.DirPerm widens it.
 	DefaultDirPerm os.FileMode = 0o700
-	// DefaultSyncInterval is the SyncInterval period (the seeds suggest 1 s).
+	// DefaultSyncInterval is the SyncInterval period: 1 s.
 	DefaultSyncInterval = time.Second
 	// DefaultErrorInterval is the minimum gap between two OnError calls for
 	// write errors.
@@ -125,8 +125,8 @@ type Options struct {
 	// SyncInterval is the period for SyncInterval; default 1 s.
 	SyncInterval time.Duration
 	// Preallocate reserves disk space in chunks of this many bytes with
-	// fallocate(FALLOC_FL_KEEP_SIZE) ahead of the writes (the seeds suggest
-	// 1–4 MiB). The file size is unaffected, so a crash leaves no zero
+	// fallocate(FALLOC_FL_KEEP_SIZE) ahead of the writes (1–4 MiB suits
+	// most loads). The file size is unaffected, so a crash leaves no zero
 	// tail; unused blocks are released on rotation and Close. Zero disables.
 	// A failure is reported to OnError; preallocation is then turned off if
 	// the file system cannot do it at all (EOPNOTSUPP, ENOSYS, EINVAL), and
