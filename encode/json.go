@@ -53,8 +53,9 @@ func (e *Encoder) appendJSONFields(b []byte, r *slog.Record, extra []slog.Attr, 
 		}
 		// Each extra attr starts from a "," separator; one that writes
 		// nothing leaves none behind (see state.appendResolved).
-		if nb, ok := appendJSONAttr(b, a, true); ok {
+		if nb, ok := appendJSONAttr(b, a, true); ok && bud.fits(len(b)) {
 			b = nb
+			bud.take()
 		} else {
 			b, _, _ = e.slowAttr(b, a, ",", "", bud)
 		}
@@ -122,7 +123,13 @@ func (e *Encoder) appendJSONAttrs(b []byte, as []slog.Attr, st *jsonAttrsState) 
 // appendJSONRecordAttr appends one record attribute: the common kinds
 // without a further call, the rest through the general code.
 func (e *Encoder) appendJSONRecordAttr(b []byte, a *slog.Attr, st *jsonAttrsState) []byte {
-	switch k := a.Value.Kind(); k {
+	k := a.Value.Kind()
+	if !st.bud.fits(len(b)) {
+		k = slog.KindAny // the general code writes TruncatedValue
+	} else if k != slog.KindAny && k != slog.KindGroup && k != slog.KindLogValuer {
+		st.bud.take()
+	}
+	switch k {
 	case slog.KindString:
 		b = appendJSONString(appendJSONKey(b, a.Key, st.comma), a.Value.String())
 	case slog.KindInt64, slog.KindDuration: // JSON writes a duration's nanoseconds
