@@ -144,6 +144,7 @@ func TestPrintMarkers(t *testing.T) {
 		{"other with a count", lines[1], "[ASYNCBUS 128] 12:34:56.789 ERROR asyncbus: flight recorder dump records=128\n"},
 		{"other", lines[2], "[ASYNCBUS] 12:34:56.789 WARN  asyncbus: write /x: disk full\n"},
 		{"not a marker", `{"msg":"suppressed many similar records"}`, "suppressed many similar records\n"},
+		{"sampling, one", `{"time":"2026-01-02T12:34:56.789Z","level":"INFO","msg":"suppressed 1 similar record"}`, "[SUPPRESSED 1] 12:34:56.789 INFO  suppressed 1 similar record\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPrinter(false, true, filter{})
