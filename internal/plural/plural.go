@@ -21,12 +21,3 @@ func Count[T integer](n T, one, many string) string {
 	}
 	return strconv.FormatUint(uint64(n), 10) + " " + noun
 }
-
-// Noun returns one when n is 1 and many otherwise, for a count written
-// apart from its noun: "%d of %d " + Noun(total, "record", "records").
-func Noun[T integer](n T, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

@@ -28,9 +28,3 @@ func TestCount(t *testing.T) {
 		})
 	}
 }
-
-func TestNoun(t *testing.T) {
-	assert.Equal(t, "record", Noun(1, "record", "records"))
-	assert.Equal(t, "records", Noun(0, "record", "records"))
-	assert.Equal(t, "records", Noun(uint32(5), "record", "records"))
-}
