@@ -210,7 +210,7 @@ func TestCloseDefault(t *testing.T) {
 		slog.Info("lost")
 		err := CloseDefault()
 		require.ErrorIs(t, err, errNilWriter)
-		assert.True(t, strings.HasSuffix(err.Error(), "(1 records failed)"), "%v", err)
+		assert.True(t, strings.HasSuffix(err.Error(), "(1 record failed)"), "%v", err)
 	})
 }
 
@@ -449,5 +449,5 @@ func TestCloseBoundedByAHungOnError(t *testing.T) {
 	close(release)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorIs(t, err, errOutage, "the run's verdict too")
-	assert.Equal(t, "asyncbus: close: OnError had not returned when Close's context ended (context deadline exceeded); reports may be undelivered; asyncbus: write *asyncbus.outageWriter: output unavailable (1 records failed)", err.Error())
+	assert.Equal(t, "asyncbus: close: OnError had not returned when Close's context ended (context deadline exceeded); reports may be undelivered; asyncbus: write *asyncbus.outageWriter: output unavailable (1 record failed)", err.Error())
 }

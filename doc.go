@@ -24,10 +24,14 @@
 // Nothing accepted is lost silently: records refused because the ring was
 // full (Drop mode) or because the handler was closed are counted in Stats,
 // and the drainer writes an in-band marker line at the gap saying how many
-// records were lost there. One record's work is bounded: past 65,536
-// attributes (groups and LogValuers included) or 16 MiB, the attribute at
-// hand is written as encode.TruncatedValue and the record's remaining
-// attributes are left out; the line shows the cut, Stats does not count it.
+// records were lost there. One record's work is bounded, in every format
+// and for attributes from the call, WithAttrs and WithGroup alike: past
+// 65,536 attributes (groups and LogValuers included) or once 16 MiB of
+// them are written, the attribute at hand is written as
+// encode.TruncatedValue and the record's remaining attributes are left
+// out; the line shows the cut, Stats does not count it. The message is
+// not an attribute and is written whole, and so is an attribute begun
+// under 16 MiB, so a line can pass 16 MiB by those two.
 //
 // Importing asyncbus adds no HTTP routes and pulls in neither net/http nor
 // expvar. Related packages: filesink (a rotating log file output), levelhttp

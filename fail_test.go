@@ -70,7 +70,7 @@ func TestOnErrorMayUseTheHandler(t *testing.T) {
 			var mu sync.Mutex
 			var reports []error
 			ready := make(chan struct{})
-			hh := NewHandler(out, &Options{Capacity: 1024, OnError: func(err error) {
+			hh := NewHandler(out, &Options{Capacity: 4096, OnError: func(err error) {
 				mu.Lock()
 				reports = append(reports, err)
 				mu.Unlock()
@@ -107,12 +107,14 @@ func TestOnErrorMayUseTheHandler(t *testing.T) {
 	}
 }
 
-// TestHugeCapacityIsRefused (issue 13 item 12): a ring larger than 1 GiB is
-// a configuration mistake, not an allocation: Open returns an error, and
-// NewHandler reports it and runs with the default ring. Before the fix,
-// 1<<40 killed the process with the runtime's out-of-memory error.
-func TestHugeCapacityIsRefused(t *testing.T) {
-	for _, c64 := range []int64{1 << 40, 1<<30 + 1, 1 << 31} {
+// TestCapacityOutOfRangeIsRefused (issue 13 item 12, issue 33): a ring
+// larger than 1 GiB is a configuration mistake, not an allocation, and one
+// below 4 KiB would send every ordinary record down the oversize path:
+// Open returns an error, and NewHandler reports it and runs with the
+// default ring. Before the fix, 1<<40 killed the process with the
+// runtime's out-of-memory error, and 3 silently became a 64-byte ring.
+func TestCapacityOutOfRangeIsRefused(t *testing.T) {
+	for _, c64 := range []int64{1 << 40, 1<<30 + 1, 1 << 31, 3, 1, minCapacity - 1} {
 		c := int(min(c64, math.MaxInt)) // on 32-bit targets the largest int, still over 1 GiB
 		h, err := Open(&bytes.Buffer{}, &Options{Capacity: c})
 		require.Nil(t, h)
@@ -138,7 +140,7 @@ func TestHugeCapacityIsRefused(t *testing.T) {
 func TestNilWriterFailsEveryRecord(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	_, err := Open(nil, nil)
-	require.ErrorContains(t, err, "asyncbus: nil writer")
+	require.EqualError(t, err, "asyncbus: the output is nil; Open refused it")
 
 	var mu sync.Mutex
 	var reported []string
@@ -165,7 +167,7 @@ func TestNilWriterFailsEveryRecord(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.GreaterOrEqual(t, len(reported), 2, "%q", reported)
-	assert.Contains(t, reported[0], "asyncbus: nil writer: every record fails")
+	assert.Equal(t, "asyncbus: the output is nil; every record fails (counted in Stats.Failed)", reported[0])
 	assert.Equal(t, "asyncbus: write (nil writer): asyncbus: nil writer", reported[1])
 }
 
@@ -271,6 +273,8 @@ func TestTypedNilWriterIsTheNilWriter(t *testing.T) {
 	assert.EqualValues(t, 2, st.Failed)
 	assert.Zero(t, st.Written)
 	require.NotEmpty(t, reports)
-	assert.Contains(t, reports[0].Error(), "nil writer (a nil *os.File)")
+	assert.Equal(t, "asyncbus: the output is a nil *os.File; every record fails (counted in Stats.Failed)", reports[0].Error())
+	_, err = Open(f, nil)
+	assert.EqualError(t, err, "asyncbus: the output is a nil *os.File; Open refused it")
 	assert.False(t, errors.Is(err, ErrClosed))
 }

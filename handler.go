@@ -102,7 +102,7 @@ type shared struct {
 // (filesink.File does), it receives whole batches; *os.File is written
 // with writev. If w has a Sync method, Flush and synchronous levels call it.
 //
-// NewHandler never fails: an invalid option (a negative or too large size,
+// NewHandler never fails: an invalid option (a size out of its range,
 // a negative duration, a watermark outside 0..1, an unknown enum value, a
 // Leveler that is a nil pointer, an option that has no effect beside
 // another: BlockTimeout with Drop, Level with Rules) is replaced by its
@@ -125,7 +125,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	if o.OnError == nil {
 		o.OnError = func(err error) { fmt.Fprintln(os.Stderr, err) }
 	}
-	if err := o.validate(w); err != nil {
+	if err := o.validate(w, strict); err != nil {
 		if strict {
 			return nil, err
 		}
@@ -439,7 +439,9 @@ func (h *Handler) Name() string { return h.name }
 // fails, it returns the error: after the batch was given up (its records
 // counted in Stats.Failed), or, with Options.WriteAttempts above the
 // default, after the default four attempts while the records stay queued
-// and are retried (the error then matches ErrRetrying).
+// and are retried (the error then matches ErrRetrying). Called after
+// Close, it waits for Close's drain and returns an error wrapping
+// ErrClosed (and Close's error, if any).
 func (h *Handler) Flush() error {
 	return h.FlushContext(context.Background())
 }
@@ -461,6 +463,17 @@ func (e retryingError) Unwrap() []error { return []error{e.error, ErrRetrying} }
 // FlushContext is Flush bounded by ctx, or by Flush's own bound when ctx
 // has no deadline.
 func (h *Handler) FlushContext(ctx context.Context) error {
+	closed := h.core.bus.Closed()
+	err := h.flushBounded(ctx)
+	if closed {
+		return flushedAfterClose(err)
+	}
+	return err
+}
+
+// flushBounded is the drain of FlushContext: bounded by ctx, or by
+// Flush's own bound when ctx has no deadline.
+func (h *Handler) flushBounded(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); ok {
 		return publicErr(h.core.bus.Flush(ctx))
 	}
@@ -472,6 +485,16 @@ func (h *Handler) FlushContext(ctx context.Context) error {
 			h.core.bus.Output(), defaultCloseTimeout, err)
 	}
 	return publicErr(err)
+}
+
+// flushedAfterClose is the answer of a Flush called after Close: flushing
+// a closed handler is a shutdown-order mistake, so it never passes for
+// success; err is what the drain answered (Close's verdict, or ctx's).
+func flushedAfterClose(err error) error {
+	if err == nil {
+		return fmt.Errorf("%w: Flush after Close (the records were written by Close)", ErrClosed)
+	}
+	return fmt.Errorf("%w: Flush after Close: %w", ErrClosed, err)
 }
 
 // Stats returns the counters of the ring that h and every handler derived

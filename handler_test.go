@@ -225,6 +225,41 @@ func TestHandleAfterCloseReturnsErrClosed(t *testing.T) {
 	assert.Len(t, sink.Lines(), 1)
 }
 
+// TestFlushAfterCloseReturnsErrClosed (issue 33): Flush after Close is a
+// shutdown-order mistake and never passes for success: it returns an
+// error wrapping ErrClosed, and Close's own error when records failed.
+// Before the fix it returned nil.
+func TestFlushAfterCloseReturnsErrClosed(t *testing.T) {
+	tests := []struct {
+		name     string
+		out      io.Writer
+		closeErr error // what Close returns (and Flush wraps); nil: Close succeeds
+		flush    func(h *Handler) error
+	}{
+		{"Flush", &memSink{}, nil, (*Handler).Flush},
+		{"FlushContext", &memSink{}, nil, func(h *Handler) error { return h.FlushContext(context.Background()) }},
+		{"Flush after a failed Close", nil, errNilWriter, (*Handler).Flush},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := NewHandler(tt.out, &Options{OnError: func(error) {}})
+			slog.New(h).Info("before")
+			closeErr := h.Close()
+			if tt.closeErr == nil {
+				require.NoError(t, closeErr)
+			} else {
+				require.ErrorIs(t, closeErr, tt.closeErr)
+			}
+			err := tt.flush(h)
+			require.ErrorIs(t, err, ErrClosed)
+			assert.ErrorContains(t, err, "Flush after Close")
+			if tt.closeErr != nil {
+				assert.ErrorIs(t, err, tt.closeErr, "Close's verdict is kept")
+			}
+		})
+	}
+}
+
 func TestConcurrentDerivedHandlers(t *testing.T) {
 	const goroutines, perG = 8, 2000
 	var sink memSink

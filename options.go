@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/asyncbus/asyncbus/internal/bus"
@@ -26,6 +27,18 @@ const (
 	Drop
 )
 
+// String returns o's name as it is written in Go ("Block", "Drop"), or
+// "Overflow(N)" for a value that is not a policy.
+func (o Overflow) String() string {
+	switch o {
+	case Block:
+		return "Block"
+	case Drop:
+		return "Drop"
+	}
+	return "Overflow(" + strconv.Itoa(int(o)) + ")"
+}
+
 // ColorMode says when the Console format uses ANSI colours.
 type ColorMode int
 
@@ -41,6 +54,20 @@ const (
 	// ColorNever never colours.
 	ColorNever
 )
+
+// String returns m's name as it is written in Go ("ColorAuto"), or
+// "ColorMode(N)" for a value that is not a mode.
+func (m ColorMode) String() string {
+	switch m {
+	case ColorAuto:
+		return "ColorAuto"
+	case ColorAlways:
+		return "ColorAlways"
+	case ColorNever:
+		return "ColorNever"
+	}
+	return "ColorMode(" + strconv.Itoa(int(m)) + ")"
+}
 
 // Options configures a Handler. The zero value (or nil) means: JSON, Info,
 // Block, an 8 MiB ring, 20 ms maximum latency, FATAL records synced.
@@ -76,11 +103,13 @@ type Options struct {
 	// waits, so a BlockTimeout with Drop is an invalid option (Open refuses
 	// it; NewHandler reports it and ignores it).
 	BlockTimeout time.Duration
-	// Capacity is the ring size in bytes, rounded up to a power of two (at
-	// least 64 bytes); zero means 8 MiB. At most 1 GiB: the ring is
-	// allocated (or mapped) whole when the handler is made, so a larger
-	// value is refused by Open and replaced by the default (and reported)
-	// by NewHandler.
+	// Capacity is the ring size in bytes, rounded up to a power of two;
+	// zero means 8 MiB. It must be at least 4 KiB (records longer than an
+	// eighth of the ring take a slower path, so a smaller ring would send
+	// every ordinary record there) and at most 1 GiB (the ring is
+	// allocated, or mapped, whole when the handler is made): a value
+	// outside is refused by Open and replaced by the default (and
+	// reported) by NewHandler.
 	Capacity int
 	// MaxLatency bounds how long a committed record waits before its write
 	// starts, even under light load, unless the write in progress when it
@@ -184,64 +213,73 @@ type Options struct {
 }
 
 // Limits of Options.Capacity; values in between are rounded up to a power
-// of two.
+// of two. The minimum keeps an ordinary record inline: below it, records
+// over an eighth of the ring (512 bytes) take the slower oversize path.
 const (
 	defaultCapacity = bus.DefaultCapacity
-	minCapacity     = bus.MinCapacity
+	minCapacity     = 4 << 10
 	maxCapacity     = bus.MaxCapacity
 )
 
 // validate checks o, the one place options are checked. Each invalid
 // setting is replaced by its default in o and described in the returned
-// error, so that NewHandler can report it and run, and Open can refuse.
-func (o *Options) validate(w io.Writer) error {
+// error: for NewHandler (strict false), which reports it and runs, the
+// message says what is used instead; for Open (strict true), which
+// refuses, it says so.
+func (o *Options) validate(w io.Writer, strict bool) error {
 	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("asyncbus: "+format, args...))
+	// bad records one invalid setting: problem says what is wrong, and
+	// instead what NewHandler does about it.
+	bad := func(problem, instead string) {
+		if strict {
+			instead = "Open refused it"
+		}
+		errs = append(errs, errors.New("asyncbus: "+problem+"; "+instead))
 	}
 	if w == nil {
-		bad("nil writer: every record fails (counted in Stats.Failed)")
+		bad("the output is nil", "every record fails (counted in Stats.Failed)")
 	} else if isNilWriter(w) {
-		bad(fmt.Sprintf("nil writer (a nil %T): every record fails (counted in Stats.Failed)", w))
+		bad(fmt.Sprintf("the output is a nil %T", w), "every record fails (counted in Stats.Failed)")
 	}
 	if !o.Format.Valid() {
-		bad("Options.Format %d is not JSON, Text, Logfmt, Console, a zap format or a cloud preset; using JSON", int(o.Format))
+		bad(fmt.Sprintf("Options.Format %d is not JSON, Text, Logfmt, Console, a zap format or a cloud preset", int(o.Format)), "using JSON")
 		o.Format = JSON
 	}
 	if o.Color < ColorAuto || o.Color > ColorNever {
-		bad("Options.Color %d is not ColorAuto, ColorAlways or ColorNever; using ColorAuto", int(o.Color))
+		bad(fmt.Sprintf("Options.Color %d is not ColorAuto, ColorAlways or ColorNever", int(o.Color)), "using ColorAuto")
 		o.Color = ColorAuto
 	}
 	if o.Overflow != Block && o.Overflow != Drop {
-		bad("Options.Overflow %d is not Block or Drop; using Block", int(o.Overflow))
+		bad(fmt.Sprintf("Options.Overflow %d is not Block or Drop", int(o.Overflow)), "using Block")
 		o.Overflow = Block
 	}
 	if o.BlockTimeout < 0 {
-		bad("Options.BlockTimeout %v is negative; waiting without timeout", o.BlockTimeout)
+		bad(fmt.Sprintf("Options.BlockTimeout %v is negative", o.BlockTimeout), "waiting without timeout")
 		o.BlockTimeout = 0
 	}
 	if o.Overflow == Drop && o.BlockTimeout > 0 {
-		bad("Options.BlockTimeout %v has no effect with Overflow Drop, which never waits; ignoring it", o.BlockTimeout)
+		bad(fmt.Sprintf("Options.BlockTimeout %v has no effect with Overflow Drop, which never waits", o.BlockTimeout), "ignoring it")
 		o.BlockTimeout = 0
 	}
-	if o.Capacity < 0 || o.Capacity > maxCapacity {
-		bad("Options.Capacity %d is outside [0, %d]; using %d", o.Capacity, maxCapacity, defaultCapacity)
+	if o.Capacity < 0 || o.Capacity > maxCapacity || (o.Capacity > 0 && o.Capacity < minCapacity) {
+		bad(fmt.Sprintf("Options.Capacity %d is outside [%d, %d] bytes (0 means the default, %d)", o.Capacity, minCapacity, maxCapacity, defaultCapacity),
+			fmt.Sprintf("using %d", defaultCapacity))
 		o.Capacity = 0
 	}
 	if o.MaxLatency < 0 {
-		bad("Options.MaxLatency %v is negative; using the default", o.MaxLatency)
+		bad(fmt.Sprintf("Options.MaxLatency %v is negative", o.MaxLatency), "using the default")
 		o.MaxLatency = 0
 	}
 	if o.WriteAttempts < 0 {
-		bad("Options.WriteAttempts %d is negative; using %d", o.WriteAttempts, bus.DefaultWriteAttempts)
+		bad(fmt.Sprintf("Options.WriteAttempts %d is negative", o.WriteAttempts), fmt.Sprintf("using %d", bus.DefaultWriteAttempts))
 		o.WriteAttempts = 0
 	}
 	if o.WriteRetryMax < 0 {
-		bad("Options.WriteRetryMax %v is negative; using %v", o.WriteRetryMax, bus.DefaultRetryMax)
+		bad(fmt.Sprintf("Options.WriteRetryMax %v is negative", o.WriteRetryMax), fmt.Sprintf("using %v", bus.DefaultRetryMax))
 		o.WriteRetryMax = 0
 	}
 	if math.IsNaN(o.HighWatermark) || o.HighWatermark < 0 || o.HighWatermark > 1 {
-		bad("Options.HighWatermark %v is outside [0, 1]; using the default", o.HighWatermark)
+		bad(fmt.Sprintf("Options.HighWatermark %v is outside [0, 1]", o.HighWatermark), "using the default")
 		o.HighWatermark = 0
 	}
 	type leveler struct {
@@ -256,11 +294,11 @@ func (o *Options) validate(w io.Writer) error {
 	if fr := o.FlightRecorder; fr != nil {
 		c := *fr // the caller's struct is not changed
 		if c.Size < 0 || c.Size > maxRecorderSize {
-			bad("Options.FlightRecorder.Size %d is outside [0, %d]; using %d", c.Size, maxRecorderSize, defaultRecorderSize)
+			bad(fmt.Sprintf("Options.FlightRecorder.Size %d is outside [0, %d]", c.Size, maxRecorderSize), fmt.Sprintf("using %d", defaultRecorderSize))
 			c.Size = 0
 		}
 		if c.MaxAge < 0 {
-			bad("Options.FlightRecorder.MaxAge %v is negative; using %v", c.MaxAge, defaultRecorderMaxAge)
+			bad(fmt.Sprintf("Options.FlightRecorder.MaxAge %v is negative", c.MaxAge), fmt.Sprintf("using %v", defaultRecorderMaxAge))
 			c.MaxAge = 0
 		}
 		o.FlightRecorder = &c
@@ -270,12 +308,12 @@ func (o *Options) validate(w io.Writer) error {
 	// field) would panic in every Handle: treat it as unset.
 	for _, l := range levelers {
 		if isNilLeveler(*l.v) && levelPanics(*l.v) {
-			bad("Options.%s is a nil %T whose Level panics; using the default (%s)", l.name, *l.v, l.def)
+			bad(fmt.Sprintf("Options.%s is a nil %T whose Level panics", l.name, *l.v), "using the default ("+l.def+")")
 			*l.v = nil
 		}
 	}
 	if o.Rules != nil && o.Level != nil {
-		bad("Options.Level has no effect when Options.Rules is set: the rules %q give every level; ignoring Level (set the default level in the rules)", o.Rules.String())
+		bad(fmt.Sprintf("Options.Level has no effect when Options.Rules is set: the rules %q give every level", o.Rules.String()), "ignoring Level (set the default level in the rules)")
 		o.Level = nil
 	}
 	return errors.Join(errs...)

@@ -28,6 +28,9 @@ func TestOptionsValidation(t *testing.T) {
 	}{
 		{"negative capacity", Options{Capacity: -1}, "Options.Capacity -1"},
 		{"huge capacity", Options{Capacity: maxCapacity + 1}, "Options.Capacity"},
+		// Below the minimum every record would take the oversize path.
+		{"tiny capacity", Options{Capacity: 3}, "Options.Capacity 3 is outside [4096, 1073741824] bytes (0 means the default, 8388608)"},
+		{"capacity just below the minimum", Options{Capacity: minCapacity - 1}, "Options.Capacity 4095 is outside [4096, 1073741824]"},
 		{"bad overflow", Options{Overflow: 7}, "Options.Overflow 7"},
 		{"negative timeout", Options{BlockTimeout: -1}, "Options.BlockTimeout"},
 		{"negative latency", Options{MaxLatency: -1}, "Options.MaxLatency"},
@@ -41,9 +44,9 @@ func TestOptionsValidation(t *testing.T) {
 		{"nil Level", Options{Level: (*slog.LevelVar)(nil)}, "Options.Level is a nil *slog.LevelVar"},
 		{"nil SyncLevel", Options{SyncLevel: (*slog.LevelVar)(nil)}, "Options.SyncLevel is a nil *slog.LevelVar"},
 		{"nil StackTraceLevel", Options{StackTraceLevel: (*slog.LevelVar)(nil)}, "Options.StackTraceLevel is a nil *slog.LevelVar"},
-		{"Drop with BlockTimeout", Options{Overflow: Drop, BlockTimeout: time.Second}, "Options.BlockTimeout 1s has no effect with Overflow Drop, which never waits; ignoring it"},
+		{"Drop with BlockTimeout", Options{Overflow: Drop, BlockTimeout: time.Second}, "Options.BlockTimeout 1s has no effect with Overflow Drop, which never waits"},
 		// Level Error would hide "still logged": the rules' info applies.
-		{"Level with Rules", Options{Level: slog.LevelError, Rules: MustParseLevelRules("info,db=debug")}, `Options.Level has no effect when Options.Rules is set: the rules "info,db=debug" give every level; ignoring Level`},
+		{"Level with Rules", Options{Level: slog.LevelError, Rules: MustParseLevelRules("info,db=debug")}, `Options.Level has no effect when Options.Rules is set: the rules "info,db=debug" give every level`},
 		{"LevelVar with Rules", Options{Level: new(slog.LevelVar), Rules: MustParseLevelRules("")}, "Options.Level has no effect when Options.Rules is set"},
 	}
 	for _, tc := range cases {
@@ -53,6 +56,8 @@ func TestOptionsValidation(t *testing.T) {
 			h, err := Open(&out, &opts)
 			require.Nil(t, h)
 			require.ErrorContains(t, err, "asyncbus: "+tc.want)
+			assert.True(t, strings.HasSuffix(err.Error(), "; Open refused it"), "Open says what it did: %v", err)
+			assert.NotContains(t, err.Error(), "using", "Open uses no default")
 
 			var reported []error
 			opts.OnError = func(err error) { reported = append(reported, err) }
@@ -61,13 +66,33 @@ func TestOptionsValidation(t *testing.T) {
 			require.NoError(t, h.Close())
 			require.Len(t, reported, 1)
 			assert.ErrorContains(t, reported[0], tc.want)
+			assert.NotContains(t, reported[0].Error(), "Open", "NewHandler says what it uses instead")
 			assert.Contains(t, out.String(), `"msg":"still logged"`)
 		})
 	}
 
+	t.Run("what NewHandler does instead", func(t *testing.T) {
+		insteads := []struct {
+			opts Options
+			want string
+		}{
+			{Options{Capacity: 3}, "; using 8388608"},
+			{Options{Overflow: Drop, BlockTimeout: time.Second}, "; ignoring it"},
+			{Options{Level: slog.LevelError, Rules: MustParseLevelRules("info")}, "; ignoring Level (set the default level in the rules)"},
+			{Options{Format: 42}, "; using JSON"},
+		}
+		for _, tc := range insteads {
+			var reported []error
+			tc.opts.OnError = func(err error) { reported = append(reported, err) }
+			require.NoError(t, NewHandler(&bytes.Buffer{}, &tc.opts).Close())
+			require.Len(t, reported, 1)
+			assert.True(t, strings.HasSuffix(reported[0].Error(), tc.want), "%v", reported[0])
+		}
+	})
+
 	t.Run("nil writer", func(t *testing.T) {
 		_, err := Open(nil, nil)
-		require.ErrorContains(t, err, "asyncbus: nil writer")
+		require.EqualError(t, err, "asyncbus: the output is nil; Open refused it")
 		var reported []error
 		h := NewHandler(nil, &Options{OnError: func(err error) { reported = append(reported, err) }})
 		require.NoError(t, h.Close())
@@ -81,9 +106,9 @@ func TestOptionsValidation(t *testing.T) {
 	})
 
 	t.Run("valid", func(t *testing.T) {
-		h, err := Open(&bytes.Buffer{}, &Options{Capacity: 1000, HighWatermark: 1, Overflow: Drop})
+		h, err := Open(&bytes.Buffer{}, &Options{Capacity: 5000, HighWatermark: 1, Overflow: Drop})
 		require.NoError(t, err)
-		assert.EqualValues(t, 1024, h.Stats().Capacity, "rounded up to a power of two")
+		assert.EqualValues(t, 8192, h.Stats().Capacity, "rounded up to a power of two")
 		require.NoError(t, h.Close())
 	})
 }
@@ -316,5 +341,30 @@ func TestOptionsUniqueKeys(t *testing.T) {
 		slog.New(h).With("req", "state", "user", "bob").InfoContext(context.Background(), "hi", "req", "record")
 		require.NoError(t, h.Close())
 		assert.Equal(t, tc.want, buf.String(), "%+v", tc.opts.Format)
+	}
+}
+
+// TestEnumsPrintTheirNames (issue 33): %v of an option's enum value prints
+// the name a user writes, not a number.
+func TestEnumsPrintTheirNames(t *testing.T) {
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{Block, "Block"},
+		{Drop, "Drop"},
+		{Overflow(5), "Overflow(5)"},
+		{ColorAuto, "ColorAuto"},
+		{ColorAlways, "ColorAlways"},
+		{ColorNever, "ColorNever"},
+		{ColorMode(-1), "ColorMode(-1)"},
+		{JSON, "JSON"},
+		{ZapConsole, "ZapConsole"},
+		{DatadogJSON, "DatadogJSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, fmt.Sprintf("%v", tt.v))
+		})
 	}
 }

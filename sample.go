@@ -3,9 +3,10 @@ package asyncbus
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // Sampler decides, before a record is encoded, whether it is written
@@ -123,7 +124,7 @@ func (s *sampleState) addStats(st *Stats) {
 // bypassing the Sampler. h is the root handler.
 func (h *Handler) writeSampleMarker(level slog.Level, msg, logger string, n uint64) error {
 	m := h.Named(logger) // markers are rare: the derived encoder's allocation is fine
-	r := slog.NewRecord(time.Now(), level, "suppressed "+strconv.FormatUint(n, 10)+" similar records", 0)
+	r := slog.NewRecord(time.Now(), level, "suppressed "+plural.Count(n, "similar record", "similar records"), 0)
 	r.AddAttrs(slog.String(sampledMsgKey, msg))
 	h.core.sample.counts.markers.Add(1)
 	if m.rec != nil {

@@ -173,3 +173,18 @@ func TestMarkingSamplerIsBoundOnce(t *testing.T) {
 	}
 	assert.EqualValues(t, 1, marking.binds.Load(), "bound once")
 }
+
+// TestSampleMarkerSingular (issue 33): one suppressed record is "1 similar
+// record", not "1 similar records".
+func TestSampleMarkerSingular(t *testing.T) {
+	var sink memSink
+	h := NewHandler(&sink, &Options{Sampler: &reportingSampler{}, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}})
+	slog.New(h).Info("m")
+	require.NoError(t, h.Close())
+	assert.Equal(t, []string{`{"level":"WARN","msg":"suppressed 1 similar record","logger":"db","sampled_msg":"m"}`}, sink.Lines())
+}

@@ -32,8 +32,10 @@ import (
 // could carry. GCPJSON, ECSJSON and DatadogJSON (57, issue 26) are the
 // cloud field presets: Format constants, as ZapJSON is, rather than a new
 // Options field with its own type and constants (one name more), since a
-// preset is a JSON variant and meaningless with any other format. A new
-// name now has to replace one.
+// preset is a JSON variant and meaningless with any other format.
+// Overflow.String and ColorMode.String (59, issue 33) are fmt.Stringer
+// implementations, so that %v prints an option's name and not a number;
+// they add no concept to learn. A new name now has to replace one.
 func TestExportedSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -76,6 +78,6 @@ func TestExportedSurface(t *testing.T) {
 	for _, n := range names {
 		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
 	}
-	assert.LessOrEqual(t, len(names), 57, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	assert.LessOrEqual(t, len(names), 59, "the root's exported names:\n%s", strings.Join(names, "\n"))
 	t.Logf("%d exported names", len(names))
 }

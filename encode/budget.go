@@ -1,13 +1,15 @@
 package encode
 
-// The work budget of one record on the general path (see state.go).
+// The work budget of one record, on the fast paths and the general one.
 
 import "log/slog"
 
 // The work of one record (and of one WithAttrs or Named call) is bounded:
 // maxDepth alone does not bound it, since a LogValuer whose group holds
 // itself twice doubles the work at every level (issue 13 item 3). The
-// general code counts every attribute it writes or descends into; when a
+// general code counts every attribute it writes or descends into, and the
+// fast paths (JSON, Text and Logfmt scalars, the zap formats) every
+// attribute they write; when a
 // record has used maxRecordAttrs of them, or written maxRecordBytes, the
 // attribute at hand is written with the value TruncatedValue and the
 // record's remaining attributes are skipped. (Variables only so that tests
@@ -33,6 +35,15 @@ type budget struct {
 func newBudget(start int) budget {
 	return budget{left: maxRecordAttrs, limit: start + maxRecordBytes}
 }
+
+// fits reports whether the fast paths may write one more scalar attribute
+// at offset n of the output; each one written is taken with take. When it
+// does not fit, the attribute goes to the general code, whose spend writes
+// TruncatedValue.
+func (bud *budget) fits(n int) bool { return bud.left > 0 && n <= bud.limit }
+
+// take counts one attribute the fast paths wrote.
+func (bud *budget) take() { bud.left-- }
 
 // spend takes one attribute from the budget and reports whether a may be
 // written. Once the budget is spent it writes a's key with TruncatedValue,

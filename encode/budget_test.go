@@ -2,10 +2,13 @@ package encode
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -98,5 +101,57 @@ func TestWorkBudgetLeavesBigRecordsAlone(t *testing.T) {
 	r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Group("wide", wide...), slog.Any("chain", chainValuer(50))})
 	for _, f := range []Format{JSON, Text} {
 		requireSame(t, reference(t, f, false, nil, nil, r), ours(f, false, nil, nil, r, true), "wide")
+	}
+}
+
+// TestWorkBudgetEveryPath (issue 33): the bound holds on every path, not
+// only in the general code: scalar attributes on the fast paths (the
+// record's, per-call extra ones, inside WithGroup), WithAttrs, group
+// values, in every format, with UniqueKeys on and off. Before the fix a
+// record of flat attributes, or one long string followed by others, was
+// written whole on the fast paths and in the zap formats.
+func TestWorkBudgetEveryPath(t *testing.T) {
+	lowerBudget(t, 100, 4096)
+	flat := make([]slog.Attr, 200)
+	for i := range flat {
+		flat[i] = slog.String("k"+strconv.Itoa(i), "v")
+	}
+	long := []slog.Attr{slog.String("long", strings.Repeat("x", 5000)), slog.Int("after", 1)}
+	empty := record(fixedTime, slog.LevelInfo, "m", 0, nil)
+	paths := []struct {
+		name   string
+		encode func(e *Encoder) []byte
+	}{
+		{"record attrs", func(e *Encoder) []byte { return e.Append(nil, record(fixedTime, slog.LevelInfo, "m", 0, flat), nil) }},
+		{"record bytes", func(e *Encoder) []byte { return e.Append(nil, record(fixedTime, slog.LevelInfo, "m", 0, long), nil) }},
+		{"WithGroup", func(e *Encoder) []byte {
+			return e.WithGroup("g").Append(nil, record(fixedTime, slog.LevelInfo, "m", 0, flat), nil)
+		}},
+		{"extra attrs", func(e *Encoder) []byte { return e.Append(nil, empty, flat) }},
+		{"extra bytes", func(e *Encoder) []byte { return e.Append(nil, empty, long) }},
+		{"WithAttrs", func(e *Encoder) []byte { return e.WithAttrs(flat).Append(nil, empty, nil) }},
+		{"WithAttrs bytes", func(e *Encoder) []byte { return e.WithAttrs(long).Append(nil, empty, nil) }},
+		{"group value", func(e *Encoder) []byte {
+			return e.Append(nil, record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{{Key: "g", Value: slog.GroupValue(flat...)}}), nil)
+		}},
+		{"self-doubling LogValuer", func(e *Encoder) []byte {
+			return e.Append(nil, record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Any("bomb", twiceValuer{})}), nil)
+		}},
+	}
+	for _, f := range []Format{JSON, Text, Logfmt, Console, ZapJSON, ZapConsole, GCPJSON, ECSJSON, DatadogJSON} {
+		for _, unique := range []bool{false, true} {
+			for _, p := range paths {
+				t.Run(fmt.Sprintf("%v/unique=%v/%s", f, unique, p.name), func(t *testing.T) {
+					line := p.encode(New(Options{Format: f, UniqueKeys: unique}))
+					assert.Equal(t, 1, strings.Count(string(line), TruncatedValue), "%s", line)
+					assert.NotContains(t, string(line), "k199", "the attributes past the budget are left out")
+					assert.Less(t, len(line), 4096+6000, "at most one attribute past the byte budget")
+					assert.True(t, strings.HasSuffix(string(line), "\n") && strings.Count(string(line), "\n") == 1)
+					if f == JSON || f == ZapJSON || f.isPreset() {
+						assert.True(t, json.Valid(line), "still valid JSON: %s", line)
+					}
+				})
+			}
+		}
 	}
 }

@@ -74,12 +74,15 @@
 // # Limits
 //
 // Groups nest at most 4096 deep (deeper ones are written as an error
-// string), and the work of one record is bounded: once 65536 attributes
-// have been written or descended into (groups, LogValuers), or 16 MiB
-// written, the attribute at hand is written with the value TruncatedValue
-// and the record's remaining attributes are left out. slog has neither
-// bound; a LogValuer whose group holds itself twice would otherwise take
-// 2^4096 steps.
+// string), and the work of one record is bounded, in every format and
+// for the record's attributes, the per-call extra ones and WithAttrs
+// (whose budget is spent once, when the derived Encoder is made): once
+// 65536 attributes have been written or descended into (groups,
+// LogValuers), or 16 MiB of them written, the attribute at hand is
+// written with the value TruncatedValue and the record's remaining
+// attributes are left out. The message, and an attribute begun under
+// 16 MiB, are written whole. slog has neither bound; a LogValuer whose
+// group holds itself twice would otherwise take 2^4096 steps.
 package encode
 
 import (
@@ -128,8 +131,8 @@ type Options struct {
 	LoggerKey string
 	// UniqueKeys writes each key once per object: a repeated key keeps its
 	// first position and takes its last value, as the OpenTelemetry SDK
-	// keeps a repeated attribute (see uniquekeys.go). Off (the default),
-	// JSON and Text stay byte-identical to slog's handlers.
+	// keeps a repeated attribute (see Unique keys in the package doc). Off
+	// (the default), JSON and Text stay byte-identical to slog's handlers.
 	UniqueKeys bool
 }
 

@@ -56,11 +56,12 @@ func (e *Encoder) appendJSONFields(b []byte, r *slog.Record, extra []slog.Attr, 
 		}
 		// Each extra attr starts from a "," separator; one that writes
 		// nothing leaves none behind (see state.appendResolved).
-		if nb, ok := appendJSONAttr(b, a, true); ok {
+		if nb, ok := appendJSONAttr(b, a, true); ok && bud.fits(len(b)) {
 			if keys != nil {
 				keys.note(nb, len(b)+1, len(a.Key), 0) // after the ','
 			}
 			b = nb
+			bud.take()
 		} else {
 			if keys != nil {
 				keys.fail()
@@ -133,7 +134,13 @@ func (e *Encoder) appendJSONAttrs(b []byte, as []slog.Attr, st *jsonAttrsState) 
 // without a further call, the rest through the general code.
 func (e *Encoder) appendJSONRecordAttr(b []byte, a *slog.Attr, st *jsonAttrsState) []byte {
 	at := len(b)
-	switch k := a.Value.Kind(); k {
+	k := a.Value.Kind()
+	if !st.bud.fits(len(b)) {
+		k = slog.KindAny // the general code writes TruncatedValue
+	} else if k != slog.KindAny && k != slog.KindGroup && k != slog.KindLogValuer {
+		st.bud.take()
+	}
+	switch k {
 	case slog.KindString:
 		b = appendJSONString(appendJSONKey(b, a.Key, st.comma), a.Value.String())
 	case slog.KindInt64, slog.KindDuration: // JSON writes a duration's nanoseconds

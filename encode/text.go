@@ -53,8 +53,9 @@ func (e *Encoder) appendKeyValues(b []byte, r *slog.Record, extra []slog.Attr, l
 		if bud.truncated {
 			break
 		}
-		if nb, ok := appendKVAttr(b, a, "", true, logfmt); ok {
+		if nb, ok := appendKVAttr(b, a, "", true, logfmt); ok && bud.fits(len(b)) {
 			b = nb
+			bud.take()
 		} else {
 			b, _, _ = e.slowAttr(b, a, " ", "", &bud)
 		}
@@ -103,8 +104,11 @@ func (e *Encoder) appendTextAttrs(b []byte, as []slog.Attr, st *textAttrsState, 
 // The budget is a parameter, not a field of st: the general code's state
 // st.s leaks its contents, and a pointer in st would move bud to the heap.
 func (e *Encoder) appendTextRecordAttr(b []byte, a slog.Attr, st *textAttrsState, bud *budget) []byte {
-	if nb, ok := appendKVAttr(b, a, st.prefix, st.plain, st.logfmt); ok {
-		return nb
+	if bud.fits(len(b)) {
+		if nb, ok := appendKVAttr(b, a, st.prefix, st.plain, st.logfmt); ok {
+			bud.take()
+			return nb
+		}
 	}
 	return e.generalAttr(&st.s, b, a, st.prefix, bud)
 }

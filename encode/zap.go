@@ -179,8 +179,9 @@ func (e *Encoder) zapWithAttrs(attrs []slog.Attr) *Encoder {
 	}
 	e2 := e.clone() // pre is clipped: appending never writes into e's array
 	z := e.zapFmt()
+	bud := newBudget(len(e2.pre))
 	for _, a := range attrs {
-		e2.pre = e2.appendZapAttr(e2.pre, a, z, e2.groups)
+		e2.pre = e2.appendZapAttr(e2.pre, a, z, e2.groups, &bud, 0)
 	}
 	return e2.derived()
 }
@@ -302,8 +303,9 @@ func (e *Encoder) appendZapRecordTime(b []byte, t time.Time, z zapFmt) []byte {
 // keyed "stacktrace" with a string value is not written but returned in
 // *stack.
 func (e *Encoder) appendZapFields(b []byte, r *slog.Record, extra []slog.Attr, z zapFmt, stack *string) []byte {
+	bud := newBudget(len(b))
 	for _, a := range extra {
-		b = e.appendZapAttr(b, a, z, nil)
+		b = e.appendZapAttr(b, a, z, nil, &bud, 0)
 	}
 	if len(e.pre) > 0 {
 		b = appendZapSep(b, z.console)
@@ -312,10 +314,10 @@ func (e *Encoder) appendZapFields(b []byte, r *slog.Record, extra []slog.Attr, z
 	if front, back, ok := recordAttrs(r); ok {
 		// The stack, if any, is the record's last attribute.
 		if len(back) > 0 {
-			b = e.appendZapAttrs(b, front, z, nil)
-			b = e.appendZapAttrs(b, back, z, stack)
+			b = e.appendZapAttrs(b, front, z, nil, &bud)
+			b = e.appendZapAttrs(b, back, z, stack, &bud)
 		} else {
-			b = e.appendZapAttrs(b, front, z, stack)
+			b = e.appendZapAttrs(b, front, z, stack, &bud)
 		}
 	} else {
 		last := r.NumAttrs() - 1
@@ -326,8 +328,8 @@ func (e *Encoder) appendZapFields(b []byte, r *slog.Record, extra []slog.Attr, z
 				return false
 			}
 			i++
-			b = e.appendZapAttr(b, a, z, e.groups)
-			return true
+			b = e.appendZapAttr(b, a, z, e.groups, &bud, 0)
+			return !bud.truncated
 		})
 	}
 	for range e.nOpenGroups {
@@ -338,13 +340,13 @@ func (e *Encoder) appendZapFields(b []byte, r *slog.Record, extra []slog.Attr, z
 
 // appendZapAttrs writes as; with stack non-nil, a stack trace attribute
 // at the end of as is not written but stored in *stack.
-func (e *Encoder) appendZapAttrs(b []byte, as []slog.Attr, z zapFmt, stack *string) []byte {
+func (e *Encoder) appendZapAttrs(b []byte, as []slog.Attr, z zapFmt, stack *string, bud *budget) []byte {
 	if n := len(as); stack != nil && n > 0 && isZapStack(as[n-1]) {
 		*stack = as[n-1].Value.String()
 		as = as[:n-1]
 	}
 	for i := range as {
-		b = e.appendZapAttr(b, as[i], z, e.groups)
+		b = e.appendZapAttr(b, as[i], z, e.groups, bud, 0)
 	}
 	return b
 }

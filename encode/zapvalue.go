@@ -11,8 +11,18 @@ import (
 	"time"
 )
 
-// appendZapAttr writes one attribute as zapr's encodeSlog hands it to zap.
-func (e *Encoder) appendZapAttr(b []byte, a slog.Attr, z zapFmt, groups []string) []byte {
+// appendZapAttr writes one attribute as zapr's encodeSlog hands it to zap,
+// within the record's work budget bud (see budget.go) and at group nesting
+// depth.
+func (e *Encoder) appendZapAttr(b []byte, a slog.Attr, z zapFmt, groups []string, bud *budget, depth int) []byte {
+	switch {
+	case bud.truncated:
+		return b
+	case !bud.fits(len(b)):
+		bud.truncated = true
+		return appendZapString(appendZapKey(b, a.Key, z.console), TruncatedValue)
+	}
+	bud.take()
 	if e.c.rep != nil && a.Value.Kind() != slog.KindGroup {
 		a = e.c.rep(groups, a)
 	}
@@ -25,9 +35,12 @@ func (e *Encoder) appendZapAttr(b []byte, a slog.Attr, z zapFmt, groups []string
 	switch k {
 	case slog.KindGroup:
 		as := v.Group()
+		if depth >= maxDepth {
+			return appendZapString(appendZapKey(b, a.Key, z.console), errDepth)
+		}
 		if a.Key == "" {
 			for _, g := range as {
-				b = e.appendZapAttr(b, g, z, groups)
+				b = e.appendZapAttr(b, g, z, groups, bud, depth+1)
 			}
 			return b
 		}
@@ -40,7 +53,7 @@ func (e *Encoder) appendZapAttr(b []byte, a slog.Attr, z zapFmt, groups []string
 		b = appendZapKey(b, a.Key, z.console)
 		b = append(b, '{')
 		for _, g := range as {
-			b = e.appendZapAttr(b, g, z, groups)
+			b = e.appendZapAttr(b, g, z, groups, bud, depth+1)
 		}
 		return append(b, '}')
 	case slog.KindAny:

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // fail returns err for the caller (the bus), which reports it: the sink's
@@ -45,7 +47,7 @@ func (f *File) report(err error) {
 	f.suppressed, f.lastErr = 0, now
 	f.errMu.Unlock()
 	if n > 0 {
-		err = fmt.Errorf("%w (and %d more errors suppressed since the last report)", err, n)
+		err = fmt.Errorf("%w (and %s suppressed since the last report)", err, plural.Count(n, "more error", "more errors"))
 	}
 	f.emit(err)
 }

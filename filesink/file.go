@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // ErrClosed is returned by writes, Sync and Rotate after Close.
@@ -76,6 +78,10 @@ type File struct {
 
 // Path returns the path of the current log file.
 func (f *File) Path() string { return f.path }
+
+// String returns "filesink.File(<path>)", so that %v of a *File names the
+// file instead of printing its fields.
+func (f *File) String() string { return "filesink.File(" + f.path + ")" }
 
 // Repaired returns what Open did to a torn tail, or nil if the file ended in
 // a newline (or was empty or new). After SettleTornTail found the fragment
@@ -193,7 +199,7 @@ func (f *File) Close() error {
 	f.suppressed = 0
 	f.errMu.Unlock()
 	if n > 0 {
-		f.emit(fmt.Errorf("filesink: %s: %d errors were suppressed by rate limiting", f.path, n))
+		f.emit(fmt.Errorf("filesink: %s: %s suppressed by rate limiting", f.path, plural.Count(n, "error was", "errors were")))
 	}
 	f.closeErr = err
 	close(f.closeDone) // publishes closeErr to the Close calls waiting above

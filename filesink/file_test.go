@@ -2,6 +2,7 @@ package filesink
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -49,6 +50,16 @@ func TestOpenCreatesDirectoriesAndAppends(t *testing.T) {
 			assert.Equal(t, []string{"one", "two", "three"}, readLines(t, path))
 		})
 	}
+}
+
+// TestFilePrintsItsPath (issue 33): %v of a *File names the file instead
+// of dumping its fields.
+func TestFilePrintsItsPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	f, err := Open(path, Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, f.Close()) }()
+	assert.Equal(t, "filesink.File("+path+")", fmt.Sprintf("%v", f))
 }
 
 func TestClosedAndBadInput(t *testing.T) {
@@ -348,6 +359,6 @@ func TestErrorCallbackIsRateLimited(t *testing.T) {
 	f.report(background)
 	require.NoError(t, f.Close())
 	require.Len(t, errs.All(), 3, "Close reports the errors still suppressed")
-	assert.Contains(t, errs.All()[2].Error(), "1 errors were suppressed")
+	assert.Contains(t, errs.All()[2].Error(), "1 error was suppressed")
 	assert.Empty(t, readLines(t, path))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -21,6 +22,20 @@ const (
 	RotateDaily
 )
 
+// String returns r's name as it is written in Go ("RotateDaily"), or
+// "Rotation(N)" for a value that is not a rotation.
+func (r Rotation) String() string {
+	switch r {
+	case RotateNone:
+		return "RotateNone"
+	case RotateHourly:
+		return "RotateHourly"
+	case RotateDaily:
+		return "RotateDaily"
+	}
+	return "Rotation(" + strconv.Itoa(int(r)) + ")"
+}
+
 // SyncPolicy selects when written data is flushed to stable storage with
 // fdatasync. File.Sync always syncs, whatever the policy.
 type SyncPolicy int
@@ -36,6 +51,20 @@ const (
 	SyncInterval
 )
 
+// String returns p's name as it is written in Go ("SyncEveryBatch"), or
+// "SyncPolicy(N)" for a value that is not a policy.
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncNever:
+		return "SyncNever"
+	case SyncEveryBatch:
+		return "SyncEveryBatch"
+	case SyncInterval:
+		return "SyncInterval"
+	}
+	return "SyncPolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
 // Defaults used for zero Options fields.
 const (
 	// DefaultPerm is the mode of new log files: readable and writable by
@@ -45,7 +74,7 @@ const (
 	// DefaultDirPerm is the mode of directories Open creates: the owner's
 	// only. Options.DirPerm widens it.
 	DefaultDirPerm os.FileMode = 0o700
-	// DefaultSyncInterval is the SyncInterval period (the seeds suggest 1 s).
+	// DefaultSyncInterval is the SyncInterval period: 1 s.
 	DefaultSyncInterval = time.Second
 	// DefaultErrorInterval is the minimum gap between two OnError calls for
 	// write errors.
@@ -96,8 +125,8 @@ type Options struct {
 	// SyncInterval is the period for SyncInterval; default 1 s.
 	SyncInterval time.Duration
 	// Preallocate reserves disk space in chunks of this many bytes with
-	// fallocate(FALLOC_FL_KEEP_SIZE) ahead of the writes (the seeds suggest
-	// 1–4 MiB). The file size is unaffected, so a crash leaves no zero
+	// fallocate(FALLOC_FL_KEEP_SIZE) ahead of the writes (1–4 MiB suits
+	// most loads). The file size is unaffected, so a crash leaves no zero
 	// tail; unused blocks are released on rotation and Close. Zero disables.
 	// A failure is reported to OnError; preallocation is then turned off if
 	// the file system cannot do it at all (EOPNOTSUPP, ENOSYS, EINVAL), and

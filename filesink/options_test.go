@@ -1,6 +1,7 @@
 package filesink
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,4 +50,27 @@ func TestZeroOptionsMeanDefaults(t *testing.T) {
 	assert.Equal(t, DefaultSyncInterval, o.SyncInterval)
 	assert.Equal(t, DefaultErrorInterval, o.ErrorInterval)
 	assert.Equal(t, DefaultCheckInterval, o.CheckInterval)
+}
+
+// TestEnumsPrintTheirNames: %v of Rotation and SyncPolicy prints the name a
+// user writes, not a number.
+func TestEnumsPrintTheirNames(t *testing.T) {
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{RotateNone, "RotateNone"},
+		{RotateHourly, "RotateHourly"},
+		{RotateDaily, "RotateDaily"},
+		{Rotation(7), "Rotation(7)"},
+		{SyncNever, "SyncNever"},
+		{SyncEveryBatch, "SyncEveryBatch"},
+		{SyncInterval, "SyncInterval"},
+		{SyncPolicy(-1), "SyncPolicy(-1)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, fmt.Sprintf("%v", tt.v))
+		})
+	}
 }

@@ -134,6 +134,10 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 // Name names the output in the handler's error reports.
 func (s *Sink) Name() string { return "journald " + s.path }
 
+// String returns "journald.Sink(<socket path>)", so that %v of a *Sink
+// names the socket instead of printing its fields.
+func (s *Sink) String() string { return "journald.Sink(" + s.path + ")" }
+
 // Stats returns the Sink's counters.
 func (s *Sink) Stats() Stats {
 	return Stats{Sent: s.sent.Load(), Large: s.large.Load(), Foreign: s.foreignN.Load()}

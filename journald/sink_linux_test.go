@@ -2,6 +2,7 @@ package journald
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -148,6 +149,16 @@ func TestForeignRecordSentAsMessage(t *testing.T) {
 	assert.Equal(t, "PRIORITY=4\nMESSAGE={\"level\":\"WARN\",\"msg\":\"asyncbus: records dropped\",\"dropped\":3}\nSYSLOG_IDENTIFIER=app\n", string(got[0].Raw))
 	assert.Equal(t, []string{"two\nlines"}, get(got[1].Fields, "MESSAGE"))
 	assert.Equal(t, Stats{Sent: 2, Foreign: 2}, s.Stats())
+}
+
+// TestSinkPrintsItsSocket (issue 33): %v of a *Sink names the journal
+// socket instead of dumping its fields.
+func TestSinkPrintsItsSocket(t *testing.T) {
+	j := startJournal(t)
+	s, err := NewSink(Options{Socket: j.path})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	assert.Equal(t, "journald.Sink("+j.path+")", fmt.Sprintf("%v", s))
 }
 
 func TestNewSinkWithoutJournal(t *testing.T) {

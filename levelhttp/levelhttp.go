@@ -28,15 +28,19 @@ type rulesPayload struct {
 // {"rules":"info,db=debug"}; PUT takes the same JSON object, or the bare rule
 // string as text/plain, and answers with the rules now in force.
 //
-// A PUT body is taken as JSON when it starts with '{' or is sent as
-// application/json, and must then be exactly one object with exactly one
-// key, "rules" (spelt so: encoding/json's case-insensitive matching is not
-// used), whose value is a non-empty string. Anything else — malformed
-// JSON (the error gives the byte offset and what was expected there),
-// trailing data, a second object, a duplicate, unknown or differently-cased
-// key, a value of another type, an empty body, malformed rules — gets 400,
-// and a body over 64 KiB gets 413, each with {"error":"..."} saying what
-// is wrong; a rejected PUT changes nothing.
+// A PUT body is taken as JSON when it starts with '{' (whatever its
+// Content-Type) or is sent as application/json; otherwise it is the bare
+// rule string, which must be sent as text/plain or without a Content-Type:
+// any other type (a form, as curl -d sends by default) gets 415 with a
+// message saying what to send. A JSON body must be exactly one object
+// with exactly one key, "rules" (spelt so: encoding/json's
+// case-insensitive matching is not used), whose value is a non-empty
+// string. Anything else — malformed JSON (the error gives the byte offset
+// and what was expected there), trailing data, a second object, a
+// duplicate, unknown or differently-cased key, a value of another type, an
+// empty body, malformed rules — gets 400, and a body over 64 KiB gets 413,
+// each with {"error":"..."} saying what is wrong; a rejected PUT changes
+// nothing.
 //
 // Handler(nil) does not panic: the endpoint it returns answers every request
 // with 500 and {"error":"levelhttp: no level rules (Handler was given nil)"},
@@ -73,6 +77,10 @@ func (h handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			fail(http.StatusRequestEntityTooLarge, "levelhttp: body over 64 KiB")
 			return
 		}
+		if err := checkBareRulesType(body, req.Header.Get("Content-Type")); err != nil {
+			fail(http.StatusUnsupportedMediaType, err.Error())
+			return
+		}
 		rules, err := rulesFromBody(body, req.Header.Get("Content-Type"))
 		if err != nil {
 			fail(http.StatusBadRequest, err.Error())
@@ -87,6 +95,26 @@ func (h handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Allow", "GET, PUT")
 		fail(http.StatusMethodNotAllowed, "levelhttp: only GET and PUT are supported")
 	}
+}
+
+// checkBareRulesType refuses a body that is neither JSON nor sent as a
+// rule string: a bare rule string must come as text/plain or without a
+// Content-Type. A form (curl -d 'rules=warn' sends
+// application/x-www-form-urlencoded) would otherwise be taken as the rule
+// "rules=warn", which also resets the default level to Info.
+func checkBareRulesType(body []byte, contentType string) error {
+	if text := bytes.TrimSpace(body); len(text) > 0 && text[0] == '{' {
+		return nil // JSON, whatever the type: curl -d '{"rules":"warn"}' sends a form type
+	}
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	switch {
+	case contentType == "", err == nil && (mediaType == "text/plain" || mediaType == "application/json"):
+		return nil
+	case err != nil:
+		mediaType = contentType
+	}
+	return fmt.Errorf(`levelhttp: Content-Type %q is not accepted: send {"rules":"..."} as JSON, or the bare rules as text/plain `+
+		`(curl -X PUT -H 'Content-Type: text/plain' --data-binary 'info,db=debug')`, abbreviate([]byte(mediaType)))
 }
 
 // rulesFromBody returns the rule string a PUT body carries, or an error

@@ -128,6 +128,43 @@ func TestLevelRulesHTTPRejectsMalformedBodies(t *testing.T) {
 	}
 }
 
+// TestLevelRulesHTTPRefusesOtherBodyTypes (issue 33): a body that is not
+// JSON and not sent as a rule string (text/plain or no type) gets 415 and
+// a message saying what to send, and changes nothing. Before the fix,
+// curl -X PUT -d 'rules=warn' (a form) set the rules "info,rules=warn",
+// resetting the default level.
+func TestLevelRulesHTTPRefusesOtherBodyTypes(t *testing.T) {
+	const start = "warn,db=debug"
+	const want = ` is not accepted: send {"rules":"..."} as JSON, or the bare rules as text/plain (curl -X PUT -H 'Content-Type: text/plain' --data-binary 'info,db=debug')`
+	tests := []struct{ name, body, ctype, err string }{
+		{"curl -d form", "rules=warn", "application/x-www-form-urlencoded", `levelhttp: Content-Type "application/x-www-form-urlencoded"` + want},
+		{"form with charset", "rules=warn", "application/x-www-form-urlencoded; charset=utf-8", `levelhttp: Content-Type "application/x-www-form-urlencoded"` + want},
+		{"multipart", "--x\r\n", "multipart/form-data; boundary=x", `levelhttp: Content-Type "multipart/form-data"` + want},
+		{"octet stream", "warn", "application/octet-stream", `levelhttp: Content-Type "application/octet-stream"` + want},
+		{"unparsable type", "warn", "text/plain;;", `levelhttp: Content-Type "text/plain;;"` + want},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rules := asyncbus.MustParseLevelRules(start)
+			code, answer := serve(t, Handler(rules), http.MethodPut, tt.body, tt.ctype)
+			assert.Equal(t, http.StatusUnsupportedMediaType, code)
+			assert.Equal(t, tt.err, answer["error"])
+			assert.Equal(t, start, rules.String(), "a refused PUT changes nothing")
+		})
+	}
+}
+
+// TestLevelRulesHTTPTakesJSONWhateverItsType: curl -d '{"rules":...}'
+// sends a form type; a body that starts with '{' is JSON all the same.
+func TestLevelRulesHTTPTakesJSONWhateverItsType(t *testing.T) {
+	for _, ctype := range []string{"application/x-www-form-urlencoded", "application/octet-stream", "text/plain"} {
+		rules := asyncbus.MustParseLevelRules("warn")
+		code, answer := serve(t, Handler(rules), http.MethodPut, `{"rules":"error,db=debug"}`, ctype)
+		require.Equal(t, http.StatusOK, code, answer["error"])
+		assert.Equal(t, "error,db=debug", rules.String(), ctype)
+	}
+}
+
 func TestLevelRulesHTTPAcceptsWellFormedBodies(t *testing.T) {
 	tests := []struct{ name, body, ctype, want string }{
 		{"json", `{"rules":"error,db=debug"}`, "application/json", "error,db=debug"},
@@ -216,7 +253,7 @@ func FuzzLevelRulesPUT(f *testing.F) {
 			again, err := asyncbus.ParseLevelRules(now.Rules)
 			require.NoError(t, err, "GET's rules %q parse", now.Rules)
 			assert.Equal(t, now.Rules, again.String(), "canonical form is stable")
-		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
 			assert.NotEmpty(t, answer["error"])
 			assert.Equal(t, start, now.Rules, "a rejected PUT changes nothing")
 		default:

@@ -1,6 +1,7 @@
 package logrbridge
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
 
@@ -157,4 +159,36 @@ func TestStackTraceSameAsRootHandler(t *testing.T) {
 	b, _ := strconv.Atoi(bridgeLine)
 	assert.Equal(t, r+1, b, "%s / %s", rs[1], bs[1])
 	assert.Equal(t, rs[2:], bs[2:], "the same frames below")
+}
+
+// TestAttributeBudgetThroughLogr (issue 33): values logged through logr,
+// in Info, Error and WithValues, are bounded as slog attributes are: once
+// 16 MiB of them are written, the value at hand is written as
+// encode.TruncatedValue and the rest are left out.
+func TestAttributeBudgetThroughLogr(t *testing.T) {
+	big := strings.Repeat("x", 6<<20)
+	kvs := []any{"k0", big, "k1", big, "k2", big, "k3", big, "k4", big}
+	tests := []struct {
+		name string
+		log  func(l logr.Logger)
+	}{
+		{"Info", func(l logr.Logger) { l.Info("wide", kvs...) }},
+		{"Error", func(l logr.Logger) { l.Error(errors.New("e"), "wide", kvs...) }},
+		{"WithValues", func(l logr.Logger) { l.WithValues(kvs...).Info("wide") }},
+	}
+	for _, f := range []asyncbus.Format{asyncbus.JSON, asyncbus.ZapJSON} {
+		for _, tt := range tests {
+			t.Run(f.String()+"/"+tt.name, func(t *testing.T) {
+				var buf syncbuf.Buffer
+				l := NewLogger(asyncbus.NewHandler(&buf, &asyncbus.Options{Format: f}))
+				tt.log(l)
+				require.NoError(t, Close(l))
+				out := buf.String()
+				assert.Equal(t, 1, strings.Count(out, encode.TruncatedValue))
+				assert.Contains(t, out, `"k3":"`+encode.TruncatedValue+`"`)
+				assert.NotContains(t, out, `"k4"`)
+				assert.True(t, json.Valid([]byte(out)), "one valid JSON line")
+			})
+		}
+	}
 }

@@ -2,12 +2,15 @@ package otelbridge
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/encode"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -493,4 +496,32 @@ func TestGroupedHandlerKeepsTopLevelTraceContext(t *testing.T) {
 	group, ok := m["otel"].(map[string]any)
 	require.True(t, ok, "the group: %v", m)
 	assert.Equal(t, tid.String(), group[KeyTraceID], "the record's own ids, in the group")
+}
+
+// TestAttributeBudgetThroughTheBridge (issue 33): a record's attributes
+// that come through the bridge are bounded as the handler's own are: once
+// 16 MiB of attributes are written, the attribute at hand is written as
+// encode.TruncatedValue and the rest are left out. (The byte bound: the
+// SDK's own de-duplication of 65,536 attributes takes minutes.)
+func TestAttributeBudgetThroughTheBridge(t *testing.T) {
+	for _, f := range []asyncbus.Format{asyncbus.JSON, asyncbus.ZapJSON} {
+		t.Run(f.String(), func(t *testing.T) {
+			var buf syncBuffer
+			h := newBus(t, &buf, &asyncbus.Options{Format: f})
+			l, lp := emitter(t, NewProcessor(h), sdklog.WithAttributeValueLengthLimit(-1))
+			big := strings.Repeat("x", 6<<20)
+			attrs := make([]attribute.KeyValue, 5)
+			for i := range attrs {
+				attrs[i] = attribute.String("k"+strconv.Itoa(i), big)
+			}
+			l.Emit(context.Background(), record(log.SeverityInfo, attribute.StringValue("wide"), attrs...))
+			require.NoError(t, lp.Shutdown(context.Background()))
+			out := buf.String()
+			assert.Equal(t, 1, strings.Count(out, encode.TruncatedValue))
+			assert.Contains(t, out, `"k2":"xxx`, "written while under 16 MiB")
+			assert.Contains(t, out, `"k3":"`+encode.TruncatedValue+`"`)
+			assert.NotContains(t, out, `"k4"`)
+			assert.True(t, json.Valid([]byte(out)), "one valid JSON line")
+		})
+	}
 }

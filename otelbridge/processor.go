@@ -10,6 +10,7 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 
 	"github.com/asyncbus/asyncbus/internal/core"
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // flusher is implemented by handlers that can push everything they have
@@ -169,7 +170,7 @@ func (e *Exporter) Export(ctx context.Context, records []sdklog.Record) error {
 	)
 	for i := range records {
 		if err := ctx.Err(); err != nil && !bounded {
-			left := fmt.Errorf("otelbridge: %d of %d records not exported: %w", len(records)-i, len(records), err)
+			left := fmt.Errorf("otelbridge: %d of %s not exported: %w", len(records)-i, plural.Count(len(records), "record", "records"), err)
 			return errors.Join(left, failure(first, failed, len(records)))
 		}
 		r := &records[i]
@@ -194,7 +195,7 @@ func failure(first error, failed, total int) error {
 	if first == nil {
 		return nil
 	}
-	return fmt.Errorf("otelbridge: %d of %d records failed: %w", failed, total, first)
+	return fmt.Errorf("otelbridge: %d of %s failed: %w", failed, plural.Count(total, "record", "records"), first)
 }
 
 // Shutdown flushes the handler (when it has a Flush method); afterwards Export

@@ -71,6 +71,22 @@ const (
 	StyleDatadog64
 )
 
+// String returns s's name as it is written in Go ("StyleGoogleCloud"), or
+// "Style(N)" for a value that is not a style.
+func (s Style) String() string {
+	switch s {
+	case StyleOTel:
+		return "StyleOTel"
+	case StyleECS:
+		return "StyleECS"
+	case StyleGoogleCloud:
+		return "StyleGoogleCloud"
+	case StyleDatadog:
+		return "StyleDatadog"
+	}
+	return "Style(" + strconv.Itoa(int(s)) + ")"
+}
+
 // Field names written by [TraceContext].
 const (
 	KeyECSTraceID   = "trace.id"                             // StyleECS trace ID

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -63,6 +64,26 @@ func TestPresetTraceCorrelation(t *testing.T) {
 				assert.Equal(t, v, lines[0][k], k)
 			}
 			assert.EqualValues(t, 42, lines[0]["amount"])
+		})
+	}
+}
+
+// TestStylePrintsItsName (issue 33): %v of a Style prints the constant's
+// name, not a number.
+func TestStylePrintsItsName(t *testing.T) {
+	tests := []struct {
+		s    Style
+		want string
+	}{
+		{StyleOTel, "StyleOTel"},
+		{StyleECS, "StyleECS"},
+		{StyleGoogleCloud, "StyleGoogleCloud"},
+		{StyleDatadog, "StyleDatadog"},
+		{Style(9), "Style(9)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, fmt.Sprintf("%v", tt.s))
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // StatusError is a non-2xx answer from the collector.
@@ -91,7 +93,7 @@ func (e *gaveUpError) Error() string {
 	if e.why != nil {
 		why = e.why.Error()
 	}
-	return fmt.Sprintf("otlpsink: %s; gave up after %d attempts (%s): %v", what, e.attempts, why, e.err)
+	return fmt.Sprintf("otlpsink: %s; gave up after %s (%s): %v", what, plural.Count(e.attempts, "attempt", "attempts"), why, e.err)
 }
 
 // errCloseDeadline ends retrying at the handler's Close deadline (or

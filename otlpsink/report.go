@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // retryingError is the report of a collector that keeps failing while the
@@ -15,8 +17,8 @@ type retryingError struct {
 }
 
 func (e *retryingError) Error() string {
-	return fmt.Sprintf("otlpsink: retrying, %d failed attempts since %s: %v",
-		e.failures, e.since.Format(time.RFC3339), e.err)
+	return fmt.Sprintf("otlpsink: retrying, %s since %s: %v",
+		plural.Count(e.failures, "failed attempt", "failed attempts"), e.since.Format(time.RFC3339), e.err)
 }
 
 func (e *retryingError) Unwrap() error { return e.err }
@@ -30,8 +32,8 @@ type recoveredReport struct {
 }
 
 func (e *recoveredReport) Error() string {
-	return fmt.Sprintf("otlpsink: the collector accepts records again after %d failed attempts over %s; %d records waited",
-		e.failures, e.lasted.Round(time.Millisecond), e.waited)
+	return fmt.Sprintf("otlpsink: the collector accepts records again after %s over %s; %s waited",
+		plural.Count(e.failures, "failed attempt", "failed attempts"), e.lasted.Round(time.Millisecond), plural.Count(e.waited, "record", "records"))
 }
 
 // retryReportEvery is how often a continuing outage is reported again.
@@ -88,9 +90,9 @@ func (s *Sink) notePartial(rej uint64, msg string) {
 		return
 	}
 	p.reportedAt = now
-	err := fmt.Errorf("otlpsink: the collector rejected %d records in %d accepted requests (counted in Stats.Rejected): %s", p.rejected, p.requests, p.msg)
+	err := fmt.Errorf("otlpsink: the collector rejected %s in %s (counted in Stats.Rejected): %s", plural.Count(p.rejected, "record", "records"), plural.Count(p.requests, "accepted request", "accepted requests"), p.msg)
 	if p.msg == "" {
-		err = fmt.Errorf("otlpsink: the collector rejected %d records in %d accepted requests (counted in Stats.Rejected)", p.rejected, p.requests)
+		err = fmt.Errorf("otlpsink: the collector rejected %s in %s (counted in Stats.Rejected)", plural.Count(p.rejected, "record", "records"), plural.Count(p.requests, "accepted request", "accepted requests"))
 	}
 	p.rejected, p.requests, p.msg = 0, 0, ""
 	s.report(err)

@@ -897,7 +897,7 @@ func TestPartialSuccessIsReported(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, reports, 1, "the first partial success is reported, the next two within the interval are not: %v", reports)
-	assert.Equal(t, "otlpsink: the collector rejected 1 records in 1 accepted requests (counted in Stats.Rejected): attribute too long", reports[0].Error())
+	assert.Equal(t, "otlpsink: the collector rejected 1 record in 1 accepted request (counted in Stats.Rejected): attribute too long", reports[0].Error())
 	assert.EqualValues(t, 3, s.Stats().Rejected)
 }
 

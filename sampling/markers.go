@@ -6,10 +6,11 @@ package sampling
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // SuppressedMsgKey is the key under which a marker record carries the
@@ -147,7 +148,7 @@ func (s *Sampler) emit(info *keyInfo, n uint64) error {
 		// The asyncbus.Handler writes the marker itself, unsampled.
 		return to.mark(info.level, info.msg, info.logger, n)
 	}
-	r := slog.NewRecord(time.Now(), info.level, fmt.Sprintf("suppressed %d similar records", n), 0)
+	r := slog.NewRecord(time.Now(), info.level, "suppressed "+plural.Count(n, "similar record", "similar records"), 0)
 	r.AddAttrs(slog.String(SuppressedMsgKey, info.msg))
 	if to.addLogger {
 		r.AddAttrs(slog.String(DefaultLoggerKey, info.logger))

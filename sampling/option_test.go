@@ -77,7 +77,7 @@ func TestOptionSamplerExactCounts(t *testing.T) {
 		msg := l["msg"].(string)
 		if n, ok := strings.CutPrefix(msg, "suppressed "); ok {
 			var c int
-			_, err := fmt.Sscanf(n, "%d similar records", &c)
+			_, err := fmt.Sscanf(n, "%d similar record", &c) // "records" but for 1
 			require.NoError(t, err)
 			markers++
 			reported += c
@@ -140,7 +140,7 @@ func TestOptionSamplerConcurrent(t *testing.T) {
 	for _, l := range buf.lines(t) {
 		if msg := l["msg"].(string); strings.HasPrefix(msg, "suppressed ") {
 			var n uint64
-			_, err := fmt.Sscanf(msg, "suppressed %d similar records", &n)
+			_, err := fmt.Sscanf(msg, "suppressed %d similar record", &n) // "records" but for 1
 			require.NoError(t, err)
 			markers++
 			reported += n

@@ -82,7 +82,7 @@ func split(rs []got) (recs, markers []got) {
 func markerN(t testing.TB, m got) uint64 {
 	t.Helper()
 	var n uint64
-	_, err := fmt.Sscanf(m.msg, "suppressed %d similar records", &n)
+	_, err := fmt.Sscanf(m.msg, "suppressed %d similar record", &n) // "records" but for 1
 	require.NoError(t, err, m.msg)
 	return n
 }

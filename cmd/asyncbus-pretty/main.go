@@ -7,9 +7,12 @@
 // ("15:04:05.000 LEVEL dir/file.go:12 message key=value ..."), coloured on
 // a terminal.
 //
-// Install it with
+// Install it from a clone of the repository with
 //
-//	go install github.com/asyncbus/asyncbus/cmd/asyncbus-pretty@latest
+//	go install ./cmd/asyncbus-pretty
+//
+// (once the module is published, go install
+// github.com/asyncbus/asyncbus/cmd/asyncbus-pretty@latest).
 //
 // Usage:
 //

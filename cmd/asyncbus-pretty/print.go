@@ -148,8 +148,8 @@ func markerOf(r *record) marker {
 		return marker{dropMarker, attrCount(r, "dropped")}
 	case strings.HasPrefix(r.msg, "asyncbus:"):
 		return marker{otherMarker, attrCount(r, "dropped", "count", "records", "n")}
-	case strings.HasPrefix(r.msg, "suppressed ") && strings.HasSuffix(r.msg, " similar records"):
-		n, err := strconv.ParseInt(r.msg[len("suppressed "):len(r.msg)-len(" similar records")], 10, 64)
+	case strings.HasPrefix(r.msg, "suppressed ") && (strings.HasSuffix(r.msg, " similar records") || r.msg == "suppressed 1 similar record"):
+		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSuffix(r.msg[len("suppressed "):], "s"), " similar record"), 10, 64)
 		if err == nil && n >= 0 {
 			return marker{sampleMarker, n}
 		}

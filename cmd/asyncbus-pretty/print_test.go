@@ -108,7 +108,9 @@ func TestPrintMatchesConsole(t *testing.T) {
 			4: "Google Cloud has no level below DEBUG",
 			6: "Google Cloud has no level between INFO and WARNING",
 		}},
-		{"asyncbus ECSJSON", asyncbusHandler(asyncbus.ECSJSON), nil},
+		{"asyncbus ECSJSON", asyncbusHandler(asyncbus.ECSJSON), map[int]string{
+			3: "ECS writes an error as an object (message, type)",
+		}},
 		{"asyncbus DatadogJSON", asyncbusHandler(asyncbus.DatadogJSON), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,6 +159,7 @@ func TestPrintMarkers(t *testing.T) {
 		{"other with a count", lines[1], "[ASYNCBUS 128] 12:34:56.789 ERROR asyncbus: flight recorder dump records=128\n"},
 		{"other", lines[2], "[ASYNCBUS] 12:34:56.789 WARN  asyncbus: write /x: disk full\n"},
 		{"not a marker", `{"msg":"suppressed many similar records"}`, "suppressed many similar records\n"},
+		{"sampling, one", `{"time":"2026-01-02T12:34:56.789Z","level":"INFO","msg":"suppressed 1 similar record"}`, "[SUPPRESSED 1] 12:34:56.789 INFO  suppressed 1 similar record\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPrinter(false, true, filter{})

@@ -102,6 +102,13 @@ func (b *Bus) forget(req flushReq) {
 	b.mu.Unlock()
 }
 
+// Closed reports whether Close has been called.
+func (b *Bus) Closed() bool {
+	// An atomic load of tail: Close sets closedBit with an atomic Or before
+	// it does anything else, so a call that follows Close sees it.
+	return b.tail.Load()&closedBit != 0
+}
+
 // Close stops accepting records (later Enqueue calls return ErrClosed and are
 // counted), drains the ring, syncs the sink and stops the drainer. It is
 // idempotent and safe from several goroutines; every call waits for the same

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // drop counts a record refused at tail position t and registers the gap at t.
@@ -78,13 +80,13 @@ func (d *drainer) addMarker(n uint64) {
 func (d *drainer) formatMarker(n uint64) (out []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			d.report("mark", fmt.Errorf("%d records dropped here; the drop marker panicked: %v", n, r))
+			d.report("mark", fmt.Errorf("%s dropped here; the drop marker panicked: %v", plural.Count(n, "record", "records"), r))
 			out = d.marker[:0]
 		}
 	}()
 	out = d.b.dropMarker(d.marker[:0], n)
 	if len(out) == 0 {
-		d.report("mark", fmt.Errorf("%d records dropped here; the drop marker is empty", n))
+		d.report("mark", fmt.Errorf("%s dropped here; the drop marker is empty", plural.Count(n, "record", "records")))
 	}
 	return out
 }

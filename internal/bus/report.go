@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // SinkError reports a failure of the sink. It is passed to Config.OnError and
@@ -37,10 +39,10 @@ func (e *SinkError) Error() string {
 	}
 	s := "asyncbus: " + e.Op + " " + e.Output + ": " + msg
 	if e.Failed > 0 {
-		s += fmt.Sprintf(" (%d records failed)", e.Failed)
+		s += " (" + plural.Count(e.Failed, "record", "records") + " failed)"
 	}
 	if e.Suppressed > 0 {
-		s += fmt.Sprintf(" (%d similar errors suppressed)", e.Suppressed)
+		s += " (" + plural.Count(e.Suppressed, "similar error", "similar errors") + " suppressed)"
 	}
 	if e.Retrying {
 		s += " (the records stay queued and are retried)"
@@ -221,7 +223,7 @@ func (r *reporter) deliver(late *lateReport) {
 func (r *reporter) tellLost() {
 	// Swap: every lost report is told exactly once, even with send racing.
 	if n := r.lost.Swap(0); n > 0 {
-		r.call(fmt.Errorf("asyncbus: %d error reports lost: OnError was too slow to take them", n))
+		r.call(fmt.Errorf("asyncbus: %s lost: OnError was too slow to take them", plural.Count(n, "error report", "error reports")))
 	}
 }
 

@@ -13,9 +13,22 @@ import (
 )
 
 func TestSinkErrorText(t *testing.T) {
-	err := &SinkError{Op: "write", Output: "/var/log/app.log", Err: errSink, Failed: 3, Suppressed: 2}
-	require.Equal(t, "asyncbus: write /var/log/app.log: sink broken (3 records failed) (2 similar errors suppressed)", err.Error())
-	require.ErrorIs(t, err, errSink)
+	tests := []struct {
+		name               string
+		failed, suppressed uint64
+		want               string
+	}{
+		{"plural", 3, 2, "asyncbus: write /var/log/app.log: sink broken (3 records failed) (2 similar errors suppressed)"},
+		{"singular", 1, 1, "asyncbus: write /var/log/app.log: sink broken (1 record failed) (1 similar error suppressed)"},
+		{"no counts", 0, 0, "asyncbus: write /var/log/app.log: sink broken"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := &SinkError{Op: "write", Output: "/var/log/app.log", Err: errSink, Failed: tt.failed, Suppressed: tt.suppressed}
+			require.Equal(t, tt.want, err.Error())
+			require.ErrorIs(t, err, errSink)
+		})
+	}
 }
 
 func TestOnErrorRateLimited(t *testing.T) {

@@ -127,6 +127,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
 // ErrRingLocked is returned (wrapped) by New when the ring file is locked by
@@ -383,14 +385,14 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPositio
 	}
 	if res.suspects > 0 {
 		aside, cerr := r.copyAside()
-		reason := fmt.Sprintf("%d damaged entries (bad checksum or length) were not replayed; %d valid records were", res.suspects, res.recovered)
+		reason := fmt.Sprintf("%s (bad checksum or length) not replayed; %s replayed", plural.Count(res.suspects, "damaged entry was", "damaged entries were"), plural.Count(res.recovered, "valid record was", "valid records were"))
 		if cerr != nil {
 			reason += "; could not keep a copy: " + cerr.Error()
 		}
 		warn(&RingFileError{Path: path, Reason: reason, Aside: aside})
 	}
 	if res.unrecovered > 0 {
-		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("%d oversize records accepted before the crash were lost (oversize records are not kept in the ring file)", res.unrecovered)})
+		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("%s accepted before the crash lost (oversize records are not kept in the ring file)", plural.Count(res.unrecovered, "oversize record was", "oversize records were"))})
 	}
 	if res.torn {
 		warn(&RingFileError{Path: path, Reason: "the output ends in part of a record (or of the drop marker in front of it) torn by the crash and could not be cut back (not a regular file, changed since, or not readable); that record is written again, whole, after the fragment"})
@@ -401,9 +403,9 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPositio
 			first = fmt.Sprintf(" (%q)", res.foreignNext)
 		}
 		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the output holds other bytes where the batch being written at the crash belonged (something else wrote to it): "+
-			"%d of its %d records were there and were not written again; the other %d were replayed from the first one not found%s: "+
+			"%d of its %s there and not written again; the other %d replayed from the first one not found%s: "+
 			"rather written twice than lost, so any of them already in the output after those bytes now appears twice",
-			res.foreignFrom, res.foreignOf, res.foreignOf-res.foreignFrom, first)})
+			res.foreignFrom, plural.Count(res.foreignOf, "record was", "records were"), res.foreignOf-res.foreignFrom, first)})
 	}
 	if res.cutMarker {
 		warn(&RingFileError{Path: path, Reason: "the crash tore the drop marker in front of the batch being written; the fragment was cut from the output, so that gap is not marked there (the records were replayed)"})
@@ -413,7 +415,7 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPositio
 		if res.unread {
 			why = "the output could not be read back to check which of its records it holds"
 		}
-		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (%s): up to %d records may appear twice", why, res.flight)})
+		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (%s): up to %s may appear twice", why, plural.Count(res.flight, "record", "records"))})
 	}
 	r.reset()
 	if r.capacity != capacity {

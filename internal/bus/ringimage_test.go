@@ -357,6 +357,6 @@ func TestRingFileDamagedHeaderCountedOnce(t *testing.T) {
 	assert.Equal(t, []string{string(line(1)), string(line(2))}, strs(sink.records()))
 	errs := log.ringErrors()
 	require.Len(t, errs, 1)
-	assert.Contains(t, errs[0].Reason, "1 damaged entries")
+	assert.Contains(t, errs[0].Reason, "1 damaged entry was")
 	assert.NotEmpty(t, errs[0].Aside)
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
 )
 
 // flightEnd says how the output ends relative to the interrupted batch, as
@@ -238,7 +237,7 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 	}
 	if res.recovered > 0 {
 		if s, ok := w.(Syncer); ok {
-			if err := sinkSync(s); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
+			if err := sinkSync(s); err != nil && !notSyncable(err) {
 				return res, fmt.Errorf("asyncbus: sync after replaying the ring file: %w", err)
 			}
 		}

@@ -101,7 +101,7 @@ func TestSinkAlwaysPanics(t *testing.T) {
 	assert.ErrorContains(t, err, "the output's write panicked: write")
 	err = b.Close(context.Background())
 	assert.ErrorContains(t, err, "the output's write panicked: write")
-	assert.ErrorContains(t, err, "(1 records failed)")
+	assert.ErrorContains(t, err, "(1 record failed)")
 	st := b.Stats()
 	assert.EqualValues(t, 1, st.Failed)
 	assert.Empty(t, ps.bytes())

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"syscall"
 )
 
 // sinkKind is how the drainer hands a batch to the sink.
@@ -428,7 +427,7 @@ func (d *drainer) syncSinkExcluded() error {
 	}
 	err := sinkSync(s)
 	d.leaveCall()
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+	if notSyncable(err) {
 		return nil // pipes, terminals, sockets: nothing to make durable
 	}
 	if err != nil {
