@@ -33,6 +33,9 @@ func init() {
 			if r, ok := ah.core.out.(core.Reporter); ok {
 				r.SetReport(ah.core.bus.Report)
 			}
+			if bl, ok := ah.core.out.(core.Backlogger); ok {
+				bl.SetBacklog(ah.core.bus.Backlog)
+			}
 			return nil
 		},
 		Bound: func(h slog.Handler, ctx context.Context) slog.Handler {

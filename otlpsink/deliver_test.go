@@ -18,12 +18,33 @@ import (
 
 // TestOutageAndRecoveryAreReported: an outage is reported with the
 // collector's status text (a 503 with an empty body ends with no colon),
-// and its end once, with the records that waited and for how long.
+// and its end once, with the records that waited and for how long: those
+// of the request that got through and those queued behind it.
 func TestOutageAndRecoveryAreReported(t *testing.T) {
+	cases := []struct {
+		name  string
+		alone int // records logged before the collector has answered once
+	}{
+		{name: "logged together", alone: 5},
+		{name: "the first sent alone", alone: 1},
+		{name: "two sent first", alone: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			testOutageAndRecovery(t, tc.alone)
+		})
+	}
+}
+
+// testOutageAndRecovery logs five records through an outage, the first
+// alone of them before the collector answers its first request.
+func testOutageAndRecovery(t *testing.T, alone int) {
 	rc := newReceiver(t)
 	var down atomic.Bool
+	var answered atomic.Int64
 	down.Store(true)
 	rc.setAnswer(func(_ int, w http.ResponseWriter) bool {
+		defer answered.Add(1)
 		if down.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable) // no body
 			return false
@@ -38,21 +59,17 @@ func TestOutageAndRecoveryAreReported(t *testing.T) {
 	var reports []error
 	h, err := s.NewHandler(&asyncbus.Options{OnError: func(err error) { mu.Lock(); reports = append(reports, err); mu.Unlock() }})
 	require.NoError(t, err)
-	for i := range 5 {
+	for i := range alone {
+		slog.New(h).Info("waits", "seq", i)
+	}
+	// The drainer retries those in its first request: the rest queue behind.
+	waitUntil(t, "the collector answered", func() bool { return answered.Load() > 0 })
+	for i := alone; i < 5; i++ {
 		slog.New(h).Info("waits", "seq", i)
 	}
 	// Wait for the outage's report (through the handler's reporter
 	// goroutine), so that all five records wait for the collector.
-	for i := 0; ; i++ {
-		mu.Lock()
-		n := len(reports)
-		mu.Unlock()
-		if n > 0 {
-			break
-		}
-		require.Less(t, i, 50_000_000, "the outage was never reported")
-		runtime.Gosched()
-	}
+	waitUntil(t, "the outage was reported", func() bool { mu.Lock(); defer mu.Unlock(); return len(reports) > 0 })
 	down.Store(false)
 	require.NoError(t, h.Flush())
 	slog.New(h).Info("after", "seq", 5)
@@ -70,4 +87,13 @@ func TestOutageAndRecoveryAreReported(t *testing.T) {
 	assert.Positive(t, rec.lasted)
 	assert.Equal(t, s.Stats().Retries, rec.failures, "each failed attempt was retried")
 	assert.Contains(t, reports[1].Error(), "the collector accepts records again after")
+}
+
+// waitUntil polls cond, yielding, until it holds (no sleeps, no timing).
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; !cond(); i++ {
+		require.Less(t, i, 50_000_000, "never: %s", what)
+		runtime.Gosched()
+	}
 }

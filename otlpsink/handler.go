@@ -77,11 +77,6 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 		}
 		return nil, err
 	}
-	queued := func() uint64 {
-		st := h.Stats()
-		return st.Enqueued - st.Written - st.Dropped - st.Failed
-	}
-	s.queued.Store(&queued)
 	return h, nil
 }
 

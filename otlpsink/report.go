@@ -58,17 +58,18 @@ func (s *Sink) noteRetry(err error) {
 }
 
 // noteRecovered ends the current outage, if any, with one report: how
-// long it lasted and how many records waited for the collector (those in
-// the handler's ring, the batch in hand included; without a handler, the
-// batch in hand), sent the request of n records that got through.
+// long it lasted and how many records waited for the collector: the
+// request of n records that got through, the rest of the batch in hand,
+// and the records queued behind it in the handler's ring (none without a
+// handler).
 func (s *Sink) noteRecovered(n int) {
 	o := &s.outage
 	if o.failures == 0 {
 		return
 	}
 	waited := uint64(n) + uint64(max(s.unsettled.Load(), 0))
-	if q := s.queued.Load(); q != nil {
-		waited = max(waited, (*q)())
+	if b := s.backlog.Load(); b != nil { // atomic: see Sink.backlog
+		waited += (*b)() // on the drainer, in WriteBatch, as Backlog requires
 	}
 	s.report(&recoveredReport{failures: o.failures, lasted: time.Since(o.since), waited: waited})
 	o.failures = 0
@@ -97,6 +98,10 @@ func (s *Sink) notePartial(rej uint64, msg string) {
 	p.rejected, p.requests, p.msg = 0, 0, ""
 	s.report(err)
 }
+
+// SetBacklog implements core.Backlogger: backlog counts the records queued
+// behind the batch in WriteBatch, for the recovery report.
+func (s *Sink) SetBacklog(backlog func() uint64) { s.backlog.Store(&backlog) }
 
 // SetReport implements core.Reporter: the handler's bus delivers the
 // Sink's reports from then on, one at a time with its own, and its Close

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,26 @@ import (
 
 	"github.com/asyncbus/asyncbus"
 )
+
+// reportLog keeps what OnError is told, for a test to assert.
+type reportLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+// add is an Options.OnError.
+func (r *reportLog) add(err error) {
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
+}
+
+// all returns the reports so far, in order.
+func (r *reportLog) all() []error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]error(nil), r.errs...)
+}
 
 // After its handler is closed, the Sink is still an io.Writer: a user
 // writing to it (here a slog.TextHandler) whose request gets a partial

@@ -114,15 +114,16 @@ type Sink struct {
 	// closeCtx is the context of the handler's Close (nil before): once it
 	// is done, retrying has stopped. Atomic: stored by Closing, read by Stats.
 	closeCtx atomic.Pointer[context.Context]
-	// queued returns how many records the handler's ring holds (set in
-	// NewHandler; nil without a handler). Atomic: stored by NewHandler
-	// while the drainer may already read it in noteRecovered.
-	queued atomic.Pointer[func() uint64]
+	// backlog counts the records queued in the handler's ring behind the
+	// batch in WriteBatch (SetBacklog; nil without a handler). Atomic:
+	// stored as the handler is made while its drainer goroutine runs.
+	backlog atomic.Pointer[func() uint64]
 }
 
 var (
-	_ io.Writer   = (*Sink)(nil)
-	_ core.Closer = (*Sink)(nil)
+	_ io.Writer       = (*Sink)(nil)
+	_ core.Closer     = (*Sink)(nil)
+	_ core.Backlogger = (*Sink)(nil)
 )
 
 // NewSink resolves o against the environment and returns a Sink. It does

@@ -181,6 +181,7 @@ func TestUnavailableForAWhileNothingLostRetryAfterHonoured(t *testing.T) {
 	const down = 2
 	var mu sync.Mutex
 	var times []time.Time
+	logged := make(chan struct{})
 	rc.setAnswer(func(i int, w http.ResponseWriter) bool {
 		mu.Lock()
 		times = append(times, time.Now())
@@ -190,16 +191,19 @@ func TestUnavailableForAWhileNothingLostRetryAfterHonoured(t *testing.T) {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return false
 		}
+		<-logged // every record waits for the collector's return
 		return true
 	})
 	s, err := NewSink(testOptions(rc))
 	require.NoError(t, err)
-	h, err := s.NewHandler(&asyncbus.Options{})
+	var reports reportLog
+	h, err := s.NewHandler(&asyncbus.Options{OnError: reports.add})
 	require.NoError(t, err)
 	const n = 2000
 	for i := range n {
 		slog.New(h).Info("rec", "seq", i)
 	}
+	close(logged)
 	require.NoError(t, h.Close())
 
 	requireEachOnce(t, rc.records(), n)
@@ -216,6 +220,18 @@ func TestUnavailableForAWhileNothingLostRetryAfterHonoured(t *testing.T) {
 	hs := h.Stats()
 	assert.EqualValues(t, n, hs.Written)
 	assert.Zero(t, hs.Failed)
+
+	// The outage's first failure (the second is within a minute of it), then its end.
+	got := reports.all()
+	require.Len(t, got, 2, "%v", got)
+	var retrying *retryingError
+	require.ErrorAs(t, got[0], &retrying)
+	assert.EqualValues(t, 1, retrying.failures)
+	assert.Equal(t, "otlpsink: collector answered 503 Service Unavailable (retryable): busy", retrying.err.Error())
+	var recovered *recoveredReport
+	require.ErrorAs(t, got[1], &recovered)
+	assert.EqualValues(t, down, recovered.failures)
+	assert.EqualValues(t, n, recovered.waited, "every record waited")
 }
 
 func TestRetryAfterParsing(t *testing.T) {
@@ -295,7 +311,8 @@ func TestPartialSuccessCounted(t *testing.T) {
 	})
 	s, err := NewSink(testOptions(rc))
 	require.NoError(t, err)
-	h, err := s.NewHandler(nil)
+	var reports reportLog
+	h, err := s.NewHandler(&asyncbus.Options{OnError: reports.add})
 	require.NoError(t, err)
 	for i := range 5 {
 		slog.New(h).Info("r", "seq", i)
@@ -305,6 +322,10 @@ func TestPartialSuccessCounted(t *testing.T) {
 	assert.EqualValues(t, 5, st.Sent)
 	assert.EqualValues(t, 2*st.Requests, st.Rejected)
 	assert.NotZero(t, st.Rejected)
+	// The first partial success at once, the others within a minute of it.
+	got := reports.all()
+	require.Len(t, got, 1, "%v", got)
+	assert.EqualError(t, got[0], "otlpsink: the collector rejected 2 records in 1 accepted requests (counted in Stats.Rejected): too old")
 }
 
 func TestGzip(t *testing.T) {

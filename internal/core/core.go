@@ -49,13 +49,21 @@ type Reporter interface {
 	SetReport(report func(error) bool)
 }
 
+// Backlogger is implemented by outputs that report how many records
+// waited for them (otlpsink's recovery report): the handler gives them a
+// function that counts the records queued behind the batch in the
+// output's hands, to be called only from within the output's write call.
+type Backlogger interface {
+	SetBacklog(backlog func() uint64)
+}
+
 // Root is the root package's entry points; every one takes an
 // *asyncbus.Handler as a slog.Handler and reports (or returns nil) when
 // given another handler.
 type Root struct {
 	// Install makes h, an *asyncbus.Handler just opened and not yet
 	// shared, encode its records with enc, and connects its output's
-	// Closer and Reporter, if it has them.
+	// Closer, Reporter and Backlogger, if it has them.
 	Install func(h slog.Handler, enc Encoder) error
 	// Bound returns a copy of h whose waits for the output end when ctx
 	// ends (a record waiting for room is dropped and counted, a wait for

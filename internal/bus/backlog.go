@@ -1,0 +1,40 @@
+package bus
+
+import "sync/atomic"
+
+// Backlog returns how many records wait in the ring behind the batch the
+// output is writing: the committed records from the end of that batch up
+// to the first reservation not committed yet (a record still being
+// enqueued). Only the output may call it, from within its write call (on
+// the drainer goroutine, whose read position it reads); after a Close that
+// gave up it returns 0, what was left being counted as failed.
+func (b *Bus) Backlog() uint64 {
+	if b.final.Load() { // atomic: set by the give-up's count (giveup.go), which owns what is left
+		return 0
+	}
+	d := &b.d
+	// The drainer is in the output's call: its read position stays put,
+	// and no producer reserves at or past it beyond the tail loaded here.
+	end := b.tail.Load() &^ closedBit
+	var n uint64
+	for p := d.pos; p < end; {
+		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // acquire: pairs with the commit's release store
+		switch {
+		case h&flagCommit == 0:
+			if wh := b.wtHead.Load(); wh > p { // written through: in the output already
+				p = wh
+				continue
+			}
+			return n // being enqueued: not waiting yet
+		case h&flagPadding != 0:
+			p += h & lenMask
+		case h&flagOversize != 0:
+			n++
+			p += hdrSize
+		default:
+			n++
+			p += align8(hdrSize + h&lenMask)
+		}
+	}
+	return n
+}
