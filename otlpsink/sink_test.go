@@ -325,7 +325,7 @@ func TestPartialSuccessCounted(t *testing.T) {
 	// The first partial success at once, the others within a minute of it.
 	got := reports.all()
 	require.Len(t, got, 1, "%v", got)
-	assert.EqualError(t, got[0], "otlpsink: the collector rejected 2 records in 1 accepted requests (counted in Stats.Rejected): too old")
+	assert.EqualError(t, got[0], "otlpsink: the collector rejected 2 records in 1 accepted request (counted in Stats.Rejected): too old")
 }
 
 func TestGzip(t *testing.T) {
