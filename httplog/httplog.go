@@ -1,0 +1,196 @@
+package httplog
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/asyncbus/asyncbus/ctxattrs"
+)
+
+// Options configures the middleware; the zero value (or nil) is usable.
+type Options struct {
+	// Message is the access record's message; "request" when empty.
+	Message string
+	// Route returns the route of a request, for routers other than
+	// ServeMux; by default Request.Pattern (empty: no http.route).
+	Route func(r *http.Request) string
+	// RequestIDHeader is the request and response header holding the
+	// request id; "X-Request-Id" when empty.
+	RequestIDHeader string
+	// RequestIDKey is the attribute key of the request id, in the access
+	// record and in the context; "request_id" when empty.
+	RequestIDKey string
+	// Level returns the access record's level from the status; by default
+	// 5xx Error, 4xx Warn, the rest Info.
+	Level func(status int) slog.Level
+	// Slow, when positive, raises requests that take longer to Warn at
+	// least.
+	Slow time.Duration
+	// TrustedProxies is the number of proxies of yours in front of the
+	// server; 0 (the default) trusts no Forwarded or X-Forwarded-For
+	// header. See the package documentation.
+	TrustedProxies int
+	// SkipPaths are URL paths served without a record (health checks).
+	SkipPaths []string
+	// Repanic makes a recovered panic continue after its record is
+	// written (net/http then logs it and drops the connection).
+	Repanic bool
+}
+
+// middleware is the configured middleware: Options with defaults applied.
+type middleware struct {
+	log      *slog.Logger
+	msg      string
+	route    func(*http.Request) string
+	idHeader string
+	idKey    string
+	level    func(int) slog.Level
+	slow     time.Duration
+	proxies  int
+	skip     map[string]struct{}
+	repanic  bool
+}
+
+// New returns a middleware writing one record per request to log (the
+// default logger when nil), configured by opts (nil: the defaults).
+func New(log *slog.Logger, opts *Options) func(http.Handler) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	m := &middleware{
+		log: log, msg: opts.Message, route: opts.Route, idHeader: opts.RequestIDHeader,
+		idKey: opts.RequestIDKey, level: opts.Level, slow: opts.Slow,
+		proxies: opts.TrustedProxies, repanic: opts.Repanic,
+	}
+	if m.msg == "" {
+		m.msg = "request"
+	}
+	if m.route == nil {
+		m.route = func(r *http.Request) string { return r.Pattern }
+	}
+	if m.idHeader == "" {
+		m.idHeader = "X-Request-Id"
+	}
+	if m.idKey == "" {
+		m.idKey = "request_id"
+	}
+	if m.level == nil {
+		m.level = StatusLevel
+	}
+	if len(opts.SkipPaths) > 0 {
+		m.skip = make(map[string]struct{}, len(opts.SkipPaths))
+		for _, p := range opts.SkipPaths {
+			m.skip[p] = struct{}{}
+		}
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { m.serve(next, w, r) })
+	}
+}
+
+// StatusLevel is the default Options.Level: 5xx Error, 4xx Warn, else Info.
+func StatusLevel(status int) slog.Level {
+	switch {
+	case status >= 500:
+		return slog.LevelError
+	case status >= 400:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+// serve serves one request through next and writes its record.
+func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	if _, ok := m.skip[r.URL.Path]; ok {
+		next.ServeHTTP(w, r)
+		return
+	}
+	start := time.Now()
+	outer := r.Context()
+	id := requestID(r.Header.Get(m.idHeader))
+	w.Header().Set(m.idHeader, id)
+	rw := &responseWriter{w: w}
+	inner := r.WithContext(ctxattrs.With(outer, slog.String(m.idKey, id)))
+	defer func() {
+		p := recover()
+		if p == nil {
+			m.write(outer, inner, rw, id, start, nil)
+			return
+		}
+		if p == http.ErrAbortHandler {
+			m.write(outer, inner, rw, id, start, nil)
+			panic(p)
+		}
+		if !rw.wroteHeader && !rw.hijacked {
+			rw.WriteHeader(http.StatusInternalServerError)
+		}
+		m.write(outer, inner, rw, id, start, &panicInfo{value: p, stack: debug.Stack()})
+		if m.repanic {
+			panic(p)
+		}
+	}()
+	next.ServeHTTP(rw, inner)
+}
+
+// panicInfo is a recovered panic: its value and the stack where it was
+// recovered.
+type panicInfo struct {
+	value any
+	stack []byte
+}
+
+// maxAttrs is the most attributes an access record has; they are built
+// in an array of this size.
+const maxAttrs = 12
+
+// write logs the access record of r, served through rw, with ctx (the
+// request's context as the middleware received it).
+func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWriter, id string, start time.Time, p *panicInfo) {
+	d := time.Since(start)
+	status := rw.status
+	if status == 0 && !rw.hijacked {
+		status = http.StatusOK // the handler wrote nothing: net/http answers 200
+	}
+	level := m.level(status)
+	if m.slow > 0 && d > m.slow && level < slog.LevelWarn {
+		level = slog.LevelWarn
+	}
+	if p != nil {
+		level = slog.LevelError
+	}
+	if !m.log.Enabled(ctx, level) {
+		return
+	}
+	var buf [maxAttrs]slog.Attr
+	as := append(buf[:0], slog.String("http.request.method", r.Method))
+	if route := m.route(r); route != "" {
+		as = append(as, slog.String("http.route", route))
+	}
+	as = append(as, slog.String("url.path", r.URL.Path))
+	if rw.hijacked {
+		as = append(as, slog.Bool("http.connection.hijacked", true))
+	}
+	if status != 0 {
+		as = append(as, slog.Int("http.response.status_code", status))
+	}
+	as = append(as,
+		slog.Int64("http.response.body.size", rw.bytes),
+		slog.Float64("http.server.request.duration", d.Seconds()),
+		slog.String("client.address", clientAddress(r, m.proxies)))
+	if ua := r.UserAgent(); ua != "" {
+		as = append(as, slog.String("user_agent.original", ua))
+	}
+	as = append(as, slog.String(m.idKey, id))
+	if p != nil {
+		as = append(as, slog.String("exception.message", fmt.Sprint(p.value)),
+			slog.String("exception.stacktrace", string(p.stack)))
+	}
+	m.log.LogAttrs(ctx, level, m.msg, as...)
+}
