@@ -25,6 +25,10 @@
 // Level: 5xx at Error, 4xx at Warn, the rest at Info (Options.Level
 // replaces this); a request slower than Options.Slow is at Warn at least.
 //
+// Per-request debug: Options.RequestLevel may lower one request's level
+// (ctxattrs.WithLevel); it is nil by default, so no request can turn Debug
+// on: a client able to do so could fill the output.
+//
 // Client address: the peer's address (Request.RemoteAddr) unless
 // Options.TrustedProxies is set. Forwarded and X-Forwarded-For are written
 // by clients too: only the addresses your own proxies append can be

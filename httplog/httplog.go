@@ -36,6 +36,13 @@ type Options struct {
 	TrustedProxies int
 	// SkipPaths are URL paths served without a record (health checks).
 	SkipPaths []string
+	// RequestLevel, when set, may lower one request's level: when it
+	// returns true, the records logged with the request's context are
+	// written down to the level it returns (ctxattrs.WithLevel). Nil (the
+	// default) never does: a client able to turn Debug on can fill the
+	// output, so allow it only on a proof the client cannot forge (a
+	// secret token, an internal network).
+	RequestLevel func(r *http.Request) (slog.Level, bool)
 	// Repanic makes a recovered panic continue after its record is
 	// written (net/http then logs it and drops the connection).
 	Repanic bool
@@ -53,6 +60,7 @@ type middleware struct {
 	proxies  int
 	skip     map[string]struct{}
 	repanic  bool
+	reqLevel func(*http.Request) (slog.Level, bool)
 }
 
 // New returns a middleware writing one record per request to log (the
@@ -67,7 +75,7 @@ func New(log *slog.Logger, opts *Options) func(http.Handler) http.Handler {
 	m := &middleware{
 		log: log, msg: opts.Message, route: opts.Route, idHeader: opts.RequestIDHeader,
 		idKey: opts.RequestIDKey, level: opts.Level, slow: opts.Slow,
-		proxies: opts.TrustedProxies, repanic: opts.Repanic,
+		proxies: opts.TrustedProxies, repanic: opts.Repanic, reqLevel: opts.RequestLevel,
 	}
 	if m.msg == "" {
 		m.msg = "request"
@@ -117,7 +125,13 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 	id := requestID(r.Header.Get(m.idHeader))
 	w.Header().Set(m.idHeader, id)
 	rw := &responseWriter{w: w}
-	inner := r.WithContext(ctxattrs.With(outer, slog.String(m.idKey, id)))
+	ctx := ctxattrs.With(outer, slog.String(m.idKey, id))
+	if m.reqLevel != nil {
+		if l, ok := m.reqLevel(r); ok {
+			ctx = ctxattrs.WithLevel(ctx, l)
+		}
+	}
+	inner := r.WithContext(ctx)
 	defer func() {
 		p := recover()
 		if p == nil {

@@ -213,3 +213,35 @@ func TestRequestIDInEveryRecord(t *testing.T) {
 	}
 	assert.Len(t, unique, n)
 }
+
+// TestRequestLevel: a request's Debug records are written only when
+// Options.RequestLevel allows it; never by default.
+func TestRequestLevel(t *testing.T) {
+	allow := func(r *http.Request) (slog.Level, bool) {
+		return slog.LevelDebug, r.Header.Get("X-Debug") == "secret"
+	}
+	for _, tc := range []struct {
+		name  string
+		opts  *httplog.Options
+		token string
+		debug bool
+	}{
+		{"default ignores the header", nil, "secret", false},
+		{"allowed", &httplog.Options{RequestLevel: allow}, "secret", true},
+		{"refused", &httplog.Options{RequestLevel: allow}, "guess", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			h := asyncbus.NewHandler(&out, &asyncbus.Options{Context: ctxattrs.Fields})
+			logger := slog.New(h)
+			srv := httptest.NewServer(httplog.New(logger, tc.opts)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				logger.DebugContext(r.Context(), "detail")
+			})))
+			get(t, srv.URL, "X-Debug", tc.token)
+			srv.Close()
+			require.NoError(t, h.Close())
+			assert.Equal(t, tc.debug, strings.Contains(out.String(), `"msg":"detail"`), out.String())
+			assert.Contains(t, out.String(), `"msg":"request"`)
+		})
+	}
+}
