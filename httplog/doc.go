@@ -29,6 +29,10 @@
 // (ctxattrs.WithLevel); it is nil by default, so no request can turn Debug
 // on: a client able to do so could fill the output.
 //
+// Flight recorder per request: with asyncbus.FlightRecorder{Group: Group},
+// a request's Error (a 5xx or a panic) writes the Debug records kept for
+// that request before it, and no other request's.
+//
 // Client address: the peer's address (Request.RemoteAddr) unless
 // Options.TrustedProxies is set. Forwarded and X-Forwarded-For are written
 // by clients too: only the addresses your own proxies append can be

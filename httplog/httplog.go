@@ -121,10 +121,13 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 		return
 	}
 	start := time.Now()
-	outer := r.Context()
 	id := requestID(r.Header.Get(m.idHeader))
 	w.Header().Set(m.idHeader, id)
-	rw := &responseWriter{w: w}
+	st := &requestState{Context: r.Context(), rw: responseWriter{w: w}, group: newGroup()}
+	rw := &st.rw
+	// outer: the request's context and its group (for the flight recorder),
+	// without the id attribute, which the access record carries itself.
+	var outer context.Context = st
 	ctx := ctxattrs.With(outer, slog.String(m.idKey, id))
 	if m.reqLevel != nil {
 		if l, ok := m.reqLevel(r); ok {
@@ -151,6 +154,24 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 		}
 	}()
 	next.ServeHTTP(rw, inner)
+}
+
+// requestState is what the middleware allocates per request, in one
+// allocation: the request's context with its group id, and the response
+// wrapper.
+type requestState struct {
+	context.Context
+	rw    responseWriter
+	group [16]byte
+}
+
+// Value returns the request's group id for the group key, else what the
+// request's context holds.
+func (st *requestState) Value(key any) any {
+	if key == (groupKey{}) {
+		return &st.group
+	}
+	return st.Context.Value(key)
 }
 
 // panicInfo is a recovered panic: its value and the stack where it was
