@@ -11,7 +11,9 @@
 // http.request.method, http.route (the ServeMux pattern, or Options.Route),
 // url.path, http.response.status_code, http.response.body.size (bytes
 // written), http.server.request.duration (seconds), client.address,
-// user_agent.original and request_id.
+// user_agent.original and request_id. Options.Keys selects Google Cloud
+// Logging's httpRequest object (GCPKeys) or Elastic Common Schema fields
+// (ECSKeys) instead.
 //
 // Request id: taken from the request header Options.RequestIDHeader
 // ("X-Request-Id" by default) when it holds 1 to 128 printable ASCII

@@ -2,7 +2,6 @@ package httplog
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -36,6 +35,9 @@ type Options struct {
 	TrustedProxies int
 	// SkipPaths are URL paths served without a record (health checks).
 	SkipPaths []string
+	// Keys is the set of attribute keys of the access record; OTelKeys
+	// (the default), GCPKeys or ECSKeys.
+	Keys KeySet
 	// RequestLevel, when set, may lower one request's level: when it
 	// returns true, the records logged with the request's context are
 	// written down to the level it returns (ctxattrs.WithLevel). Nil (the
@@ -61,6 +63,7 @@ type middleware struct {
 	skip     map[string]struct{}
 	repanic  bool
 	reqLevel func(*http.Request) (slog.Level, bool)
+	keys     KeySet
 }
 
 // New returns a middleware writing one record per request to log (the
@@ -75,7 +78,7 @@ func New(log *slog.Logger, opts *Options) func(http.Handler) http.Handler {
 	m := &middleware{
 		log: log, msg: opts.Message, route: opts.Route, idHeader: opts.RequestIDHeader,
 		idKey: opts.RequestIDKey, level: opts.Level, slow: opts.Slow,
-		proxies: opts.TrustedProxies, repanic: opts.Repanic, reqLevel: opts.RequestLevel,
+		proxies: opts.TrustedProxies, repanic: opts.Repanic, reqLevel: opts.RequestLevel, keys: opts.Keys,
 	}
 	if m.msg == "" {
 		m.msg = "request"
@@ -181,20 +184,15 @@ type panicInfo struct {
 	stack []byte
 }
 
-// maxAttrs is the most attributes an access record has; they are built
-// in an array of this size.
-const maxAttrs = 12
-
 // write logs the access record of r, served through rw, with ctx (the
-// request's context as the middleware received it).
+// request's context as the middleware received it, with its group).
 func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWriter, id string, start time.Time, p *panicInfo) {
-	d := time.Since(start)
-	status := rw.status
-	if status == 0 && !rw.hijacked {
-		status = http.StatusOK // the handler wrote nothing: net/http answers 200
+	a := access{r: r, rw: rw, d: time.Since(start), status: rw.status}
+	if a.status == 0 && !rw.hijacked {
+		a.status = http.StatusOK // the handler wrote nothing: net/http answers 200
 	}
-	level := m.level(status)
-	if m.slow > 0 && d > m.slow && level < slog.LevelWarn {
+	level := m.level(a.status)
+	if m.slow > 0 && a.d > m.slow && level < slog.LevelWarn {
 		level = slog.LevelWarn
 	}
 	if p != nil {
@@ -203,29 +201,21 @@ func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWri
 	if !m.log.Enabled(ctx, level) {
 		return
 	}
+	a.route = m.route(r)
+	a.client = clientAddress(r, m.proxies)
 	var buf [maxAttrs]slog.Attr
-	as := append(buf[:0], slog.String("http.request.method", r.Method))
-	if route := m.route(r); route != "" {
-		as = append(as, slog.String("http.route", route))
-	}
-	as = append(as, slog.String("url.path", r.URL.Path))
-	if rw.hijacked {
-		as = append(as, slog.Bool("http.connection.hijacked", true))
-	}
-	if status != 0 {
-		as = append(as, slog.Int("http.response.status_code", status))
-	}
-	as = append(as,
-		slog.Int64("http.response.body.size", rw.bytes),
-		slog.Float64("http.server.request.duration", d.Seconds()),
-		slog.String("client.address", clientAddress(r, m.proxies)))
-	if ua := r.UserAgent(); ua != "" {
-		as = append(as, slog.String("user_agent.original", ua))
+	var as []slog.Attr
+	switch m.keys {
+	case GCPKeys:
+		as = a.gcp(buf[:0])
+	case ECSKeys:
+		as = a.ecs(buf[:0])
+	default:
+		as = a.otel(buf[:0])
 	}
 	as = append(as, slog.String(m.idKey, id))
 	if p != nil {
-		as = append(as, slog.String("exception.message", fmt.Sprint(p.value)),
-			slog.String("exception.stacktrace", string(p.stack)))
+		as = append(as, m.keys.panicAttrs(p)...)
 	}
 	m.log.LogAttrs(ctx, level, m.msg, as...)
 }

@@ -77,18 +77,26 @@ func TestReadFrom(t *testing.T) {
 }
 
 // TestHijack: an HTTP/1.1 handler takes the connection over; the record
-// says so and has no status.
+// says so and has no status. The server's Close does not wait for a
+// hijacked connection's handler: done does.
 func TestHijack(t *testing.T) {
-	srv, rec := serve(t, nil, "/", func(w http.ResponseWriter, _ *http.Request) {
+	rec := asyncbustest.NewRecorder()
+	logged := httplog.New(slog.New(rec), nil)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		c, brw, err := w.(http.Hijacker).Hijack()
 		require.NoError(t, err)
 		defer c.Close()
 		_, _ = brw.WriteString("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
 		require.NoError(t, brw.Flush())
-	})
+	}))
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		logged.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
 	resp, _ := get(t, srv.URL)
 	assert.Equal(t, 204, resp.StatusCode)
-	srv.Close()
+	<-done
 	_, m := only(t, rec)
 	assert.Equal(t, true, m["http.connection.hijacked"])
 	assert.NotContains(t, m, "http.response.status_code")
