@@ -187,7 +187,8 @@ type panicInfo struct {
 // write logs the access record of r, served through rw, with ctx (the
 // request's context as the middleware received it, with its group).
 func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWriter, id string, start time.Time, p *panicInfo) {
-	a := access{r: r, rw: rw, d: time.Since(start), status: rw.status}
+	end := time.Now()
+	a := access{r: r, rw: rw, d: end.Sub(start), status: rw.status}
 	if a.status == 0 && !rw.hijacked {
 		a.status = http.StatusOK // the handler wrote nothing: net/http answers 200
 	}
@@ -198,7 +199,8 @@ func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWri
 	if p != nil {
 		level = slog.LevelError
 	}
-	if !m.log.Enabled(ctx, level) {
+	h := m.log.Handler()
+	if !h.Enabled(ctx, level) {
 		return
 	}
 	a.route = m.route(r)
@@ -217,5 +219,8 @@ func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWri
 	if p != nil {
 		as = append(as, m.keys.panicAttrs(p)...)
 	}
-	m.log.LogAttrs(ctx, level, m.msg, as...)
+	// pc 0: the record's source would be this package, not the handler.
+	rec := slog.NewRecord(end, level, m.msg, 0)
+	rec.AddAttrs(as...)
+	_ = h.Handle(ctx, rec) // as slog.Logger does, a handler's error is not reported here
 }
