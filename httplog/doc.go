@@ -35,6 +35,10 @@
 // a request's Error (a 5xx or a panic) writes the Debug records kept for
 // that request before it, and no other request's.
 //
+// Sampling: the access record goes through the handler's Sampler like any
+// record; a sampling.Sampler, which exempts Error by default, thins
+// successful requests and keeps every 5xx.
+//
 // Client address: the peer's address (Request.RemoteAddr) unless
 // Options.TrustedProxies is set. Forwarded and X-Forwarded-For are written
 // by clients too: only the addresses your own proxies append can be

@@ -19,6 +19,7 @@ import (
 	"github.com/asyncbus/asyncbus/ctxattrs"
 	"github.com/asyncbus/asyncbus/httplog"
 	"github.com/asyncbus/asyncbus/logrbridge"
+	"github.com/asyncbus/asyncbus/sampling"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -101,6 +102,7 @@ func TestAccessRecord(t *testing.T) {
 			srv.Close()
 			r, m := only(t, rec)
 			assert.Equal(t, "request", r.Message)
+			assert.Zero(t, r.PC, "the caller would be the middleware, not the handler")
 			assert.Equal(t, tc.level, r.Level)
 			assert.Equal(t, "GET", m["http.request.method"])
 			assert.Equal(t, tc.route, m["http.route"])
@@ -244,4 +246,26 @@ func TestRequestLevel(t *testing.T) {
 			assert.Contains(t, out.String(), `"msg":"request"`)
 		})
 	}
+}
+
+// TestSampling: the handler's Sampler thins successful requests' records
+// while every 5xx record (at Error, exempt) is written.
+func TestSampling(t *testing.T) {
+	sampler, err := sampling.NewSampler(sampling.Config{Tick: time.Hour, First: 2})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	h := asyncbus.NewHandler(&out, &asyncbus.Options{Sampler: sampler})
+	srv := httptest.NewServer(httplog.New(slog.New(h), nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(500)
+		}
+	})))
+	for range 5 {
+		get(t, srv.URL+"/ok")
+		get(t, srv.URL+"/fail")
+	}
+	srv.Close()
+	require.NoError(t, h.Close())
+	assert.Equal(t, 2, strings.Count(out.String(), `"url.path":"/ok"`), out.String())
+	assert.Equal(t, 5, strings.Count(out.String(), `"url.path":"/fail"`), out.String())
 }
