@@ -35,6 +35,10 @@
 // a request's Error (a 5xx or a panic) writes the Debug records kept for
 // that request before it, and no other request's.
 //
+// Bodies: off by default; Options.BodyLimit adds copies of the first bytes
+// of the request and response bodies, which pass through the handler's
+// ReplaceAttr (its redaction) like any attribute.
+//
 // Sampling: the access record goes through the handler's Sampler like any
 // record; a sampling.Sampler, which exempts Error by default, thins
 // successful requests and keeps every 5xx.

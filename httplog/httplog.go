@@ -35,6 +35,14 @@ type Options struct {
 	TrustedProxies int
 	// SkipPaths are URL paths served without a record (health checks).
 	SkipPaths []string
+	// BodyLimit, when positive, adds to the access record the first
+	// BodyLimit bytes of the request body the handler read
+	// (http.request.body) and of the response body it wrote with Write
+	// (http.response.body; not what it sent with ReadFrom), as strings.
+	// They are copies: the response is never held back, streamed or not.
+	// They pass through the handler's ReplaceAttr, and so its redaction.
+	// Zero (the default): no bodies.
+	BodyLimit int
 	// Keys is the set of attribute keys of the access record; OTelKeys
 	// (the default), GCPKeys or ECSKeys.
 	Keys KeySet
@@ -64,6 +72,7 @@ type middleware struct {
 	repanic  bool
 	reqLevel func(*http.Request) (slog.Level, bool)
 	keys     KeySet
+	bodies   int
 }
 
 // New returns a middleware writing one record per request to log (the
@@ -78,7 +87,7 @@ func New(log *slog.Logger, opts *Options) func(http.Handler) http.Handler {
 	m := &middleware{
 		log: log, msg: opts.Message, route: opts.Route, idHeader: opts.RequestIDHeader,
 		idKey: opts.RequestIDKey, level: opts.Level, slow: opts.Slow,
-		proxies: opts.TrustedProxies, repanic: opts.Repanic, reqLevel: opts.RequestLevel, keys: opts.Keys,
+		proxies: opts.TrustedProxies, repanic: opts.Repanic, reqLevel: opts.RequestLevel, keys: opts.Keys, bodies: opts.BodyLimit,
 	}
 	if m.msg == "" {
 		m.msg = "request"
@@ -138,6 +147,12 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 		}
 	}
 	inner := r.WithContext(ctx)
+	if m.bodies > 0 {
+		rw.body = &capture{limit: m.bodies}
+		if r.Body != nil && r.Body != http.NoBody {
+			inner.Body = &bodyReader{ReadCloser: r.Body, capture: capture{limit: m.bodies}}
+		}
+	}
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -216,6 +231,12 @@ func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWri
 		as = a.otel(buf[:0])
 	}
 	as = append(as, slog.String(m.idKey, id))
+	if rw.body != nil {
+		if b, ok := r.Body.(*bodyReader); ok {
+			as = append(as, slog.String("http.request.body", string(b.buf)))
+		}
+		as = append(as, slog.String("http.response.body", string(rw.body.buf)))
+	}
 	if p != nil {
 		as = append(as, m.keys.panicAttrs(p)...)
 	}

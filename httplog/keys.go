@@ -33,7 +33,7 @@ const (
 
 // maxAttrs is the most attributes an access record has; they are built
 // in an array of this size.
-const maxAttrs = 12
+const maxAttrs = 14
 
 // access is what the access record says of one request.
 type access struct {

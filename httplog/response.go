@@ -16,6 +16,7 @@ type responseWriter struct {
 	bytes       int64 // body bytes written
 	wroteHeader bool
 	hijacked    bool
+	body        *capture // the first bytes written, with Options.BodyLimit
 }
 
 var (
@@ -50,6 +51,9 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 	}
 	n, err := rw.w.Write(p)
 	rw.bytes += int64(n)
+	if rw.body != nil {
+		rw.body.add(p[:n])
+	}
 	return n, err
 }
 

@@ -18,10 +18,10 @@ import (
 )
 
 // TestStreaming: a flushed chunk reaches the client while the handler is
-// still running.
+// still running, with body capture on.
 func TestStreaming(t *testing.T) {
 	release := make(chan struct{})
-	srv, rec := serve(t, nil, "/", func(w http.ResponseWriter, _ *http.Request) {
+	srv, rec := serve(t, &httplog.Options{BodyLimit: 4}, "/", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "first\n")
 		w.(http.Flusher).Flush()
 		<-release
@@ -42,6 +42,7 @@ func TestStreaming(t *testing.T) {
 	_, m := only(t, rec)
 	assert.Equal(t, int64(200), m["http.response.status_code"])
 	assert.Equal(t, int64(13), m["http.response.body.size"])
+	assert.Equal(t, "firs", m["http.response.body"], "a copy of the first bytes, the stream not held back")
 }
 
 // TestResponseController: deadlines and flushes through Unwrap.
