@@ -1,11 +1,15 @@
 package httplog_test
 
 import (
+	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/httplog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,4 +50,26 @@ func TestBodies(t *testing.T) {
 			assert.Equal(t, tc.resp, m["http.response.body"])
 		})
 	}
+}
+
+// TestBodiesReplaceAttr: captured bodies pass through the handler's
+// ReplaceAttr, so redaction applies to them.
+func TestBodiesReplaceAttr(t *testing.T) {
+	var out bytes.Buffer
+	h := asyncbus.NewHandler(&out, &asyncbus.Options{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if strings.Contains(a.Value.String(), "hunter2") {
+			return slog.String(a.Key, "[REDACTED]")
+		}
+		return a
+	}})
+	srv := httptest.NewServer(httplog.New(slog.New(h), &httplog.Options{BodyLimit: 100})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	})))
+	resp, err := http.Post(srv.URL, "text/plain", strings.NewReader("password=hunter2"))
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	srv.Close()
+	require.NoError(t, h.Close())
+	assert.Contains(t, out.String(), `"http.request.body":"[REDACTED]"`)
+	assert.NotContains(t, out.String(), "hunter2")
 }
