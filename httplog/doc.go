@@ -18,7 +18,8 @@
 // Request id: taken from the request header Options.RequestIDHeader
 // ("X-Request-Id" by default) when it holds 1 to 128 printable ASCII
 // characters, otherwise generated (a random per-process prefix and a
-// counter: unique per process and boot). It is set on the response under
+// counter: unique per process and boot); a client can so choose its id,
+// so name a header your proxy sets if that matters. It is set on the response under
 // the same header and carried in the request's context with ctxattrs, so
 // every record logged with that context while serving the request carries
 // it, when the handler writes ctxattrs.Fields (asyncbus.Options.Context);
