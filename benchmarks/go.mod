@@ -6,10 +6,12 @@ replace github.com/asyncbus/asyncbus => ../
 
 require (
 	github.com/asyncbus/asyncbus v0.0.0-00010101000000-000000000000
+	github.com/go-chi/httplog/v3 v3.3.0
 	github.com/go-logr/logr v1.4.4
 	github.com/go-logr/zapr v1.3.0
 	github.com/phuslu/log v1.0.121
 	github.com/rs/zerolog v1.35.1
+	github.com/samber/slog-http v1.12.1
 	github.com/sirupsen/logrus v1.10.2
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/contrib/bridges/otelslog v0.21.0
@@ -29,6 +31,7 @@ require (
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-chi/chi/v5 v5.1.0 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect

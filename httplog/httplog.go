@@ -1,0 +1,247 @@
+package httplog
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/asyncbus/asyncbus/ctxattrs"
+)
+
+// Options configures the middleware; the zero value (or nil) is usable.
+type Options struct {
+	// Message is the access record's message; "request" when empty.
+	Message string
+	// Route returns the route of a request, for routers other than
+	// ServeMux; by default Request.Pattern (empty: no http.route).
+	Route func(r *http.Request) string
+	// RequestIDHeader is the request and response header holding the
+	// request id; "X-Request-Id" when empty.
+	RequestIDHeader string
+	// RequestIDKey is the attribute key of the request id, in the access
+	// record and in the context; "request_id" when empty.
+	RequestIDKey string
+	// Level returns the access record's level from the status; by default
+	// 5xx Error, 4xx Warn, the rest Info.
+	Level func(status int) slog.Level
+	// Slow, when positive, raises requests that take longer to Warn at
+	// least.
+	Slow time.Duration
+	// TrustedProxies is the number of proxies of yours in front of the
+	// server; 0 (the default) trusts no Forwarded or X-Forwarded-For
+	// header. See the package documentation.
+	TrustedProxies int
+	// SkipPaths are URL paths served without a record (health checks).
+	SkipPaths []string
+	// BodyLimit, when positive, adds to the access record the first
+	// BodyLimit bytes of the request body the handler read
+	// (http.request.body) and of the response body it wrote with Write
+	// (http.response.body; not what it sent with ReadFrom), as strings.
+	// They are copies: the response is never held back, streamed or not.
+	// They pass through the handler's ReplaceAttr, and so its redaction.
+	// Zero (the default): no bodies.
+	BodyLimit int
+	// Keys is the set of attribute keys of the access record; OTelKeys
+	// (the default), GCPKeys or ECSKeys.
+	Keys KeySet
+	// RequestLevel, when set, may lower one request's level: when it
+	// returns true, the records logged with the request's context are
+	// written down to the level it returns (ctxattrs.WithLevel). Nil (the
+	// default) never does: a client able to turn Debug on can fill the
+	// output, so allow it only on a proof the client cannot forge (a
+	// secret token, an internal network).
+	RequestLevel func(r *http.Request) (slog.Level, bool)
+	// Repanic makes a recovered panic continue after its record is
+	// written (net/http then logs it and drops the connection).
+	Repanic bool
+}
+
+// middleware is the configured middleware: Options with defaults applied.
+type middleware struct {
+	log      *slog.Logger
+	msg      string
+	route    func(*http.Request) string
+	idHeader string
+	idKey    string
+	level    func(int) slog.Level
+	slow     time.Duration
+	proxies  int
+	skip     map[string]struct{}
+	repanic  bool
+	reqLevel func(*http.Request) (slog.Level, bool)
+	keys     KeySet
+	bodies   int
+}
+
+// New returns a middleware writing one record per request to log (the
+// default logger when nil), configured by opts (nil: the defaults).
+func New(log *slog.Logger, opts *Options) func(http.Handler) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	m := &middleware{
+		log: log, msg: opts.Message, route: opts.Route, idHeader: opts.RequestIDHeader,
+		idKey: opts.RequestIDKey, level: opts.Level, slow: opts.Slow,
+		proxies: opts.TrustedProxies, repanic: opts.Repanic, reqLevel: opts.RequestLevel, keys: opts.Keys, bodies: opts.BodyLimit,
+	}
+	if m.msg == "" {
+		m.msg = "request"
+	}
+	if m.route == nil {
+		m.route = func(r *http.Request) string { return r.Pattern }
+	}
+	if m.idHeader == "" {
+		m.idHeader = "X-Request-Id"
+	}
+	if m.idKey == "" {
+		m.idKey = "request_id"
+	}
+	if m.level == nil {
+		m.level = StatusLevel
+	}
+	if len(opts.SkipPaths) > 0 {
+		m.skip = make(map[string]struct{}, len(opts.SkipPaths))
+		for _, p := range opts.SkipPaths {
+			m.skip[p] = struct{}{}
+		}
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { m.serve(next, w, r) })
+	}
+}
+
+// StatusLevel is the default Options.Level: 5xx Error, 4xx Warn, else Info.
+func StatusLevel(status int) slog.Level {
+	switch {
+	case status >= 500:
+		return slog.LevelError
+	case status >= 400:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+// serve serves one request through next and writes its record.
+func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	if _, ok := m.skip[r.URL.Path]; ok {
+		next.ServeHTTP(w, r)
+		return
+	}
+	start := time.Now()
+	id := requestID(r.Header.Get(m.idHeader))
+	w.Header().Set(m.idHeader, id)
+	st := &requestState{Context: r.Context(), rw: responseWriter{w: w}, group: newGroup()}
+	rw := &st.rw
+	// outer: the request's context and its group (for the flight recorder),
+	// without the id attribute, which the access record carries itself.
+	var outer context.Context = st
+	ctx := ctxattrs.With(outer, slog.String(m.idKey, id))
+	if m.reqLevel != nil {
+		if l, ok := m.reqLevel(r); ok {
+			ctx = ctxattrs.WithLevel(ctx, l)
+		}
+	}
+	inner := r.WithContext(ctx)
+	if m.bodies > 0 {
+		rw.body = &capture{limit: m.bodies}
+		if r.Body != nil && r.Body != http.NoBody {
+			inner.Body = &bodyReader{ReadCloser: r.Body, capture: capture{limit: m.bodies}}
+		}
+	}
+	defer func() {
+		p := recover()
+		if p == nil {
+			m.write(outer, inner, rw, id, start, nil)
+			return
+		}
+		if p == http.ErrAbortHandler {
+			m.write(outer, inner, rw, id, start, nil)
+			panic(p)
+		}
+		if !rw.wroteHeader && !rw.hijacked {
+			rw.WriteHeader(http.StatusInternalServerError)
+		}
+		m.write(outer, inner, rw, id, start, &panicInfo{value: p, stack: debug.Stack()})
+		if m.repanic {
+			panic(p)
+		}
+	}()
+	next.ServeHTTP(rw, inner)
+}
+
+// requestState is what the middleware allocates per request, in one
+// allocation: the request's context with its group id, and the response
+// wrapper.
+type requestState struct {
+	context.Context
+	rw    responseWriter
+	group [16]byte
+}
+
+// Value returns the request's group id for the group key, else what the
+// request's context holds.
+func (st *requestState) Value(key any) any {
+	if key == (groupKey{}) {
+		return &st.group
+	}
+	return st.Context.Value(key)
+}
+
+// panicInfo is a recovered panic: its value and the stack where it was
+// recovered.
+type panicInfo struct {
+	value any
+	stack []byte
+}
+
+// write logs the access record of r, served through rw, with ctx (the
+// request's context as the middleware received it, with its group).
+func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWriter, id string, start time.Time, p *panicInfo) {
+	end := time.Now()
+	a := access{r: r, rw: rw, d: end.Sub(start), status: rw.status}
+	if a.status == 0 && !rw.hijacked {
+		a.status = http.StatusOK // the handler wrote nothing: net/http answers 200
+	}
+	level := m.level(a.status)
+	if m.slow > 0 && a.d > m.slow && level < slog.LevelWarn {
+		level = slog.LevelWarn
+	}
+	if p != nil {
+		level = slog.LevelError
+	}
+	h := m.log.Handler()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	a.route = m.route(r)
+	a.client = clientAddress(r, m.proxies)
+	var buf [maxAttrs]slog.Attr
+	var as []slog.Attr
+	switch m.keys {
+	case GCPKeys:
+		as = a.gcp(buf[:0])
+	case ECSKeys:
+		as = a.ecs(buf[:0])
+	default:
+		as = a.otel(buf[:0])
+	}
+	as = append(as, slog.String(m.idKey, id))
+	if rw.body != nil {
+		if b, ok := r.Body.(*bodyReader); ok {
+			as = append(as, slog.String("http.request.body", string(b.buf)))
+		}
+		as = append(as, slog.String("http.response.body", string(rw.body.buf)))
+	}
+	if p != nil {
+		as = append(as, m.keys.panicAttrs(p)...)
+	}
+	// pc 0: the record's source would be this package, not the handler.
+	rec := slog.NewRecord(end, level, m.msg, 0)
+	rec.AddAttrs(as...)
+	_ = h.Handle(ctx, rec) // as slog.Logger does, a handler's error is not reported here
+}
