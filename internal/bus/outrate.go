@@ -80,14 +80,15 @@ func (d *drainer) batchCap() int {
 }
 
 // writableWithin reports whether the output, at its measured rate, can
-// write n more bytes within bound. Before a rate is measured it says yes
-// for at most unmeasuredBatchBytes: a first batch's worth, which even a
-// slow output writes well within a second; a larger backlog at the start
-// is a slow output's (a fast one would have been measured by then).
+// write n more bytes within bound. Before a rate is measured it says yes:
+// a program's first burst builds a backlog long before the first sample
+// (50 ms of writing, and the first is skipped), even into a fast output,
+// and an Error logged then, just before os.Exit, must be kept; the wait
+// stays bounded, and only a slow output's first samples cost it.
 func (b *Bus) writableWithin(n uint64, bound time.Duration) bool {
 	rate := b.outRate.Load() // atomic, row outRate: a snapshot; a stale rate only skips or makes one bounded wait
 	if rate == 0 {
-		return n <= unmeasuredBatchBytes
+		return true
 	}
 	return float64(n)/float64(rate) <= bound.Seconds()
 }

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -8,17 +9,17 @@ import (
 )
 
 // The batch cap and the Error wait's test follow the measured rate; with
-// no rate measured yet a batch, and the backlog an Error record may wait
-// behind, are unmeasuredBatchBytes.
+// no rate measured yet a batch is unmeasuredBatchBytes, and an Error
+// record may wait behind any backlog (its wait is bounded).
 func TestOutputRateDecisions(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		rate     uint64
 		cap      int // at least this; exactly this unless huge
 		huge     bool
-		writable uint64 // the most bytes writable within a second
+		writable uint64 // the most bytes writable within a second; 0: any
 	}{
-		{"not measured", 0, unmeasuredBatchBytes, false, unmeasuredBatchBytes},
+		{"not measured", 0, unmeasuredBatchBytes, false, 0},
 		{"500 kB/s", 500_000, minBatchBytes, false, 500_000},
 		{"2 MB/s", 2_000_000, 8_000, false, 2_000_000},
 		{"100 MB/s", 100_000_000, 400_000, false, 100_000_000},
@@ -33,6 +34,10 @@ func TestOutputRateDecisions(t *testing.T) {
 				assert.GreaterOrEqual(t, b.d.batchCap(), tc.cap)
 			} else {
 				assert.Equal(t, tc.cap, b.d.batchCap())
+			}
+			if tc.writable == 0 {
+				assert.True(t, b.writableWithin(math.MaxUint64, time.Second))
+				return
 			}
 			assert.True(t, b.writableWithin(tc.writable, time.Second))
 			assert.False(t, b.writableWithin(tc.writable+tc.writable/100+1, time.Second))
