@@ -78,7 +78,7 @@ func TestAccessRecord(t *testing.T) {
 			200, slog.LevelInfo, 5, "GET /users/{id}"},
 		{"nothing written", nil, func(http.ResponseWriter, *http.Request) {}, 200, slog.LevelInfo, 0, "GET /users/{id}"},
 		{"404", nil, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(404) }, 404, slog.LevelWarn, 0, "GET /users/{id}"},
-		{"503", nil, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) },
+		{"503", nil, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) },
 			503, slog.LevelError, 5, "GET /users/{id}"},
 		{"1xx not the status", nil, func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusEarlyHints)
