@@ -1,13 +1,12 @@
 package logwriter
 
 import (
-	"bytes"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 	"go.uber.org/goleak"
 )
 
@@ -15,31 +14,13 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// memSink is a goroutine-safe in-memory output that counts Sync calls.
+// memSink is a goroutine-safe in-memory output with a Sync method, so the
+// writer treats it as an output that can sync.
 type memSink struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	syncs int
+	syncbuf.Buffer
 }
 
-func (s *memSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *memSink) Sync() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.syncs++
-	return nil
-}
-
-func (s *memSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+func (s *memSink) Sync() error { return nil }
 
 func (s *memSink) Lines() []string {
 	out := strings.TrimSuffix(s.String(), "\n")
