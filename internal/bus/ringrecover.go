@@ -271,12 +271,17 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 	if end == flightTorn && r.cut != nil {
 		j, end = r.cutTorn(ents, now, j, end, res)
 	}
-	if (end == flightExact || end == flightForeign) && j < len(ents) && ents[j].kind == entRecord {
+	if end == flightExact || end == flightForeign {
 		// A sink that set a torn tail aside at its own open learns which
 		// record is written again first (filesink: no alarm if the
-		// fragment is its beginning).
-		if s, isSettler := w.(tornTailSettler); isSettler {
-			s.SettleTornTail(ents[j].data)
+		// fragment is its beginning). Wrap padding writes nothing: the
+		// first record is the one after it.
+		first := j
+		for first < len(ents) && ents[first].kind == entPadding {
+			first++
+		}
+		if s, isSettler := w.(tornTailSettler); isSettler && first < len(ents) && ents[first].kind == entRecord {
+			s.SettleTornTail(ents[first].data)
 		}
 	}
 	res.noteFlight(ents, j, end)

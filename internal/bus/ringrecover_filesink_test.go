@@ -33,9 +33,12 @@ func TestRingFileReplayCoversFilesinkTornTail(t *testing.T) {
 		frag     []byte // what the crash left after the whole records
 		whole    int
 		replayed bool // the fragment is the start of the record written again
+		wrapped  bool // the batch begins with wrap padding: the ring's lap ended there
 	}{
 		{name: "torn in the third record of the batch", inFlight: true, whole: 2, frag: recs[2][:11], replayed: true},
 		{name: "torn in the first record of the batch", inFlight: true, whole: 0, frag: recs[0][:1], replayed: true},
+		{name: "torn in the first record after wrap padding", inFlight: true, wrapped: true, whole: 0, frag: recs[0][:9], replayed: true},
+		{name: "torn in the second record after wrap padding", inFlight: true, wrapped: true, whole: 1, frag: recs[1][:9], replayed: true},
 		{name: "fragment of something else", inFlight: true, whole: 2, frag: []byte(`{"other`)},
 		{name: "nothing in flight", whole: 2, frag: recs[2][:11]},
 	} {
@@ -46,7 +49,12 @@ func TestRingFileReplayCoversFilesinkTornTail(t *testing.T) {
 			before, err := pathPosition(logPath)
 			require.NoError(t, err)
 			im := newImage(capacity)
-			pos := uint64(0)
+			start := uint64(0)
+			if tc.wrapped {
+				start = capacity - 16 // too little room for a record: it pads to the lap's end
+				im.word(start, flagCommit|flagPadding|16)
+			}
+			pos := start + (-start)%capacity
 			var batchEnd uint64
 			for i, r := range recs {
 				pos = im.record(pos, r)
@@ -55,7 +63,7 @@ func TestRingFileReplayCoversFilesinkTornTail(t *testing.T) {
 				}
 			}
 			if tc.inFlight {
-				im.st = ringState{end: batchEnd, size: before.Size, dev: before.Dev, ino: before.Ino}
+				im.st = ringState{head: start, zeroed: start, end: batchEnd, size: before.Size, dev: before.Dev, ino: before.Ino}
 			} else {
 				// Records 0-1 were written (head after them); 2-5 wait in the ring.
 				head := align8(hdrSize+uint64(len(recs[0]))) + align8(hdrSize+uint64(len(recs[1])))
