@@ -74,7 +74,7 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 // (slog.Logger.With included) is a *Handler, and closing it closes every
 // handler of its NewHandler. A handler that wraps one, such as a
 // slog.MultiHandler or a sampling.Handler, offers no way to reach it: keep
-// the *Handler and Close it (or give the Sampler to Options.Sampler, which
+// the *Handler and Close it (or give the Sampler to Options.Features.Sampler, which
 // keeps the default a *Handler). It waits as long as Close; for another
 // bound, call CloseContext on slog.Default().Handler().(*asyncbus.Handler).
 //

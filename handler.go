@@ -89,12 +89,12 @@ type shared struct {
 	copyCtx   bool                            // ReplaceAttr is set: context field values are copied, not aliased
 	closing   func(context.Context) time.Time // recordencoder.go: tells a plugged sink that Close began (idempotent); when it gives up
 	errsKept  bool                            // Options.errorsWritten: Error records are written before Handle returns
-	sample    sampleState                     // sample.go: Options.Sampler
-	stack     stackState                      // stack.go: Options.StackTraceLevel
+	sample    sampleState                     // sample.go: Options.Features.Sampler
+	stack     stackState                      // stack.go: Options.Features.StackTraceLevel
 	onError   func(error)                     // Options.OnError, defaulted (closing.go reports a record after Close)
 	// closedNoted is set by the first record refused after Close (closing.go).
 	closedNoted atomic.Bool
-	recorder    *recorder    // recorder.go: Options.FlightRecorder; nil: off
+	recorder    *recorder    // recorder.go: Options.Features.FlightRecorder; nil: off
 	logged      *levelCounts // levelcounts.go: Stats.LoggedTrace and after
 }
 
@@ -138,23 +138,23 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		Format:         o.Format,
 		AddSource:      o.AddSource,
 		ReplaceAttr:    o.ReplaceAttr,
-		SlogLevelNames: o.SlogLevelNames,
-		Color:          useColor(o.Color, w),
-		LoggerKey:      o.LoggerKey,
-		UniqueKeys:     o.UniqueKeys,
+		SlogLevelNames: o.Encoding.SlogLevelNames,
+		Color:          useColor(o.Encoding.Color, w),
+		LoggerKey:      o.Encoding.LoggerKey,
+		UniqueKeys:     o.Encoding.UniqueKeys,
 	}
 	enc := encode.New(encOpts)
 	b, err := bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
 	if err != nil {
 		// Only a ring file can fail.
 		if errors.Is(err, bus.ErrRingLocked) {
-			err = fmt.Errorf("%w: %s", ErrRingLocked, o.RingFile)
+			err = fmt.Errorf("%w: %s", ErrRingLocked, o.Ring.File)
 		}
 		if strict {
 			return nil, err
 		}
 		o.OnError(fmt.Errorf("asyncbus: ring file unusable, logging to an in-memory ring: %w", err))
-		o.RingFile = ""
+		o.Ring.File = ""
 		b, err = bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
 		if err != nil {
 			panic("asyncbus: in-memory ring failed: " + err.Error()) // cannot happen: only ring files fail
@@ -163,7 +163,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	c := &shared{
 		bus:       b,
 		syncLevel: o.SyncLevel,
-		context:   o.Context,
+		context:   o.Features.Context,
 		rules:     o.Rules,
 		copyCtx:   o.ReplaceAttr != nil,
 		errsKept:  o.errorsWritten(w),
@@ -175,9 +175,9 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		c.syncLevel = LevelFatal
 	}
 	h := &Handler{core: c, enc: enc}
-	c.recorder = newRecorder(o.FlightRecorder, enc)      // recorder.go
-	c.stack = newStackState(o.StackTraceLevel, o.Format) // stack.go
-	c.initSampling(o.Sampler, h)                         // sample.go; markers go through h
+	c.recorder = newRecorder(o.Features.FlightRecorder, enc)      // recorder.go
+	c.stack = newStackState(o.Features.StackTraceLevel, o.Format) // stack.go
+	c.initSampling(o.Features.Sampler, h)                         // sample.go; markers go through h
 	switch {
 	case o.Rules != nil:
 		h.slot = o.Rules.slot("")
@@ -313,7 +313,7 @@ func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level
 	return h.enqueue(b, level, msg)
 }
 
-// contextFields runs the Options.Context hook into b's FieldWriter.
+// contextFields runs the Options.Features.Context hook into b's FieldWriter.
 func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 	hook := h.core.context
 	if hook == nil {
@@ -410,7 +410,7 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 }
 
 // Named returns a handler for the logger called name below h's own name
-// (joined with "."), which writes the name under Options.LoggerKey and, when
+// (joined with "."), which writes the name under Options.Encoding.LoggerKey and, when
 // Options.Rules is set, takes its level from the rule for that name.
 func (h *Handler) Named(name string) *Handler {
 	if name == "" {
@@ -437,7 +437,7 @@ func (h *Handler) Name() string { return h.name }
 // seconds (as Close): then it returns an error matching
 // context.DeadlineExceeded, and the records stay queued. If the output
 // fails, it returns the error: after the batch was given up (its records
-// counted in Stats.Failed), or, with Options.WriteAttempts above the
+// counted in Stats.Failed), or, with Options.Retry.Attempts above the
 // default, after the default four attempts while the records stay queued
 // and are retried (the error then matches ErrRetrying). Called after
 // Close, it waits for Close's drain and returns an error wrapping
@@ -507,7 +507,7 @@ func (h *Handler) Stats() Stats {
 	return s
 }
 
-// FieldWriter collects the top-level fields that Options.Context adds to one
+// FieldWriter collects the top-level fields that Options.Features.Context adds to one
 // record. Its memory belongs to the handler and is reused for the next
 // record: hooks must not keep it. AddBytes and AddString allocate nothing;
 // AddAttr allocates only what building its Attr does.

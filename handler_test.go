@@ -184,7 +184,7 @@ func TestSlogtestConformance(t *testing.T) {
 			var h *Handler
 			slogtest.Run(t, func(t *testing.T) slog.Handler {
 				sink = &memSink{}
-				h = NewHandler(sink, &Options{Format: format, Color: ColorNever})
+				h = NewHandler(sink, &Options{Format: format, Encoding: EncodingOptions{Color: ColorNever}})
 				t.Cleanup(func() { _ = h.Close() })
 				return h
 			}, func(t *testing.T) map[string]any {
@@ -263,7 +263,7 @@ func TestFlushAfterCloseReturnsErrClosed(t *testing.T) {
 func TestConcurrentDerivedHandlers(t *testing.T) {
 	const goroutines, perG = 8, 2000
 	var sink memSink
-	h := NewHandler(&sink, &Options{Capacity: 64 << 10})
+	h := NewHandler(&sink, &Options{Ring: RingOptions{Capacity: 64 << 10}})
 	shared := slog.New(h).With("shared", true).WithGroup("g")
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -299,7 +299,7 @@ func TestConcurrentDerivedHandlers(t *testing.T) {
 
 func TestSyncLevelWritesBeforeHandleReturns(t *testing.T) {
 	var sink memSink
-	h := NewHandler(&sink, &Options{SyncLevel: slog.LevelError, MaxLatency: time.Hour})
+	h := NewHandler(&sink, &Options{SyncLevel: slog.LevelError, Ring: RingOptions{MaxLatency: time.Hour}})
 	defer h.Close()
 	l := slog.New(h)
 
@@ -338,7 +338,7 @@ func TestSyncLevelLevelers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var sink memSink
-			h := NewHandler(&sink, &Options{SyncLevel: tt.leveler, Level: slog.LevelDebug - 4, MaxLatency: time.Hour})
+			h := NewHandler(&sink, &Options{SyncLevel: tt.leveler, Level: slog.LevelDebug - 4, Ring: RingOptions{MaxLatency: time.Hour}})
 			defer h.Close()
 			if tt.change != nil {
 				tt.change()
@@ -369,7 +369,7 @@ func (g *gateSink) Write(p []byte) (int, error) {
 
 func TestDropModeAccountsForEveryRecord(t *testing.T) {
 	sink := &gateSink{gate: make(chan struct{})}
-	h := NewHandler(sink, &Options{Overflow: Drop, Capacity: 4 << 10})
+	h := NewHandler(sink, &Options{Ring: RingOptions{Overflow: Drop, Capacity: 4 << 10}})
 	const n = 500
 	dropped := 0
 	for i := range n {
@@ -412,7 +412,7 @@ func recordAt(i int) slog.Record {
 
 func TestNamedWritesLoggerKey(t *testing.T) {
 	var sink memSink
-	h := NewHandler(&sink, &Options{LoggerKey: "component"})
+	h := NewHandler(&sink, &Options{Encoding: EncodingOptions{LoggerKey: "component"}})
 	l := slog.New(h.Named("db").Named("sql").WithAttrs([]slog.Attr{slog.Int("conn", 3)}))
 	l.Info("query")
 	require.NoError(t, h.Close())
@@ -432,7 +432,7 @@ func TestLevelsPrintedAsTraceAndFatal(t *testing.T) {
 		{true, []string{"DEBUG-4", "ERROR+4", "DEBUG-3", "ERROR+1"}},
 	} {
 		var sink memSink
-		h := NewHandler(&sink, &Options{Level: LevelTrace, SlogLevelNames: tt.slogNames})
+		h := NewHandler(&sink, &Options{Level: LevelTrace, Encoding: EncodingOptions{SlogLevelNames: tt.slogNames}})
 		l := slog.New(h)
 		for _, lvl := range []slog.Level{LevelTrace, LevelFatal, LevelTrace + 1, slog.LevelError + 1} {
 			l.Log(context.Background(), lvl, "x")
@@ -451,12 +451,12 @@ func TestLevelsPrintedAsTraceAndFatal(t *testing.T) {
 func TestContextHookAddsTopLevelFields(t *testing.T) {
 	type key struct{}
 	var sink memSink
-	h := NewHandler(&sink, &Options{Context: func(ctx context.Context, w *FieldWriter) {
+	h := NewHandler(&sink, &Options{Features: FeatureOptions{Context: func(ctx context.Context, w *FieldWriter) {
 		if id, ok := ctx.Value(key{}).(string); ok {
 			w.AddBytes("trace_id", []byte(id))
 			w.AddAttr(slog.Uint64("n", 42))
 		}
-	}})
+	}}})
 	l := slog.New(h).WithGroup("req")
 	ctx := context.WithValue(context.Background(), key{}, "4bf92f3577b34da6a3ce929d0e0e4736")
 	l.InfoContext(ctx, "traced", "k", "v")
@@ -473,11 +473,11 @@ func TestContextHookAddsTopLevelFields(t *testing.T) {
 }
 
 func TestHotPathAllocatesNothing(t *testing.T) {
-	h := NewHandler(io.Discard, &Options{Context: func(ctx context.Context, w *FieldWriter) {
+	h := NewHandler(io.Discard, &Options{Features: FeatureOptions{Context: func(ctx context.Context, w *FieldWriter) {
 		var id [32]byte
 		copy(id[:], "4bf92f3577b34da6a3ce929d0e0e4736")
 		w.AddBytes("trace_id", id[:])
-	}})
+	}}})
 	defer h.Close()
 	ctx := context.Background()
 	r := recordAt(1)
@@ -493,7 +493,7 @@ func TestConsoleColourFollowsOption(t *testing.T) {
 		color bool
 	}{{ColorAuto, false}, {ColorAlways, true}, {ColorNever, false}} {
 		var sink memSink
-		h := NewHandler(&sink, &Options{Format: Console, Color: tt.mode})
+		h := NewHandler(&sink, &Options{Format: Console, Encoding: EncodingOptions{Color: tt.mode}})
 		slog.New(h).Warn("careful", "k", "v")
 		require.NoError(t, h.Close())
 		assert.Equal(t, tt.color, strings.Contains(sink.String(), "\x1b["), "mode %d on a non-terminal", tt.mode)
@@ -533,7 +533,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // limit lets through on this machine), so every record takes the ring.
 func TestWritesAreBatched(t *testing.T) {
 	var w countingWriter
-	h := NewHandler(&w, &Options{BlockTimeout: time.Hour})
+	h := NewHandler(&w, &Options{Ring: RingOptions{BlockTimeout: time.Hour}})
 	l := slog.New(h)
 	const n = 20000
 	for i := range n {
@@ -597,12 +597,12 @@ func TestHandleAttrsMatchesHandle(t *testing.T) {
 					for sname, attrs := range attrSets {
 						name := fmt.Sprintf("%v/replace=%v/hook=%v/%s/%s", format, replace, hooked, hname, sname)
 						t.Run(name, func(t *testing.T) {
-							opts := &Options{Format: format, Color: ColorNever}
+							opts := &Options{Format: format, Encoding: EncodingOptions{Color: ColorNever}}
 							if replace {
 								opts.ReplaceAttr = upper
 							}
 							if hooked {
-								opts.Context = hook
+								opts.Features.Context = hook
 							}
 							var viaRecord, viaAttrs memSink
 							h1 := NewHandler(&viaRecord, opts)
@@ -669,9 +669,9 @@ func TestHandleAttrsMatchesHandleRandomized(t *testing.T) {
 		}
 		// Up to a few hundred handlers live at once: a 64 KiB ring each (the
 		// records are small) keeps a 32-bit test process inside its 4 GiB.
-		opts := &Options{Format: c.format, Color: ColorNever, ReplaceAttr: replacers[c.rep], Level: slog.LevelDebug, Capacity: 64 << 10}
+		opts := &Options{Format: c.format, Encoding: EncodingOptions{Color: ColorNever}, ReplaceAttr: replacers[c.rep], Level: slog.LevelDebug, Ring: RingOptions{Capacity: 64 << 10}}
 		if c.hooked {
-			opts.Context = hook
+			opts.Features.Context = hook
 		}
 		var p pair
 		for _, h := range []**Handler{&p.h1, &p.h2} {

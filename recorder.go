@@ -12,7 +12,7 @@ import (
 	"github.com/asyncbus/asyncbus/encode"
 )
 
-// FlightRecorder configures Options.FlightRecorder: records below the
+// FlightRecorder configures Options.Features.FlightRecorder: records below the
 // handler's level but at or above Level are encoded as usual and kept in a
 // bounded ring in memory instead of being written; a record at or above
 // Trigger writes the kept records first, in order, between two marker lines,
@@ -27,7 +27,7 @@ import (
 // handler derived from it) has one recorder. Records refused by the Sampler
 // are not kept; kept records pass through ReplaceAttr, the Context hook and
 // the stack trace like written ones. The ring lives in the heap, even with
-// Options.RingFile: kept records are lost at exit and in a crash (only what
+// Options.Ring.File: kept records are lost at exit and in a crash (only what
 // a trigger wrote is in the durable ring). Not available with a sink that
 // encodes records itself (otlpsink).
 type FlightRecorder struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // Sampler decides, before a record is encoded, whether it is written
-// (Options.Sampler). *sampling.Sampler implements it: the first N records
+// (Options.Features.Sampler). *sampling.Sampler implements it: the first N records
 // per tick of each (level, message, logger) key, then every Mth.
 //
 // Sample is called on the logging goroutine for every enabled record, with

@@ -9,7 +9,7 @@ import (
 	"github.com/asyncbus/asyncbus/internal/stack"
 )
 
-// stackTraceKey is the key of the stack trace that Options.StackTraceLevel
+// stackTraceKey is the key of the stack trace that Options.Features.StackTraceLevel
 // adds to records.
 const stackTraceKey = "stacktrace"
 
@@ -51,7 +51,7 @@ func newStackState(level slog.Leveler, f Format) stackState {
 }
 
 // withStack takes the stack trace of a record at or above
-// Options.StackTraceLevel. The stack is taken here, on the logging
+// Options.Features.StackTraceLevel. The stack is taken here, on the logging
 // goroutine, and is:
 //   - none, when the record already has a top-level "stacktrace" attribute
 //     (logrbridge's StackTraces adds one);

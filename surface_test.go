@@ -18,7 +18,7 @@ import (
 // variables, functions, types and their methods and constructors) at most
 // at the ceiling below, and lists it on failure. The first landing had 48
 // names; the layout issue brought it to 47; ErrRetrying
-// (Options.WriteAttempts) is the 48th. The surface issue raised the ceiling
+// (Options.Retry.Attempts) is the 48th. The surface issue raised the ceiling
 // by exactly the names it added, none of which an existing name could
 // carry: DrainerStats and Handler.DrainerStats (50), the drainer's
 // internals moved out of Stats into a view that may change between

@@ -97,10 +97,10 @@ func NewHandler(tb testing.TB, opts *asyncbus.Options) *Handler {
 		o.Level = slog.LevelDebug
 	}
 	o.SyncLevel = slog.Level(math.MinInt) // every record is written before Handle returns
-	o.Overflow = asyncbus.Block
-	o.BlockTimeout = 0
-	if o.Capacity == 0 {
-		o.Capacity = 1 << 20
+	o.Ring.Overflow = asyncbus.Block
+	o.Ring.BlockTimeout = 0
+	if o.Ring.Capacity == 0 {
+		o.Ring.Capacity = 1 << 20
 	}
 	st := &state{tb: tb}
 	st.root = asyncbus.NewHandler(&st.out, &o)

@@ -48,7 +48,7 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 		o = *opts
 	}
 	s.mu.Lock() // WriteBatch reads memo and onError under mu
-	s.memo = memoFor(o.WriteAttempts, o.WriteRetryMax)
+	s.memo = memoFor(o.Retry.Attempts, o.Retry.MaxBackoff)
 	s.onError = o.OnError
 	s.ownHandler = true
 	s.lastRejected.err = nil // a new ring: nothing of an earlier one is retried
@@ -60,7 +60,7 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	h, err := asyncbus.Open(s, opts)
 	if err == nil {
 		// Before h is shared: the records' encoder, Closing and SetReport.
-		err = core.Install(h, newEncoder(o.AddSource, o.LoggerKey))
+		err = core.Install(h, newEncoder(o.AddSource, o.Encoding.LoggerKey))
 	}
 	s.replaying.Store(false)
 	// Replay is over: retry without limit until Close. CAS, not Store: a
