@@ -65,7 +65,7 @@ const (
 // WithGroup and Named share one ring and one drainer; Close any one of them
 // (typically the root) to flush and stop all.
 type Handler struct {
-	core     *shared
+	tree     *tree
 	enc      *encode.Encoder
 	name     string
 	slot     *levelSlot   // the level to compare against: one atomic load
@@ -79,8 +79,9 @@ type Handler struct {
 	rec   core.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
 }
 
-// shared is what all handlers derived from one NewHandler share.
-type shared struct {
+// tree is what all handlers derived from one NewHandler share: the handler
+// tree's bus, settings and features.
+type tree struct {
 	bus       *bus.Bus
 	out       io.Writer // the output the bus writes to (core.Install connects its hooks)
 	syncLevel slog.Leveler
@@ -160,7 +161,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 			panic("asyncbus: in-memory ring failed: " + err.Error()) // cannot happen: only ring files fail
 		}
 	}
-	c := &shared{
+	c := &tree{
 		bus:       b,
 		syncLevel: o.SyncLevel,
 		context:   o.Features.Context,
@@ -174,7 +175,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
 	}
-	h := &Handler{core: c, enc: enc}
+	h := &Handler{tree: c, enc: enc}
 	c.recorder = newRecorder(o.Features.FlightRecorder, enc)      // recorder.go
 	c.stack = newStackState(o.Features.StackTraceLevel, o.Format) // stack.go
 	c.initSampling(o.Features.Sampler, h)                         // sample.go; markers go through h
@@ -202,7 +203,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 // a dynamic Options.Level) and allocates nothing; a record below the level
 // reads ctx only once some request level was set in the process.
 func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
-	return h.writes(l) || (h.core.recorder != nil && h.core.recorder.keeps(l)) || requested(ctx, l)
+	return h.writes(l) || (h.tree.recorder != nil && h.tree.recorder.keeps(l)) || requested(ctx, l)
 }
 
 // writes reports whether records at level l are written: l is at or above
@@ -234,18 +235,18 @@ func (h *Handler) writes(l slog.Level) bool {
 // Write-through, the quiet wait and the Error wait apply in Block mode
 // without BlockTimeout (the default) only.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
-	if h.core.sample.refuse(r.Time, r.Level, r.Message, h.name) {
+	if h.tree.sample.refuse(r.Time, r.Level, r.Message, h.name) {
 		return nil // sample.go: counted in Stats.Sampled
 	}
-	rc := h.core.recorder
+	rc := h.tree.recorder
 	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) &&
 		h.keep(ctx, rc, r) { // recorder.go; a request level (reqlevel.go) writes it instead
 		return nil // kept; after Close the record goes on, and the closed ring refuses it
 	}
 	b := bufPool.Get().(*buffer)
-	h.core.logged.add(r.Level, b) // levelcounts.go
+	h.tree.logged.add(r.Level, b) // levelcounts.go
 	if h.rec != nil {
-		if h.core.stack.want(r.Level) {
+		if h.tree.stack.want(r.Level) {
 			r, _, _ = h.withStack(r) // stack.go
 		}
 		return h.handleRecord(ctx, r, b)
@@ -264,12 +265,12 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 // trace.
 func (h *Handler) encodeRecord(ctx context.Context, r slog.Record, b *buffer) {
 	top, below := "", "" // the stack trace: a top-level field, or Console's lines after the record's
-	if h.core.stack.want(r.Level) {
+	if h.tree.stack.want(r.Level) {
 		r, top, below = h.withStack(r) // stack.go
 	}
 	fields := h.contextFields(ctx, b)
 	if top != "" {
-		if h.core.context == nil {
+		if h.tree.context == nil {
 			b.fields.reset(false)
 		}
 		b.fields.AddAttr(slog.String(stackTraceKey, top))
@@ -289,18 +290,18 @@ func (h *Handler) encodeRecord(ctx context.Context, r slog.Record, b *buffer) {
 // source). attrs are not retained. Bridges that convert records from
 // other APIs (otelbridge) reach it through core.HandleAttrs.
 func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	if h.stateful || h.rec != nil || h.core.stack.want(level) || h.core.recorder != nil {
+	if h.stateful || h.rec != nil || h.tree.stack.want(level) || h.tree.recorder != nil {
 		// WithAttrs/WithGroup state sits between top-level fields and the
 		// record's attributes: only a Record puts attrs after it.
 		r := slog.NewRecord(t, level, msg, 0)
 		r.AddAttrs(attrs...)
 		return h.Handle(ctx, r) // samples, and adds the stack trace
 	}
-	if h.core.sample.refuse(t, level, msg, h.name) {
+	if h.tree.sample.refuse(t, level, msg, h.name) {
 		return nil // sample.go: counted in Stats.Sampled
 	}
 	b := bufPool.Get().(*buffer)
-	h.core.logged.add(level, b)
+	h.tree.logged.add(level, b)
 	extra := attrs
 	if fields := h.contextFields(ctx, b); len(fields) > 0 {
 		b.extra = append(append(b.extra[:0], fields...), attrs...)
@@ -315,14 +316,14 @@ func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level
 
 // contextFields runs the Options.Features.Context hook into b's FieldWriter.
 func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
-	hook := h.core.context
+	hook := h.tree.context
 	if hook == nil {
 		return nil
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b.fields.reset(h.core.copyCtx)
+	b.fields.reset(h.tree.copyCtx)
 	hook(ctx, &b.fields)
 	return b.fields.attrs
 }
@@ -340,25 +341,25 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 // none: a caller's context (a request's, say) must not cost it its lines.
 // msg is the record's message, for the report of a record after Close.
 func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
-	syncLevel := levelNow(h.core.syncLevel)
+	syncLevel := levelNow(h.tree.syncLevel)
 	var err error
 	switch {
-	case level >= slog.LevelError && level < syncLevel && h.core.errsKept:
+	case level >= slog.LevelError && level < syncLevel && h.tree.errsKept:
 		if h.bound != nil {
-			err = h.core.bus.EnqueueWrittenCtx(h.bound, b.data)
+			err = h.tree.bus.EnqueueWrittenCtx(h.bound, b.data)
 		} else {
-			err = h.core.bus.EnqueueWritten(b.data)
+			err = h.tree.bus.EnqueueWritten(b.data)
 		}
 	case h.bound != nil:
-		err = h.core.bus.EnqueueUntil(b.data, h.bound.Done())
+		err = h.tree.bus.EnqueueUntil(b.data, h.bound.Done())
 	default:
-		err = h.core.bus.Enqueue(b.data)
+		err = h.tree.bus.Enqueue(b.data)
 	}
 	b.release()
 	switch err {
 	case nil:
 	case bus.ErrClosed:
-		h.core.noteClosed(level, msg) // closing.go: the first one is reported
+		h.tree.noteClosed(level, msg) // closing.go: the first one is reported
 		return ErrClosed
 	case bus.ErrDropped:
 		return ErrDropped
@@ -423,8 +424,8 @@ func (h *Handler) Named(name string) *Handler {
 	h2 := *h
 	h2.name = full
 	h2.enc = h.enc.Named(full)
-	if h.core.rules != nil {
-		h2.slot = h.core.rules.slot(full)
+	if h.tree.rules != nil {
+		h2.slot = h.tree.rules.slot(full)
 	}
 	return &h2
 }
@@ -463,7 +464,7 @@ func (e retryingError) Unwrap() []error { return []error{e.error, ErrRetrying} }
 // FlushContext is Flush bounded by ctx, or by Flush's own bound when ctx
 // has no deadline.
 func (h *Handler) FlushContext(ctx context.Context) error {
-	closed := h.core.bus.Closed()
+	closed := h.tree.bus.Closed()
 	err := h.flushBounded(ctx)
 	if closed {
 		return flushedAfterClose(err)
@@ -475,14 +476,14 @@ func (h *Handler) FlushContext(ctx context.Context) error {
 // Flush's own bound when ctx has no deadline.
 func (h *Handler) flushBounded(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); ok {
-		return publicErr(h.core.bus.Flush(ctx))
+		return publicErr(h.tree.bus.Flush(ctx))
 	}
 	bounded, cancel := context.WithTimeout(ctx, defaultCloseTimeout)
 	defer cancel()
-	err := h.core.bus.Flush(bounded)
+	err := h.tree.bus.Flush(bounded)
 	if err != nil && err == bounded.Err() && ctx.Err() == nil { // Flush's own bound, not ctx's cancellation
 		return fmt.Errorf("asyncbus: flush %s: the output did not take the records within %v; they stay queued: %w",
-			h.core.bus.Output(), defaultCloseTimeout, err)
+			h.tree.bus.Output(), defaultCloseTimeout, err)
 	}
 	return publicErr(err)
 }
@@ -500,10 +501,10 @@ func flushedAfterClose(err error) error {
 // Stats returns the counters of the ring that h and every handler derived
 // from the same NewHandler share. It is cheap and safe at any time.
 func (h *Handler) Stats() Stats {
-	s := statsFrom(h.core.bus.Stats())
-	h.core.sample.addStats(&s)   // sample.go
-	h.core.recorder.addStats(&s) // recorder.go
-	h.core.logged.addStats(&s)   // levelcounts.go
+	s := statsFrom(h.tree.bus.Stats())
+	h.tree.sample.addStats(&s)   // sample.go
+	h.tree.recorder.addStats(&s) // recorder.go
+	h.tree.logged.addStats(&s)   // levelcounts.go
 	return s
 }
 

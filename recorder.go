@@ -296,7 +296,7 @@ func (h *Handler) keep(ctx context.Context, rc *recorder, r slog.Record) bool {
 	}
 	res := rc.add(b.data, t, id, grouped)
 	if res == addKept {
-		h.core.logged.add(r.Level, b) // levelcounts.go: counted as kept
+		h.tree.logged.add(r.Level, b) // levelcounts.go: counted as kept
 	}
 	b.release()
 	return res != addRefused

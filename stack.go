@@ -75,9 +75,9 @@ func (h *Handler) withStack(r slog.Record) (_ slog.Record, top, below string) {
 	switch {
 	case !ok:
 		return r, "", ""
-	case h.rec == nil && h.core.stack.place == stackTop:
+	case h.rec == nil && h.tree.stack.place == stackTop:
 		return r, st, ""
-	case h.rec == nil && h.core.stack.place == stackBelow:
+	case h.rec == nil && h.tree.stack.place == stackBelow:
 		return r, "", st
 	}
 	r = r.Clone() // the caller's record may share its attribute array

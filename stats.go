@@ -139,7 +139,7 @@ type DrainerStats struct {
 // DrainerStats, the type, for why they are not in Stats). It is cheap and
 // safe at any time.
 func (h *Handler) DrainerStats() DrainerStats {
-	return drainerStatsFrom(h.core.bus.Stats())
+	return drainerStatsFrom(h.tree.bus.Stats())
 }
 
 func drainerStatsFrom(s bus.Stats) DrainerStats {
