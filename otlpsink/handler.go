@@ -24,7 +24,7 @@ import (
 // before Handle returns, as for any asyncbus handler: while the collector
 // is unreachable, such a Handle waits for it (with RingFile the record is
 // already safe in the file). Like asyncbus.Open it
-// fails when opts.RingFile cannot be used, or when the records an earlier
+// fails when opts.Ring.File cannot be used, or when the records an earlier
 // process left there cannot be delivered within o.ReplayTimeout.
 func NewHandler(o Options, opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	s, err := NewSink(o)
