@@ -65,18 +65,21 @@ const (
 // WithGroup and Named share one ring and one drainer; Close any one of them
 // (typically the root) to flush and stop all.
 type Handler struct {
-	tree     *tree
-	enc      *encode.Encoder
-	name     string
-	slot     *levelSlot   // the level to compare against: one atomic load
-	leveler  slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
-	stateful bool         // WithAttrs or WithGroup was applied (see handleAttrs)
-	grouped  bool         // WithGroup was applied: attributes land inside a group (core.Grouped)
+	tree    *tree
+	enc     *encode.Encoder
+	name    string
+	slot    *levelSlot   // the level to compare against: one atomic load
+	leveler slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
+	// attrsInRecord: a record's attributes must be a Record's, not a slice
+	// (handleAttrs), because WithAttrs or WithGroup was applied or a sink
+	// plugged in its encoder.
+	attrsInRecord bool
+	grouped       bool // WithGroup was applied: attributes land inside a group (core.Grouped)
 	// bound, if not nil, ends every wait for the output when it ends (a
 	// copy made by core.Bound for otelbridge's Exporter, whose deadline
 	// must be honoured; see enqueue).
 	bound context.Context
-	rec   core.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
+	rec   core.Encoder // a sink package's record encoder (plug); nil: enc
 }
 
 // tree is what all handlers derived from one NewHandler share: the handler
@@ -215,119 +218,6 @@ func (h *Handler) writes(l slog.Level) bool {
 	return l >= h.slot.Level()
 }
 
-// Handle encodes r on the caller's goroutine and enqueues it. It returns
-// ErrClosed after Close (the first such record is also reported to
-// Options.OnError), ErrDropped when the ring was full under the Drop
-// policy (or the BlockTimeout expired), and otherwise nil without waiting
-// for the write, except for records at or above slog.LevelError, which are
-// written to the output (not synced) before Handle returns, and records at
-// or above Options.SyncLevel, which are written and synced (an error matching
-// context.DeadlineExceeded if that takes longer than its bound). Every such wait is bounded (see
-// the README's guarantees): a slow or hung output never holds a caller
-// for long. A record that finds the ring empty while the handler is quiet
-// is written on the caller's goroutine (write-through) where that write
-// cannot block (a regular file, a pipe with room, a healthy output), and
-// one that finds only a short queue ahead of it (other goroutines'
-// records of the same moment) waits until the drainer has written it (the
-// quiet wait, at most 20 ms, skipped while the output is slow), so a
-// quiet logger loses nothing when the program returns from main without
-// Close. Both are rate-limited; neither changes what Handle returns.
-// Write-through, the quiet wait and the Error wait apply in Block mode
-// without BlockTimeout (the default) only.
-func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
-	if h.tree.sample.refuse(r.Time, r.Level, r.Message, h.name) {
-		return nil // sample.go: counted in Stats.Sampled
-	}
-	rc := h.tree.recorder
-	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) &&
-		h.keep(ctx, rc, r) { // recorder.go; a request level (reqlevel.go) writes it instead
-		return nil // kept; after Close the record goes on, and the closed ring refuses it
-	}
-	b := bufPool.Get().(*buffer)
-	h.tree.logged.add(r.Level, b) // levelcounts.go
-	if h.rec != nil {
-		if h.tree.stack.want(r.Level) {
-			r, _, _ = h.withStack(r) // stack.go
-		}
-		return h.handleRecord(ctx, r, b)
-	}
-	h.encodeRecord(ctx, r, b)
-	if rc == nil || !rc.triggers(r.Level) {
-		return h.enqueue(b, r.Level, r.Message)
-	}
-	b, kept := h.withKept(ctx, rc, b) // recorder.go: the kept records first
-	err := h.enqueue(b, r.Level, r.Message)
-	rc.settle(kept, err) // written with the trigger, or lost with it
-	return err
-}
-
-// encodeRecord encodes r into b.data, with the Context fields and the stack
-// trace.
-func (h *Handler) encodeRecord(ctx context.Context, r slog.Record, b *buffer) {
-	top, below := "", "" // the stack trace: a top-level field, or Console's lines after the record's
-	if h.tree.stack.want(r.Level) {
-		r, top, below = h.withStack(r) // stack.go
-	}
-	fields := h.contextFields(ctx, b)
-	if top != "" {
-		if h.tree.context == nil {
-			b.fields.reset(false)
-		}
-		b.fields.AddAttr(slog.String(stackTraceKey, top))
-		fields = b.fields.attrs
-	}
-	b.data = h.enc.AppendRecord(b.data[:0], &r, fields)
-	if below != "" {
-		b.data = append(b.data, below...)
-		b.data = append(b.data, '\n')
-	}
-}
-
-// handleAttrs is Handle for a record made of t, level, msg and attrs,
-// without building a slog.Record: a Record keeps five attributes inline
-// and allocates for more, while this path writes attrs straight from the
-// slice. The output is the same as Handle's for such a record (PC 0: no
-// source). attrs are not retained. Bridges that convert records from
-// other APIs (otelbridge) reach it through core.HandleAttrs.
-func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	if h.stateful || h.rec != nil || h.tree.stack.want(level) || h.tree.recorder != nil {
-		// WithAttrs/WithGroup state sits between top-level fields and the
-		// record's attributes: only a Record puts attrs after it.
-		r := slog.NewRecord(t, level, msg, 0)
-		r.AddAttrs(attrs...)
-		return h.Handle(ctx, r) // samples, and adds the stack trace
-	}
-	if h.tree.sample.refuse(t, level, msg, h.name) {
-		return nil // sample.go: counted in Stats.Sampled
-	}
-	b := bufPool.Get().(*buffer)
-	h.tree.logged.add(level, b)
-	extra := attrs
-	if fields := h.contextFields(ctx, b); len(fields) > 0 {
-		b.extra = append(append(b.extra[:0], fields...), attrs...)
-		extra = b.extra
-	}
-	// Without WithAttrs/WithGroup state, top-level extra attributes land
-	// exactly where a record's attributes would (after the built-ins and
-	// the logger name), with the same ReplaceAttr groups (none).
-	b.data = h.enc.Append(b.data[:0], slog.NewRecord(t, level, msg, 0), extra)
-	return h.enqueue(b, level, msg)
-}
-
-// contextFields runs the Options.Features.Context hook into b's FieldWriter.
-func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
-	hook := h.tree.context
-	if hook == nil {
-		return nil
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	b.fields.reset(h.tree.copyCtx)
-	hook(ctx, &b.fields)
-	return b.fields.attrs
-}
-
 // enqueue puts the encoded line in b on the bus, releases b, and syncs for
 // levels at or above SyncLevel. Records at or above slog.LevelError are
 // written to the output before it returns (written through, or waited for),
@@ -390,7 +280,7 @@ func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 		return &h2
 	}
 	h2.enc = h.enc.WithAttrs(attrs)
-	h2.stateful = true
+	h2.attrsInRecord = true
 	return &h2
 }
 
@@ -406,8 +296,18 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 		return &h2
 	}
 	h2.enc = h.enc.WithGroup(name)
-	h2.stateful = true
+	h2.attrsInRecord = true
 	return &h2
+}
+
+// plug makes enc the record encoder of h, a handler not yet shared (a
+// sink's NewHandler, through recordencoder.go): the encode stage's choice,
+// made once here. The stack trace then becomes the record's last
+// attribute, which enc writes as it writes any.
+func (h *Handler) plug(enc core.Encoder) {
+	h.rec = enc
+	h.attrsInRecord = true
+	h.tree.stack.place = stackLast
 }
 
 // Named returns a handler for the logger called name below h's own name
@@ -570,10 +470,9 @@ func (b *buffer) release() {
 	if cap(b.data) > maxPooledBuffer {
 		return
 	}
-	// Drop references to caller values before pooling. Only the slots the
-	// hook filled: clearing all of arr (320 bytes with pointers, so with
-	// write barriers during a GC) cost every record ~10% of Handle when no
-	// Context hook is set. Past len(arr) fields, append moved them to the
+	// Drop references to caller values before pooling: only the slots the
+	// hook filled, since clearing all of arr costs every record (see
+	// docs/design.md). Past len(arr) fields, append moved them to the
 	// heap, and all of arr was filled first.
 	if n := len(b.fields.attrs); n > 0 {
 		clear(b.fields.arr[:min(n, len(b.fields.arr))])

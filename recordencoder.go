@@ -26,7 +26,7 @@ func init() {
 			case ah.tree.recorder != nil:
 				return errors.New("asyncbus: Options.FlightRecorder is not available with a sink that encodes records itself")
 			}
-			ah.rec = enc // before ah is shared
+			ah.plug(enc) // before ah is shared
 			if c, ok := ah.tree.out.(core.Closer); ok {
 				ah.tree.closing = c.Closing
 			}
@@ -73,13 +73,6 @@ func init() {
 			return ah.syncBounded(context.Background())
 		},
 	})
-}
-
-// handleRecord is Handle for a handler with a plugged record encoder, into
-// b (from bufPool).
-func (h *Handler) handleRecord(ctx context.Context, r slog.Record, b *buffer) error {
-	b.data = h.rec.AppendRecord(b.data[:0], ctx, r, h.name, h.contextFields(ctx, b))
-	return h.enqueue(b, r.Level, r.Message)
 }
 
 // notifyClosing tells a plugged sink that Close began, with Close's

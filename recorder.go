@@ -283,12 +283,13 @@ func (r *recorder) settle(n int, err error) {
 	r.written.Add(uint64(n))
 }
 
-// keep encodes r as Handle would and keeps it in the recorder. It reports
-// false when the recorder is closed: the record then goes the way of a
-// written one, which the closed ring refuses and counts.
-func (h *Handler) keep(ctx context.Context, rc *recorder, r slog.Record) bool {
-	b := bufPool.Get().(*buffer)
-	h.encodeRecord(ctx, r, b)
+// keep is the flight recorder's keep stage: it encodes r (with attrs, as
+// the encode stage takes them) as a written record is encoded and keeps it.
+// It reports false when the recorder is closed: the record then goes the
+// way of a written one, which the closed ring refuses and counts.
+func (h *Handler) keep(ctx context.Context, r *slog.Record, attrs []slog.Attr) bool {
+	rc := h.tree.recorder
+	b := h.encode(ctx, r, attrs)
 	id, grouped := rc.groupOf(ctx)
 	t := r.Time
 	if t.IsZero() {

@@ -127,10 +127,7 @@ func (h *Handler) writeSampleMarker(level slog.Level, msg, logger string, n uint
 	r := slog.NewRecord(time.Now(), level, "suppressed "+plural.Count(n, "similar record", "similar records"), 0)
 	r.AddAttrs(slog.String(sampledMsgKey, msg))
 	h.tree.sample.counts.markers.Add(1)
-	if m.rec != nil {
-		return m.handleRecord(context.Background(), r, bufPool.Get().(*buffer))
-	}
 	b := bufPool.Get().(*buffer)
-	b.data = m.enc.Append(b.data[:0], r, nil)
+	m.appendRecord(context.Background(), &r, nil, b) // no Context fields, no stack trace
 	return m.enqueue(b, level, r.Message)
 }
