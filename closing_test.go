@@ -452,3 +452,31 @@ func TestCloseBoundedByAHungOnError(t *testing.T) {
 	require.ErrorIs(t, err, errOutage, "the run's verdict too")
 	assert.Equal(t, "asyncbus: close: OnError had not returned when Close's context ended (context deadline exceeded); reports may be undelivered; asyncbus: write *asyncbus.outageWriter: output unavailable (1 record failed)", err.Error())
 }
+
+func TestHandleAfterCloseReturnsErrClosed(t *testing.T) {
+	var sink memSink
+	var reports reportLog
+	h := NewHandler(&sink, &Options{OnError: reports.onError})
+	child := h.WithAttrs([]slog.Attr{slog.Int("k", 1)})
+	require.NoError(t, slog.New(h).Handler().Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "before", 0)))
+
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, h.Close(), "Close is idempotent and safe from several goroutines")
+		}()
+	}
+	wg.Wait()
+
+	err := child.Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "after", 0))
+	require.ErrorIs(t, err, ErrClosed)
+	reports.requireClosedReport(t, "after")
+	st := h.Stats()
+	assert.EqualValues(t, 1, st.Written)
+	assert.EqualValues(t, 1, st.DroppedClosed)
+	assert.EqualValues(t, 1, st.Dropped)
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+	assert.Len(t, sink.Lines(), 1)
+}

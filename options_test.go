@@ -3,6 +3,7 @@ package asyncbus
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -368,4 +369,58 @@ func TestEnumsPrintTheirNames(t *testing.T) {
 			assert.Equal(t, tt.want, fmt.Sprintf("%v", tt.v))
 		})
 	}
+}
+
+// gateSink blocks every write until released, to fill the ring.
+type gateSink struct {
+	memSink
+	gate chan struct{}
+}
+
+func (g *gateSink) Write(p []byte) (int, error) {
+	<-g.gate
+	return g.memSink.Write(p)
+}
+
+func TestDropModeAccountsForEveryRecord(t *testing.T) {
+	sink := &gateSink{gate: make(chan struct{})}
+	h := NewHandler(sink, &Options{Ring: RingOptions{Overflow: Drop, Capacity: 4 << 10}})
+	const n = 500
+	dropped := 0
+	for i := range n {
+		if err := h.Handle(context.Background(), recordAt(i)); err != nil {
+			require.ErrorIs(t, err, ErrDropped)
+			dropped++
+		}
+	}
+	require.Positive(t, dropped, "a 4 KiB ring behind a stuck writer must overflow")
+	close(sink.gate)
+	require.NoError(t, h.Close())
+
+	st := h.Stats()
+	assert.EqualValues(t, n, st.Enqueued)
+	assert.EqualValues(t, dropped, st.Dropped)
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+
+	written, markers, markerSum := 0, 0, 0
+	for _, line := range sink.Lines() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), "the drop marker is valid JSON too: %s", line)
+		if m["msg"] == "asyncbus: records dropped" {
+			markers++
+			markerSum += int(m["dropped"].(float64))
+			continue
+		}
+		written++
+	}
+	assert.Positive(t, markers)
+	assert.Equal(t, dropped, markerSum, "markers account for every drop")
+	assert.EqualValues(t, written, st.Written)
+	assert.Equal(t, n, written+markerSum, "the file plus the markers account for every record")
+}
+
+func recordAt(i int) slog.Record {
+	r := slog.NewRecord(fixedTime, slog.LevelInfo, "request handled", 0)
+	r.AddAttrs(slog.Int("seq", i), slog.String("path", "/api/v1/users/12345/orders"))
+	return r
 }
