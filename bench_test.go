@@ -169,7 +169,7 @@ func BenchmarkHandle(b *testing.B) {
 	}
 	for _, tc := range formats {
 		b.Run(tc.name, func(b *testing.B) {
-			h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Format: tc.format, Color: asyncbus.ColorNever})
+			h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Format: tc.format, Encoding: asyncbus.EncodingOptions{Color: asyncbus.ColorNever}})
 			l := slog.New(h)
 			b.ReportAllocs()
 			seq := logEach(ctx, b, l, slog.LevelInfo)
@@ -276,7 +276,7 @@ func BenchmarkFlightRecorder(b *testing.B) {
 			if tc.recorder {
 				fr = &asyncbus.FlightRecorder{}
 			}
-			h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{FlightRecorder: fr})
+			h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Features: asyncbus.FeatureOptions{FlightRecorder: fr}})
 			l := slog.New(h)
 			b.ReportAllocs()
 			seq := logEach(ctx, b, l, tc.level)

@@ -44,10 +44,10 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 	// No sync.Once here: the bus's Close is idempotent (and so is the
 	// plugged sink's closing hook), and an OnError that calls Close while
 	// another Close waits for its reports must not wait behind that Close.
-	h.core.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
-	h.core.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
+	h.tree.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
+	h.tree.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
 	bound := time.Now().Add(defaultCloseTimeout)
-	if until, ok := h.core.notifyClosing(ctx); ok { // recordencoder.go
+	if until, ok := h.tree.notifyClosing(ctx); ok { // recordencoder.go
 		bound = until.Add(sinkCloseGrace)
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -55,10 +55,10 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 		ctx, cancel = context.WithDeadline(ctx, bound)
 		defer cancel()
 	}
-	err := h.core.bus.Close(ctx)
+	err := h.tree.bus.Close(ctx)
 	// After the ring closed: a record the closed recorder refuses goes on
 	// to the ring, which refuses and counts it.
-	h.core.recorder.close() // recorder.go: what it still keeps counts as expired
+	h.tree.recorder.close() // recorder.go: what it still keeps counts as expired
 	return err
 }
 
@@ -74,7 +74,7 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 // (slog.Logger.With included) is a *Handler, and closing it closes every
 // handler of its NewHandler. A handler that wraps one, such as a
 // slog.MultiHandler or a sampling.Handler, offers no way to reach it: keep
-// the *Handler and Close it (or give the Sampler to Options.Sampler, which
+// the *Handler and Close it (or give the Sampler to Options.Features.Sampler, which
 // keeps the default a *Handler). It waits as long as Close; for another
 // bound, call CloseContext on slog.Default().Handler().(*asyncbus.Handler).
 //
@@ -100,7 +100,7 @@ const maxClosedMsg = 200
 // records are only counted. The report goes through the bus's reporter (or
 // after its last report), so OnError is never called twice at once and the
 // log call does not wait for it.
-func (c *shared) noteClosed(level slog.Level, msg string) {
+func (c *tree) noteClosed(level slog.Level, msg string) {
 	// CompareAndSwap: of records refused at the same moment exactly one
 	// reports, and the flag never goes back, so there is one report.
 	if !c.closedNoted.CompareAndSwap(false, true) {

@@ -41,10 +41,11 @@ func TestCloseReportsEveryFailure(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			h := NewHandler(tt.out(), &Options{
-				WriteRetryMax: time.Millisecond, // the default four attempts, 1 ms apart
-				MaxLatency:    time.Hour,        // the records go as one batch at Flush
-				Overflow:      Drop,             // no write-through: the drainer writes them
-				OnError:       func(error) {},
+				Retry: RetryOptions{MaxBackoff: time.Millisecond}, // the default four attempts, 1 ms apart
+				// The records go as one batch at Flush; Drop: no
+				// write-through, the drainer writes them.
+				Ring:    RingOptions{MaxLatency: time.Hour, Overflow: Drop},
+				OnError: func(error) {},
 			})
 			l := slog.New(h)
 			for i := range tt.failing {
@@ -275,7 +276,7 @@ func TestCloseIsBounded(t *testing.T) {
 			defer close(w.release)
 			// BlockTimeout: the drainer writes every record, so the
 			// callers are never the ones in the hung call.
-			h := NewHandler(w, &Options{BlockTimeout: time.Hour, ReplaceAttr: noTime, OnError: func(error) {}})
+			h := NewHandler(w, &Options{Ring: RingOptions{BlockTimeout: time.Hour}, ReplaceAttr: noTime, OnError: func(error) {}})
 			log := slog.New(h)
 			var size int
 			for i := range 15 {
@@ -333,7 +334,7 @@ func TestCloseWithSlowAndReentrantOutputs(t *testing.T) {
 	t.Run("slow", func(t *testing.T) {
 		defer goleak.VerifyNone(t)
 		w := &slowOutput{delay: 300 * time.Millisecond}
-		h := NewHandler(w, &Options{BlockTimeout: time.Hour, OnError: func(error) {}})
+		h := NewHandler(w, &Options{Ring: RingOptions{BlockTimeout: time.Hour}, OnError: func(error) {}})
 		for i := range 10 {
 			slog.New(h).Info("r", "i", i)
 		}
@@ -399,7 +400,7 @@ func TestFlushIsBounded(t *testing.T) {
 	w := &hungOutput{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	defer goleak.VerifyNone(t)
 	defer close(w.release)
-	h := NewHandler(w, &Options{BlockTimeout: time.Hour, OnError: func(error) {}})
+	h := NewHandler(w, &Options{Ring: RingOptions{BlockTimeout: time.Hour}, OnError: func(error) {}})
 	slog.New(h).Info("in the output's hands")
 	<-w.entered
 	slog.New(h).Info("queued")
@@ -431,8 +432,8 @@ func TestCloseBoundedByAHungOnError(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	h := NewHandler(&outageWriter{failures: math.MaxInt}, &Options{
-		BlockTimeout:  time.Hour, // the drainer writes, and fails, the record
-		WriteRetryMax: time.Millisecond,
+		Ring:  RingOptions{BlockTimeout: time.Hour}, // the drainer writes, and fails, the record
+		Retry: RetryOptions{MaxBackoff: time.Millisecond},
 		OnError: func(error) {
 			select {
 			case entered <- struct{}{}:
@@ -450,4 +451,32 @@ func TestCloseBoundedByAHungOnError(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorIs(t, err, errOutage, "the run's verdict too")
 	assert.Equal(t, "asyncbus: close: OnError had not returned when Close's context ended (context deadline exceeded); reports may be undelivered; asyncbus: write *asyncbus.outageWriter: output unavailable (1 record failed)", err.Error())
+}
+
+func TestHandleAfterCloseReturnsErrClosed(t *testing.T) {
+	var sink memSink
+	var reports reportLog
+	h := NewHandler(&sink, &Options{OnError: reports.onError})
+	child := h.WithAttrs([]slog.Attr{slog.Int("k", 1)})
+	require.NoError(t, slog.New(h).Handler().Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "before", 0)))
+
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, h.Close(), "Close is idempotent and safe from several goroutines")
+		}()
+	}
+	wg.Wait()
+
+	err := child.Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "after", 0))
+	require.ErrorIs(t, err, ErrClosed)
+	reports.requireClosedReport(t, "after")
+	st := h.Stats()
+	assert.EqualValues(t, 1, st.Written)
+	assert.EqualValues(t, 1, st.DroppedClosed)
+	assert.EqualValues(t, 1, st.Dropped)
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+	assert.Len(t, sink.Lines(), 1)
 }

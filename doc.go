@@ -57,7 +57,7 @@
 // record or cuts it back, and returns the error. Sync, if present, is
 // called by Flush, by Close and for records at or above
 // Options.SyncLevel. A failing Write or WriteBatch is retried with
-// back-off (Options.WriteAttempts) and its error reported to
+// back-off (Options.Retry.Attempts) and its error reported to
 // Options.OnError. The handler never makes two of these calls at once;
 // they come from the drainer goroutine or, for a record written through,
 // from the goroutine that logs it. A Name() string method names the output

@@ -4,7 +4,7 @@ import "io"
 
 // Open is NewHandler for configurations that can fail: it returns an error
 // for an invalid option (see NewHandler) instead of using the default. With
-// Options.RingFile set it creates the ring file if needed, takes an
+// Options.Ring.File set it creates the ring file if needed, takes an
 // exclusive lock on it (a second process gets an error wrapping
 // ErrRingLocked), and writes every record an earlier process had
 // accepted but not yet written to w, in order, before it returns, so nothing

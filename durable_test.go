@@ -58,9 +58,8 @@ func durableChild() int {
 		return 2
 	}
 	h, err := asyncbus.Open(f, &asyncbus.Options{
-		RingFile: os.Getenv(durableRingEnv),
-		Capacity: durableCapacity,
-		OnError:  func(err error) { fmt.Fprintln(os.Stderr, "child:", err) },
+		Ring:    asyncbus.RingOptions{File: os.Getenv(durableRingEnv), Capacity: durableCapacity},
+		OnError: func(err error) { fmt.Fprintln(os.Stderr, "child:", err) },
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -192,7 +191,7 @@ func durableKill9(t *testing.T, plain bool, trials int, seed uint64) {
 			out = sink
 		}
 		var warnings []error
-		h, err := asyncbus.Open(out, &asyncbus.Options{RingFile: ring, Capacity: durableCapacity,
+		h, err := asyncbus.Open(out, &asyncbus.Options{Ring: asyncbus.RingOptions{File: ring, Capacity: durableCapacity},
 			OnError: func(err error) { warnings = append(warnings, err) }})
 		require.NoError(t, err)
 		recovered := h.Stats().Recovered
@@ -276,15 +275,15 @@ func TestOpenRingFileLocked(t *testing.T) {
 	dir := t.TempDir()
 	ring := filepath.Join(dir, "ring")
 	var out1, out2 bytes.Buffer
-	h1, err := asyncbus.Open(&out1, &asyncbus.Options{RingFile: ring, Capacity: 4096})
+	h1, err := asyncbus.Open(&out1, &asyncbus.Options{Ring: asyncbus.RingOptions{File: ring, Capacity: 4096}})
 	require.NoError(t, err)
 
-	_, err = asyncbus.Open(&out2, &asyncbus.Options{RingFile: ring, Capacity: 4096})
+	_, err = asyncbus.Open(&out2, &asyncbus.Options{Ring: asyncbus.RingOptions{File: ring, Capacity: 4096}})
 	require.ErrorIs(t, err, asyncbus.ErrRingLocked)
 
 	// NewHandler cannot return the error: it reports it and logs anyway.
 	var reported []error
-	h2 := asyncbus.NewHandler(&out2, &asyncbus.Options{RingFile: ring, Capacity: 4096,
+	h2 := asyncbus.NewHandler(&out2, &asyncbus.Options{Ring: asyncbus.RingOptions{File: ring, Capacity: 4096},
 		OnError: func(err error) { reported = append(reported, err) }})
 	slog.New(h2).Info("still logged")
 	require.NoError(t, h2.Close())
@@ -318,7 +317,7 @@ func BenchmarkDurableRing(b *testing.B) {
 			require.NoError(b, err)
 			opts := &asyncbus.Options{OnError: func(err error) { b.Error(err) }}
 			if mode == "ringfile" {
-				opts.RingFile = filepath.Join(dir, "bench.ring")
+				opts.Ring.File = filepath.Join(dir, "bench.ring")
 			}
 			h, err := asyncbus.Open(f, opts)
 			require.NoError(b, err)

@@ -14,12 +14,12 @@ var (
 	// ErrDropped is returned by Handle when the ring was full and the
 	// record was dropped (Drop mode, or Block with a BlockTimeout).
 	ErrDropped = errors.New("asyncbus: ring full, record dropped")
-	// ErrRingLocked is returned (wrapped) by Open when Options.RingFile is
+	// ErrRingLocked is returned (wrapped) by Open when Options.Ring.File is
 	// locked by another process or another handler of this one.
 	ErrRingLocked = errors.New("asyncbus: ring file is in use by another process")
 	// ErrRetrying is matched (errors.Is) by the output error that Flush, a
 	// SyncLevel record or an Error record gets while its records are still
-	// being retried: with Options.WriteAttempts above the default, those
+	// being retried: with Options.Retry.Attempts above the default, those
 	// callers stop waiting after the default four attempts, and the
 	// records stay queued. The error also matches the output's own error.
 	ErrRetrying = errors.New("asyncbus: the output is failing; the records stay queued and are retried")

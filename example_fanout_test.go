@@ -28,7 +28,7 @@ func Example_fanOut() {
 
 	// In a program the console is os.Stderr; stdout here, for the example's check.
 	console := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
-		Format: asyncbus.Console, Color: asyncbus.ColorNever, Level: slog.LevelDebug, ReplaceAttr: dropTime,
+		Format: asyncbus.Console, Encoding: asyncbus.EncodingOptions{Color: asyncbus.ColorNever}, Level: slog.LevelDebug, ReplaceAttr: dropTime,
 	})
 	f, err := os.Create(filepath.Join(dir, "app.log"))
 	if err != nil {

@@ -20,8 +20,8 @@ func firstFrame(groups []string, a slog.Attr) slog.Attr {
 
 func ExampleOptions_stackTraceLevel() {
 	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
-		StackTraceLevel: slog.LevelError, // nil (the default) is off
-		ReplaceAttr:     firstFrame,
+		Features:    asyncbus.FeatureOptions{StackTraceLevel: slog.LevelError}, // nil (the default) is off
+		ReplaceAttr: firstFrame,
 	})
 	log := slog.New(h)
 	log.Warn("retrying")                  // below the level: no stack

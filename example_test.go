@@ -124,8 +124,7 @@ func ExampleOpen() {
 	defer os.RemoveAll(dir)
 
 	h, err := asyncbus.Open(os.Stdout, &asyncbus.Options{
-		RingFile:    filepath.Join(dir, "app.ring"),
-		Capacity:    1 << 20,
+		Ring:        asyncbus.RingOptions{File: filepath.Join(dir, "app.ring"), Capacity: 1 << 20},
 		ReplaceAttr: dropTime,
 	})
 	if err != nil {
@@ -160,11 +159,10 @@ func Example_writeAttempts() {
 	out := &flakyOutput{}
 	out.down.Store(true)
 	h := asyncbus.NewHandler(out, &asyncbus.Options{
-		ReplaceAttr:   dropTime,
-		WriteAttempts: 1000, // up to ~1 s of retries at WriteRetryMax
-		WriteRetryMax: time.Millisecond,
-		Overflow:      asyncbus.Drop,  // no write on the caller: the drainer writes and retries
-		OnError:       func(error) {}, // the outage is also reported here
+		ReplaceAttr: dropTime,
+		Retry:       asyncbus.RetryOptions{Attempts: 1000, MaxBackoff: time.Millisecond}, // up to ~1 s of retries at WriteRetryMax
+		Ring:        asyncbus.RingOptions{Overflow: asyncbus.Drop},                       // no write on the caller: the drainer writes and retries
+		OnError:     func(error) {},                                                      // the outage is also reported here
 	})
 	slog.New(h).Info("during the outage")
 	err := h.Flush()
@@ -186,8 +184,8 @@ func Example_writeAttempts() {
 // context and a healthy program's log stays short.
 func ExampleFlightRecorder() {
 	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
-		Format:         asyncbus.Text,
-		FlightRecorder: &asyncbus.FlightRecorder{}, // keeps Debug, triggered by Error
+		Format:   asyncbus.Text,
+		Features: asyncbus.FeatureOptions{FlightRecorder: &asyncbus.FlightRecorder{}}, // keeps Debug, triggered by Error
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey || a.Key == "first" || a.Key == "span" {
 				return slog.Attr{} // times vary from run to run

@@ -35,9 +35,9 @@ func main() {
 	opts := &asyncbus.Options{}
 	switch mode {
 	case "exit-drop":
-		opts.Overflow, mode = asyncbus.Drop, "exit"
+		opts.Ring.Overflow, mode = asyncbus.Drop, "exit"
 	case "exit-timeout":
-		opts.BlockTimeout, mode = time.Second, "exit"
+		opts.Ring.BlockTimeout, mode = time.Second, "exit"
 	}
 	var h *asyncbus.Handler
 	switch output {

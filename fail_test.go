@@ -70,7 +70,7 @@ func TestOnErrorMayUseTheHandler(t *testing.T) {
 			var mu sync.Mutex
 			var reports []error
 			ready := make(chan struct{})
-			hh := NewHandler(out, &Options{Capacity: 4096, OnError: func(err error) {
+			hh := NewHandler(out, &Options{Ring: RingOptions{Capacity: 4096}, OnError: func(err error) {
 				mu.Lock()
 				reports = append(reports, err)
 				mu.Unlock()
@@ -116,18 +116,18 @@ func TestOnErrorMayUseTheHandler(t *testing.T) {
 func TestCapacityOutOfRangeIsRefused(t *testing.T) {
 	for _, c64 := range []int64{1 << 40, 1<<30 + 1, 1 << 31, 3, 1, minCapacity - 1} {
 		c := int(min(c64, math.MaxInt)) // on 32-bit targets the largest int, still over 1 GiB
-		h, err := Open(&bytes.Buffer{}, &Options{Capacity: c})
+		h, err := Open(&bytes.Buffer{}, &Options{Ring: RingOptions{Capacity: c}})
 		require.Nil(t, h)
-		require.ErrorContains(t, err, "Options.Capacity")
+		require.ErrorContains(t, err, "Options.Ring.Capacity")
 
 		var reported []error
 		var out bytes.Buffer
-		h = NewHandler(&out, &Options{Capacity: c, OnError: func(err error) { reported = append(reported, err) }})
+		h = NewHandler(&out, &Options{Ring: RingOptions{Capacity: c}, OnError: func(err error) { reported = append(reported, err) }})
 		assert.EqualValues(t, defaultCapacity, h.Stats().Capacity)
 		slog.New(h).Info("still logged")
 		require.NoError(t, h.Close())
 		require.Len(t, reported, 1)
-		assert.ErrorContains(t, reported[0], "Options.Capacity")
+		assert.ErrorContains(t, reported[0], "Options.Ring.Capacity")
 		assert.Contains(t, out.String(), `"msg":"still logged"`)
 	}
 	assert.EqualValues(t, 1<<30, maxCapacity)
@@ -197,7 +197,7 @@ func TestPanickingOutput(t *testing.T) {
 		o    Options
 	}{
 		{"write-through", Options{}},
-		{"drainer", Options{BlockTimeout: time.Hour}},
+		{"drainer", Options{Ring: RingOptions{BlockTimeout: time.Hour}}},
 	} {
 		t.Run(opts.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)
@@ -249,7 +249,7 @@ func (w *pathPanicOutput) Path() string {
 // batch (a recovery hint): a Path that panics is no position, not a crash.
 func TestOutputPathPanicsOnDrainer(t *testing.T) {
 	w := &pathPanicOutput{}
-	h, err := Open(w, &Options{RingFile: t.TempDir() + "/ring"})
+	h, err := Open(w, &Options{Ring: RingOptions{File: t.TempDir() + "/ring"}})
 	require.NoError(t, err)
 	w.armed.Store(true)
 	require.NoError(t, h.Handle(context.Background(), slog.NewRecord(time.Now(), slog.LevelInfo, "x", 0)))

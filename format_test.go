@@ -39,7 +39,7 @@ func TestEveryValidFormatIsListed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.True(t, tt.format.Valid())
 			var sink memSink
-			h, err := Open(&sink, &Options{Format: tt.format, Color: ColorNever})
+			h, err := Open(&sink, &Options{Format: tt.format, Encoding: EncodingOptions{Color: ColorNever}})
 			require.NoError(t, err, "a valid format is accepted")
 			// The zero time is left out by every format: the line is stable.
 			require.NoError(t, h.handleAttrs(context.Background(), time.Time{}, slog.LevelInfo, "m", []slog.Attr{slog.Int("k", 1)}))

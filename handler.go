@@ -65,22 +65,26 @@ const (
 // WithGroup and Named share one ring and one drainer; Close any one of them
 // (typically the root) to flush and stop all.
 type Handler struct {
-	core     *shared
-	enc      *encode.Encoder
-	name     string
-	slot     *levelSlot   // the level to compare against: one atomic load
-	leveler  slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
-	stateful bool         // WithAttrs or WithGroup was applied (see handleAttrs)
-	grouped  bool         // WithGroup was applied: attributes land inside a group (core.Grouped)
+	tree    *tree
+	enc     *encode.Encoder
+	name    string
+	slot    *levelSlot   // the level to compare against: one atomic load
+	leveler slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
+	// attrsInRecord: a record's attributes must be a Record's, not a slice
+	// (handleAttrs), because WithAttrs or WithGroup was applied or a sink
+	// plugged in its encoder.
+	attrsInRecord bool
+	grouped       bool // WithGroup was applied: attributes land inside a group (core.Grouped)
 	// bound, if not nil, ends every wait for the output when it ends (a
 	// copy made by core.Bound for otelbridge's Exporter, whose deadline
 	// must be honoured; see enqueue).
 	bound context.Context
-	rec   core.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
+	rec   core.Encoder // a sink package's record encoder (plug); nil: enc
 }
 
-// shared is what all handlers derived from one NewHandler share.
-type shared struct {
+// tree is what all handlers derived from one NewHandler share: the handler
+// tree's bus, settings and features.
+type tree struct {
 	bus       *bus.Bus
 	out       io.Writer // the output the bus writes to (core.Install connects its hooks)
 	syncLevel slog.Leveler
@@ -89,12 +93,12 @@ type shared struct {
 	copyCtx   bool                            // ReplaceAttr is set: context field values are copied, not aliased
 	closing   func(context.Context) time.Time // recordencoder.go: tells a plugged sink that Close began (idempotent); when it gives up
 	errsKept  bool                            // Options.errorsWritten: Error records are written before Handle returns
-	sample    sampleState                     // sample.go: Options.Sampler
-	stack     stackState                      // stack.go: Options.StackTraceLevel
+	sample    sampleState                     // sample.go: Options.Features.Sampler
+	stack     stackState                      // stack.go: Options.Features.StackTraceLevel
 	onError   func(error)                     // Options.OnError, defaulted (closing.go reports a record after Close)
 	// closedNoted is set by the first record refused after Close (closing.go).
 	closedNoted atomic.Bool
-	recorder    *recorder    // recorder.go: Options.FlightRecorder; nil: off
+	recorder    *recorder    // recorder.go: Options.Features.FlightRecorder; nil: off
 	logged      *levelCounts // levelcounts.go: Stats.LoggedTrace and after
 }
 
@@ -138,32 +142,32 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		Format:         o.Format,
 		AddSource:      o.AddSource,
 		ReplaceAttr:    o.ReplaceAttr,
-		SlogLevelNames: o.SlogLevelNames,
-		Color:          useColor(o.Color, w),
-		LoggerKey:      o.LoggerKey,
-		UniqueKeys:     o.UniqueKeys,
+		SlogLevelNames: o.Encoding.SlogLevelNames,
+		Color:          useColor(o.Encoding.Color, w),
+		LoggerKey:      o.Encoding.LoggerKey,
+		UniqueKeys:     o.Encoding.UniqueKeys,
 	}
 	enc := encode.New(encOpts)
 	b, err := bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
 	if err != nil {
 		// Only a ring file can fail.
 		if errors.Is(err, bus.ErrRingLocked) {
-			err = fmt.Errorf("%w: %s", ErrRingLocked, o.RingFile)
+			err = fmt.Errorf("%w: %s", ErrRingLocked, o.Ring.File)
 		}
 		if strict {
 			return nil, err
 		}
 		o.OnError(fmt.Errorf("asyncbus: ring file unusable, logging to an in-memory ring: %w", err))
-		o.RingFile = ""
+		o.Ring.File = ""
 		b, err = bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
 		if err != nil {
 			panic("asyncbus: in-memory ring failed: " + err.Error()) // cannot happen: only ring files fail
 		}
 	}
-	c := &shared{
+	c := &tree{
 		bus:       b,
 		syncLevel: o.SyncLevel,
-		context:   o.Context,
+		context:   o.Features.Context,
 		rules:     o.Rules,
 		copyCtx:   o.ReplaceAttr != nil,
 		errsKept:  o.errorsWritten(w),
@@ -174,10 +178,10 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
 	}
-	h := &Handler{core: c, enc: enc}
-	c.recorder = newRecorder(o.FlightRecorder, enc)      // recorder.go
-	c.stack = newStackState(o.StackTraceLevel, o.Format) // stack.go
-	c.initSampling(o.Sampler, h)                         // sample.go; markers go through h
+	h := &Handler{tree: c, enc: enc}
+	c.recorder = newRecorder(o.Features.FlightRecorder, enc)      // recorder.go
+	c.stack = newStackState(o.Features.StackTraceLevel, o.Format) // stack.go
+	c.initSampling(o.Features.Sampler, h)                         // sample.go; markers go through h
 	switch {
 	case o.Rules != nil:
 		h.slot = o.Rules.slot("")
@@ -202,7 +206,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 // a dynamic Options.Level) and allocates nothing; a record below the level
 // reads ctx only once some request level was set in the process.
 func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
-	return h.writes(l) || (h.core.recorder != nil && h.core.recorder.keeps(l)) || requested(ctx, l)
+	return h.writes(l) || (h.tree.recorder != nil && h.tree.recorder.keeps(l)) || requested(ctx, l)
 }
 
 // writes reports whether records at level l are written: l is at or above
@@ -212,119 +216,6 @@ func (h *Handler) writes(l slog.Level) bool {
 		return l >= h.leveler.Level()
 	}
 	return l >= h.slot.Level()
-}
-
-// Handle encodes r on the caller's goroutine and enqueues it. It returns
-// ErrClosed after Close (the first such record is also reported to
-// Options.OnError), ErrDropped when the ring was full under the Drop
-// policy (or the BlockTimeout expired), and otherwise nil without waiting
-// for the write, except for records at or above slog.LevelError, which are
-// written to the output (not synced) before Handle returns, and records at
-// or above Options.SyncLevel, which are written and synced (an error matching
-// context.DeadlineExceeded if that takes longer than its bound). Every such wait is bounded (see
-// the README's guarantees): a slow or hung output never holds a caller
-// for long. A record that finds the ring empty while the handler is quiet
-// is written on the caller's goroutine (write-through) where that write
-// cannot block (a regular file, a pipe with room, a healthy output), and
-// one that finds only a short queue ahead of it (other goroutines'
-// records of the same moment) waits until the drainer has written it (the
-// quiet wait, at most 20 ms, skipped while the output is slow), so a
-// quiet logger loses nothing when the program returns from main without
-// Close. Both are rate-limited; neither changes what Handle returns.
-// Write-through, the quiet wait and the Error wait apply in Block mode
-// without BlockTimeout (the default) only.
-func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
-	if h.core.sample.refuse(r.Time, r.Level, r.Message, h.name) {
-		return nil // sample.go: counted in Stats.Sampled
-	}
-	rc := h.core.recorder
-	if rc != nil && !h.writes(r.Level) && rc.keeps(r.Level) && !requested(ctx, r.Level) &&
-		h.keep(ctx, rc, r) { // recorder.go; a request level (reqlevel.go) writes it instead
-		return nil // kept; after Close the record goes on, and the closed ring refuses it
-	}
-	b := bufPool.Get().(*buffer)
-	h.core.logged.add(r.Level, b) // levelcounts.go
-	if h.rec != nil {
-		if h.core.stack.want(r.Level) {
-			r, _, _ = h.withStack(r) // stack.go
-		}
-		return h.handleRecord(ctx, r, b)
-	}
-	h.encodeRecord(ctx, r, b)
-	if rc == nil || !rc.triggers(r.Level) {
-		return h.enqueue(b, r.Level, r.Message)
-	}
-	b, kept := h.withKept(ctx, rc, b) // recorder.go: the kept records first
-	err := h.enqueue(b, r.Level, r.Message)
-	rc.settle(kept, err) // written with the trigger, or lost with it
-	return err
-}
-
-// encodeRecord encodes r into b.data, with the Context fields and the stack
-// trace.
-func (h *Handler) encodeRecord(ctx context.Context, r slog.Record, b *buffer) {
-	top, below := "", "" // the stack trace: a top-level field, or Console's lines after the record's
-	if h.core.stack.want(r.Level) {
-		r, top, below = h.withStack(r) // stack.go
-	}
-	fields := h.contextFields(ctx, b)
-	if top != "" {
-		if h.core.context == nil {
-			b.fields.reset(false)
-		}
-		b.fields.AddAttr(slog.String(stackTraceKey, top))
-		fields = b.fields.attrs
-	}
-	b.data = h.enc.AppendRecord(b.data[:0], &r, fields)
-	if below != "" {
-		b.data = append(b.data, below...)
-		b.data = append(b.data, '\n')
-	}
-}
-
-// handleAttrs is Handle for a record made of t, level, msg and attrs,
-// without building a slog.Record: a Record keeps five attributes inline
-// and allocates for more, while this path writes attrs straight from the
-// slice. The output is the same as Handle's for such a record (PC 0: no
-// source). attrs are not retained. Bridges that convert records from
-// other APIs (otelbridge) reach it through core.HandleAttrs.
-func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	if h.stateful || h.rec != nil || h.core.stack.want(level) || h.core.recorder != nil {
-		// WithAttrs/WithGroup state sits between top-level fields and the
-		// record's attributes: only a Record puts attrs after it.
-		r := slog.NewRecord(t, level, msg, 0)
-		r.AddAttrs(attrs...)
-		return h.Handle(ctx, r) // samples, and adds the stack trace
-	}
-	if h.core.sample.refuse(t, level, msg, h.name) {
-		return nil // sample.go: counted in Stats.Sampled
-	}
-	b := bufPool.Get().(*buffer)
-	h.core.logged.add(level, b)
-	extra := attrs
-	if fields := h.contextFields(ctx, b); len(fields) > 0 {
-		b.extra = append(append(b.extra[:0], fields...), attrs...)
-		extra = b.extra
-	}
-	// Without WithAttrs/WithGroup state, top-level extra attributes land
-	// exactly where a record's attributes would (after the built-ins and
-	// the logger name), with the same ReplaceAttr groups (none).
-	b.data = h.enc.Append(b.data[:0], slog.NewRecord(t, level, msg, 0), extra)
-	return h.enqueue(b, level, msg)
-}
-
-// contextFields runs the Options.Context hook into b's FieldWriter.
-func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
-	hook := h.core.context
-	if hook == nil {
-		return nil
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	b.fields.reset(h.core.copyCtx)
-	hook(ctx, &b.fields)
-	return b.fields.attrs
 }
 
 // enqueue puts the encoded line in b on the bus, releases b, and syncs for
@@ -340,25 +231,25 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 // none: a caller's context (a request's, say) must not cost it its lines.
 // msg is the record's message, for the report of a record after Close.
 func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
-	syncLevel := levelNow(h.core.syncLevel)
+	syncLevel := levelNow(h.tree.syncLevel)
 	var err error
 	switch {
-	case level >= slog.LevelError && level < syncLevel && h.core.errsKept:
+	case level >= slog.LevelError && level < syncLevel && h.tree.errsKept:
 		if h.bound != nil {
-			err = h.core.bus.EnqueueWrittenCtx(h.bound, b.data)
+			err = h.tree.bus.EnqueueWrittenCtx(h.bound, b.data)
 		} else {
-			err = h.core.bus.EnqueueWritten(b.data)
+			err = h.tree.bus.EnqueueWritten(b.data)
 		}
 	case h.bound != nil:
-		err = h.core.bus.EnqueueUntil(b.data, h.bound.Done())
+		err = h.tree.bus.EnqueueUntil(b.data, h.bound.Done())
 	default:
-		err = h.core.bus.Enqueue(b.data)
+		err = h.tree.bus.Enqueue(b.data)
 	}
 	b.release()
 	switch err {
 	case nil:
 	case bus.ErrClosed:
-		h.core.noteClosed(level, msg) // closing.go: the first one is reported
+		h.tree.noteClosed(level, msg) // closing.go: the first one is reported
 		return ErrClosed
 	case bus.ErrDropped:
 		return ErrDropped
@@ -389,7 +280,7 @@ func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 		return &h2
 	}
 	h2.enc = h.enc.WithAttrs(attrs)
-	h2.stateful = true
+	h2.attrsInRecord = true
 	return &h2
 }
 
@@ -405,12 +296,22 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 		return &h2
 	}
 	h2.enc = h.enc.WithGroup(name)
-	h2.stateful = true
+	h2.attrsInRecord = true
 	return &h2
 }
 
+// plug makes enc the record encoder of h, a handler not yet shared (a
+// sink's NewHandler, through recordencoder.go): the encode stage's choice,
+// made once here. The stack trace then becomes the record's last
+// attribute, which enc writes as it writes any.
+func (h *Handler) plug(enc core.Encoder) {
+	h.rec = enc
+	h.attrsInRecord = true
+	h.tree.stack.place = stackLast
+}
+
 // Named returns a handler for the logger called name below h's own name
-// (joined with "."), which writes the name under Options.LoggerKey and, when
+// (joined with "."), which writes the name under Options.Encoding.LoggerKey and, when
 // Options.Rules is set, takes its level from the rule for that name.
 func (h *Handler) Named(name string) *Handler {
 	if name == "" {
@@ -423,8 +324,8 @@ func (h *Handler) Named(name string) *Handler {
 	h2 := *h
 	h2.name = full
 	h2.enc = h.enc.Named(full)
-	if h.core.rules != nil {
-		h2.slot = h.core.rules.slot(full)
+	if h.tree.rules != nil {
+		h2.slot = h.tree.rules.slot(full)
 	}
 	return &h2
 }
@@ -437,7 +338,7 @@ func (h *Handler) Name() string { return h.name }
 // seconds (as Close): then it returns an error matching
 // context.DeadlineExceeded, and the records stay queued. If the output
 // fails, it returns the error: after the batch was given up (its records
-// counted in Stats.Failed), or, with Options.WriteAttempts above the
+// counted in Stats.Failed), or, with Options.Retry.Attempts above the
 // default, after the default four attempts while the records stay queued
 // and are retried (the error then matches ErrRetrying). Called after
 // Close, it waits for Close's drain and returns an error wrapping
@@ -463,7 +364,7 @@ func (e retryingError) Unwrap() []error { return []error{e.error, ErrRetrying} }
 // FlushContext is Flush bounded by ctx, or by Flush's own bound when ctx
 // has no deadline.
 func (h *Handler) FlushContext(ctx context.Context) error {
-	closed := h.core.bus.Closed()
+	closed := h.tree.bus.Closed()
 	err := h.flushBounded(ctx)
 	if closed {
 		return flushedAfterClose(err)
@@ -475,14 +376,14 @@ func (h *Handler) FlushContext(ctx context.Context) error {
 // Flush's own bound when ctx has no deadline.
 func (h *Handler) flushBounded(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); ok {
-		return publicErr(h.core.bus.Flush(ctx))
+		return publicErr(h.tree.bus.Flush(ctx))
 	}
 	bounded, cancel := context.WithTimeout(ctx, defaultCloseTimeout)
 	defer cancel()
-	err := h.core.bus.Flush(bounded)
+	err := h.tree.bus.Flush(bounded)
 	if err != nil && err == bounded.Err() && ctx.Err() == nil { // Flush's own bound, not ctx's cancellation
 		return fmt.Errorf("asyncbus: flush %s: the output did not take the records within %v; they stay queued: %w",
-			h.core.bus.Output(), defaultCloseTimeout, err)
+			h.tree.bus.Output(), defaultCloseTimeout, err)
 	}
 	return publicErr(err)
 }
@@ -500,14 +401,14 @@ func flushedAfterClose(err error) error {
 // Stats returns the counters of the ring that h and every handler derived
 // from the same NewHandler share. It is cheap and safe at any time.
 func (h *Handler) Stats() Stats {
-	s := statsFrom(h.core.bus.Stats())
-	h.core.sample.addStats(&s)   // sample.go
-	h.core.recorder.addStats(&s) // recorder.go
-	h.core.logged.addStats(&s)   // levelcounts.go
+	s := statsFrom(h.tree.bus.Stats())
+	h.tree.sample.addStats(&s)   // sample.go
+	h.tree.recorder.addStats(&s) // recorder.go
+	h.tree.logged.addStats(&s)   // levelcounts.go
 	return s
 }
 
-// FieldWriter collects the top-level fields that Options.Context adds to one
+// FieldWriter collects the top-level fields that Options.Features.Context adds to one
 // record. Its memory belongs to the handler and is reused for the next
 // record: hooks must not keep it. AddBytes and AddString allocate nothing;
 // AddAttr allocates only what building its Attr does.
@@ -569,10 +470,9 @@ func (b *buffer) release() {
 	if cap(b.data) > maxPooledBuffer {
 		return
 	}
-	// Drop references to caller values before pooling. Only the slots the
-	// hook filled: clearing all of arr (320 bytes with pointers, so with
-	// write barriers during a GC) cost every record ~10% of Handle when no
-	// Context hook is set. Past len(arr) fields, append moved them to the
+	// Drop references to caller values before pooling: only the slots the
+	// hook filled, since clearing all of arr costs every record (see
+	// docs/design.md). Past len(arr) fields, append moved them to the
 	// heap, and all of arr was filled first.
 	if n := len(b.fields.attrs); n > 0 {
 		clear(b.fields.arr[:min(n, len(b.fields.arr))])

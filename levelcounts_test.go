@@ -59,11 +59,10 @@ func TestLoggedCountsRecordsTakenByHandle(t *testing.T) {
 	var out memSink
 	var reports reportLog
 	h := NewHandler(&out, &Options{
-		OnError:        reports.onError,
-		Level:          slog.LevelInfo,
-		Sampler:        refuseMsg("sampled"),
-		FlightRecorder: &FlightRecorder{Size: 512},
-		SyncLevel:      LevelFatal + 4, // a Fatal record here is not waited for
+		OnError:   reports.onError,
+		Level:     slog.LevelInfo,
+		Features:  FeatureOptions{Sampler: refuseMsg("sampled"), FlightRecorder: &FlightRecorder{Size: 512}},
+		SyncLevel: LevelFatal + 4, // a Fatal record here is not waited for
 	})
 	l := slog.New(h)
 	ctx := context.Background()
@@ -119,7 +118,7 @@ func (lineEncoder) AppendRecord(dst []byte, _ context.Context, r slog.Record, _ 
 
 func TestLoggedCountsWithPluggedEncoderAndSampleMarkers(t *testing.T) {
 	var out memSink
-	h := NewHandler(&out, &Options{Sampler: refuseMsg("none")}) // the marker counter needs a Sampler
+	h := NewHandler(&out, &Options{Features: FeatureOptions{Sampler: refuseMsg("none")}}) // the marker counter needs a Sampler
 	require.NoError(t, core.Install(h, lineEncoder{}))
 	l := slog.New(h)
 	l.Info("a")

@@ -17,7 +17,7 @@ import (
 )
 
 // The two levels asyncbus names beyond slog's four. Every format prints them
-// as TRACE and FATAL (Options.SlogLevelNames restores slog's DEBUG-4 and
+// as TRACE and FATAL (Options.Encoding.SlogLevelNames restores slog's DEBUG-4 and
 // ERROR+4); every other level prints exactly as slog prints it.
 const (
 	// LevelTrace is below Debug, for very chatty diagnostics.

@@ -3,6 +3,7 @@ package asyncbus
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -290,4 +291,29 @@ func FuzzParseLevelRules(f *testing.F) {
 		require.NoError(t, err, "String %q of %q parses", r.String(), rules)
 		require.Equal(t, r.String(), again.String())
 	})
+}
+
+func TestLevelsPrintedAsTraceAndFatal(t *testing.T) {
+	for _, tt := range []struct {
+		slogNames bool
+		want      []string
+	}{
+		{false, []string{"TRACE", "FATAL", "DEBUG-3", "ERROR+1"}},
+		{true, []string{"DEBUG-4", "ERROR+4", "DEBUG-3", "ERROR+1"}},
+	} {
+		var sink memSink
+		h := NewHandler(&sink, &Options{Level: LevelTrace, Encoding: EncodingOptions{SlogLevelNames: tt.slogNames}})
+		l := slog.New(h)
+		for _, lvl := range []slog.Level{LevelTrace, LevelFatal, LevelTrace + 1, slog.LevelError + 1} {
+			l.Log(context.Background(), lvl, "x")
+		}
+		require.NoError(t, h.Close())
+		var got []string
+		for _, line := range sink.Lines() {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &m))
+			got = append(got, m["level"].(string))
+		}
+		assert.Equal(t, tt.want, got)
+	}
 }

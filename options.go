@@ -20,7 +20,7 @@ type Overflow int
 
 // The overflow policies.
 const (
-	// Block waits for space (the zero value). With Options.BlockTimeout it
+	// Block waits for space (the zero value). With Options.Ring.BlockTimeout it
 	// waits at most that long, then drops the record and counts it.
 	Block Overflow = iota
 	// Drop returns ErrDropped at once and counts the record as dropped.
@@ -70,110 +70,70 @@ func (m ColorMode) String() string {
 }
 
 // Options configures a Handler. The zero value (or nil) means: JSON, Info,
-// Block, an 8 MiB ring, 20 ms maximum latency, FATAL records synced.
+// Block, an 8 MiB ring, 20 ms maximum latency, FATAL records synced. The
+// top-level fields are those most programs set; the rest are grouped by
+// concern, each group's zero value meaning its defaults.
 type Options struct {
 	// Level is the minimum level written; nil means Info. A *slog.LevelVar
 	// may be used to change it at run time. With Rules set, the rules give
 	// every level, so setting Level too is an invalid option (Open refuses
 	// it; NewHandler reports it and ignores Level).
 	//
-	// In Level, SyncLevel and StackTraceLevel, a Leveler that is a nil
-	// pointer (an unset *slog.LevelVar field) is an invalid option: it is
-	// replaced by the default, as nil is (see NewHandler).
+	// In Level, SyncLevel and Features.StackTraceLevel, a Leveler that is a
+	// nil pointer (an unset *slog.LevelVar field) is an invalid option: it
+	// is replaced by the default, as nil is (see NewHandler).
 	Level slog.Leveler
-	// AddSource adds the caller's file and line, as slog.HandlerOptions does.
-	AddSource bool
-	// ReplaceAttr rewrites or drops attributes, as slog.HandlerOptions does.
-	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
-	// SlogLevelNames prints LevelTrace and LevelFatal as slog does
-	// (DEBUG-4, ERROR+4) instead of TRACE and FATAL.
-	SlogLevelNames bool
+	// Rules, when set, gives per-logger levels (see Handler.Named) and
+	// replaces Level, which must then be nil.
+	Rules *LevelRules
+	// SyncLevel: records at or above it are written, and synced where the
+	// output can sync, before Handle returns, so they survive a following
+	// os.Exit. Nil means LevelFatal.
+	SyncLevel slog.Leveler
 
 	// Format is the output format: JSON (the zero value), Text, Logfmt,
 	// Console, ZapJSON or ZapConsole (either with a WithZapTime encoding),
 	// or a cloud preset: GCPJSON, ECSJSON or DatadogJSON.
 	Format Format
+	// AddSource adds the caller's file and line, as slog.HandlerOptions does.
+	AddSource bool
+	// ReplaceAttr rewrites or drops attributes, as slog.HandlerOptions does.
+	ReplaceAttr func(groups []string, a slog.Attr) slog.Attr
+
+	// OnError receives each failure once, never on the goroutine that
+	// writes the output or logs, so it may log through this handler, Flush
+	// or Close: a failed write or sync of the output as "asyncbus: write
+	// <output>: <error>" (repeats within a second are counted in the next
+	// report), a ring file that had to be set aside, an option NewHandler
+	// corrected (reported on the caller's goroutine, before NewHandler
+	// returns), and the first record logged after Close (an error wrapping
+	// ErrClosed; its Handle returns once OnError has, at most 1 s later).
+	// Close returns after every report has been delivered (unless called
+	// from OnError), a panic in OnError is recovered, and reports beyond a
+	// queue of 64 are counted into one. Nil prints to standard error.
+	OnError func(error)
+
+	// Encoding holds the format's finer settings: level names, colour, the
+	// logger key and unique keys.
+	Encoding EncodingOptions
+	// Ring holds the ring's size, its overflow policy, the drainer's
+	// latency and the durable ring file.
+	Ring RingOptions
+	// Retry says how a failing output is retried.
+	Retry RetryOptions
+	// Features holds what plugs into the pipeline: the Context hook, stack
+	// traces, the Sampler and the flight recorder. Each is off when unset
+	// and then costs nothing.
+	Features FeatureOptions
+}
+
+// EncodingOptions are the format's finer settings (Options.Encoding).
+type EncodingOptions struct {
+	// SlogLevelNames prints LevelTrace and LevelFatal as slog does
+	// (DEBUG-4, ERROR+4) instead of TRACE and FATAL.
+	SlogLevelNames bool
 	// Color controls ANSI colour in the Console format.
 	Color ColorMode
-
-	// Overflow is the policy when the ring is full; the zero value is Block.
-	Overflow Overflow
-	// BlockTimeout bounds the wait in Block mode; after it the record is
-	// dropped and counted. Zero waits until space frees. Drop mode never
-	// waits, so a BlockTimeout with Drop is an invalid option (Open refuses
-	// it; NewHandler reports it and ignores it).
-	BlockTimeout time.Duration
-	// Capacity is the ring size in bytes, rounded up to a power of two;
-	// zero means 8 MiB. It must be at least 4 KiB (records longer than an
-	// eighth of the ring take a slower path, so a smaller ring would send
-	// every ordinary record there) and at most 1 GiB (the ring is
-	// allocated, or mapped, whole when the handler is made): a value
-	// outside is refused by Open and replaced by the default (and
-	// reported) by NewHandler.
-	Capacity int
-	// MaxLatency bounds how long a committed record waits before its write
-	// starts, even under light load, unless the write in progress when it
-	// was committed takes longer by itself (a slow or stuck output); zero
-	// means 20 ms. The drainer spends what is left of it gathering larger
-	// batches (at most MaxLatency/2 at a time).
-	MaxLatency time.Duration
-	// HighWatermark is the ring fill fraction (0..1) at which the drainer is
-	// woken at once and switches to its largest batches; zero means 0.75.
-	HighWatermark float64
-
-	// SyncLevel: records at or above it are written, and synced where the
-	// output can sync, before Handle returns, so they survive a following
-	// os.Exit. Nil means LevelFatal.
-	SyncLevel slog.Leveler
-	// OnError receives each failure once: a failed write or sync of the
-	// output as "asyncbus: write <output>: <error>" (repeats of the same
-	// error within a second are counted in the next report), a ring file
-	// that had to be set aside, options NewHandler corrected, and the
-	// first record logged after Close (an error wrapping ErrClosed). Nil
-	// prints to standard error.
-	//
-	// Output failures and the record after Close are delivered on a
-	// goroutine of their own, never the one that writes the output or logs, so OnError may log through this handler
-	// (in either Overflow mode), call Flush, or call Close; the Handle that
-	// logged the record after Close returns once OnError has returned (at
-	// most 1 s later), so a program ending right after keeps the report. Reports wait in
-	// a queue of 64 while OnError is busy; beyond that they are counted
-	// and the count is delivered as one report ("asyncbus: N error reports
-	// lost ..."). Close returns after every report has been delivered,
-	// except when Close is called from OnError itself. A panic in OnError
-	// is recovered. Option and ring-file reports from NewHandler run on
-	// the caller's goroutine, before NewHandler returns.
-	OnError func(error)
-	// WriteAttempts is how many times a batch is written to a failing
-	// output, backing off between attempts (doubling from 1 ms up to
-	// WriteRetryMax), before its remaining records are counted as failed
-	// (Stats.Failed) and reported to OnError; zero means 4. While the
-	// output keeps failing, each later batch gets one attempt at the
-	// back-off interval until a write succeeds.
-	//
-	// Raise it, with WriteRetryMax, to ride out longer outages of the
-	// output without losing records: meanwhile the ring fills and Overflow
-	// decides what callers see. Callers that wait for the output (Flush, an
-	// Error or SyncLevel record) still wait only for the first 4 attempts
-	// (one that starts waiting later, for at most one more back-off): then
-	// they get the output's error, matching ErrRetrying, and the records
-	// stay in the ring. Close waits for the whole budget of the batch being
-	// retried; CloseContext bounds it.
-	WriteAttempts int
-	// WriteRetryMax caps the back-off between write attempts, and so the
-	// interval at which a failing output is probed again (a larger value
-	// notices a recovered output later); zero means 1 s. A value below
-	// 1 ms is the back-off itself, without doubling.
-	WriteRetryMax time.Duration
-	// RingFile, if set, keeps the ring in this memory-mapped file, so that
-	// records accepted before a kill -9, panic or OOM kill are written by the
-	// next start (see Open, which reports its errors; NewHandler falls back
-	// to an in-memory ring and reports them to OnError).
-	RingFile string
-
-	// Rules, when set, gives per-logger levels (see Handler.Named) and
-	// replaces Level, which must then be nil.
-	Rules *LevelRules
 	// LoggerKey is the key of the logger name written by Named handlers;
 	// empty means "logger" (a cloud preset's logger key for the presets).
 	LoggerKey string
@@ -185,34 +145,94 @@ type Options struct {
 	// default), JSON and Text stay byte-identical to slog's handlers, which
 	// write every repeat (see package encode).
 	UniqueKeys bool
+}
+
+// RingOptions configure the ring records wait in and the drainer that
+// writes them (Options.Ring).
+type RingOptions struct {
+	// Capacity is the ring size in bytes, rounded up to a power of two;
+	// zero means 8 MiB. It must be at least 4 KiB (records longer than an
+	// eighth of the ring take a slower path, so a smaller ring would send
+	// every ordinary record there) and at most 1 GiB (the ring is
+	// allocated, or mapped, whole when the handler is made): a value
+	// outside is refused by Open and replaced by the default (and
+	// reported) by NewHandler.
+	Capacity int
+	// Overflow is the policy when the ring is full; the zero value is Block.
+	Overflow Overflow
+	// BlockTimeout bounds the wait in Block mode; after it the record is
+	// dropped and counted. Zero waits until space frees. Drop mode never
+	// waits, so a BlockTimeout with Drop is an invalid option (Open refuses
+	// it; NewHandler reports it and ignores it).
+	BlockTimeout time.Duration
+	// MaxLatency bounds how long a committed record waits before its write
+	// starts, even under light load, unless the write in progress when it
+	// was committed takes longer by itself (a slow or stuck output); zero
+	// means 20 ms. The drainer spends what is left of it gathering larger
+	// batches (at most MaxLatency/2 at a time).
+	MaxLatency time.Duration
+	// HighWatermark is the ring fill fraction (0..1) at which the drainer is
+	// woken at once and switches to its largest batches; zero means 0.75.
+	HighWatermark float64
+	// File, if set, keeps the ring in this memory-mapped file, so that
+	// records accepted before a kill -9, panic or OOM kill are written by the
+	// next start (see Open, which reports its errors; NewHandler falls back
+	// to an in-memory ring and reports them to OnError).
+	File string
+}
+
+// RetryOptions say how a failing output is retried (Options.Retry).
+type RetryOptions struct {
+	// Attempts is how many times a batch is written to a failing output,
+	// backing off between attempts (doubling from 1 ms up to MaxBackoff),
+	// before its remaining records are counted as failed (Stats.Failed)
+	// and reported to OnError; zero means 4. While the output keeps
+	// failing, each later batch gets one attempt at the back-off interval
+	// until a write succeeds.
+	//
+	// Raise it, with MaxBackoff, to ride out longer outages of the output
+	// without losing records: meanwhile the ring fills and Ring.Overflow
+	// decides what callers see. Callers that wait for the output (Flush, an
+	// Error or SyncLevel record) still wait only for the first 4 attempts
+	// (one that starts waiting later, for at most one more back-off): then
+	// they get the output's error, matching ErrRetrying, and the records
+	// stay in the ring. Close waits for the whole budget of the batch being
+	// retried; CloseContext bounds it.
+	Attempts int
+	// MaxBackoff caps the back-off between write attempts, and so the
+	// interval at which a failing output is probed again (a larger value
+	// notices a recovered output later); zero means 1 s. A value below
+	// 1 ms is the back-off itself, without doubling.
+	MaxBackoff time.Duration
+}
+
+// FeatureOptions are what plugs into the handler's pipeline
+// (Options.Features); each is off when unset and then costs nothing.
+type FeatureOptions struct {
 	// Context, when set, is called for every record written with the
 	// context passed to Handle, to add top-level fields such as trace IDs
 	// (otelbridge.TraceContext supplies one). FieldWriter's AddBytes and
 	// AddString allocate nothing.
 	Context func(ctx context.Context, w *FieldWriter)
-
 	// StackTraceLevel, when set, adds a stack trace in zap's format to
 	// records at or above it, as the top-level attribute "stacktrace"
 	// (outside any WithGroup group, like the Context fields): the stack an
 	// error attribute carries (pkg/errors, go-errors), else the logging
-	// call's, taken on the caller's goroutine. Nil (the default) is off and
-	// costs nothing.
+	// call's, taken on the caller's goroutine.
 	StackTraceLevel slog.Leveler
 	// Sampler, when set, decides before encoding whether each record is
 	// written (see Sampler; *sampling.Sampler implements it). Refused
 	// records are counted in Stats.Sampled. When the Sampler is a
 	// MarkingSampler (*sampling.Sampler is), its markers ("suppressed N
-	// similar records") are written to this output. Nil (the default)
-	// samples nothing.
+	// similar records") are written to this output.
 	Sampler Sampler
 	// FlightRecorder, when set, keeps the records below the handler's level
 	// (down to its Level) in memory and writes them before the next record
-	// at or above its Trigger level (see FlightRecorder). Nil (the
-	// default) is off and costs nothing.
+	// at or above its Trigger level (see FlightRecorder).
 	FlightRecorder *FlightRecorder
 }
 
-// Limits of Options.Capacity; values in between are rounded up to a power
+// Limits of Options.Ring.Capacity; values in between are rounded up to a power
 // of two. The minimum keeps an ordinary record inline: below it, records
 // over an eighth of the ring (512 bytes) take the slower oversize path.
 const (
@@ -221,67 +241,116 @@ const (
 	maxCapacity     = bus.MaxCapacity
 )
 
-// validate checks o, the one place options are checked. Each invalid
-// setting is replaced by its default in o and described in the returned
-// error: for NewHandler (strict false), which reports it and runs, the
-// message says what is used instead; for Open (strict true), which
-// refuses, it says so.
+// validate checks o, the one place options are checked, group by group.
+// Each invalid setting is replaced by its default in o and described in
+// the returned error: for NewHandler (strict false), which reports it and
+// runs, the message says what is used instead; for Open (strict true),
+// which refuses, it says so.
 func (o *Options) validate(w io.Writer, strict bool) error {
-	var errs []error
-	// bad records one invalid setting: problem says what is wrong, and
-	// instead what NewHandler does about it.
-	bad := func(problem, instead string) {
-		if strict {
-			instead = "Open refused it"
-		}
-		errs = append(errs, errors.New("asyncbus: "+problem+"; "+instead))
-	}
+	p := &problems{strict: strict}
 	if w == nil {
-		bad("the output is nil", "every record fails (counted in Stats.Failed)")
+		p.bad("the output is nil", "every record fails (counted in Stats.Failed)")
 	} else if isNilWriter(w) {
-		bad(fmt.Sprintf("the output is a nil %T", w), "every record fails (counted in Stats.Failed)")
+		p.bad(fmt.Sprintf("the output is a nil %T", w), "every record fails (counted in Stats.Failed)")
 	}
 	if !o.Format.Valid() {
-		bad(fmt.Sprintf("Options.Format %d is not JSON, Text, Logfmt, Console, a zap format or a cloud preset", int(o.Format)), "using JSON")
+		p.bad(fmt.Sprintf("Options.Format %d is not JSON, Text, Logfmt, Console, a zap format or a cloud preset", int(o.Format)), "using JSON")
 		o.Format = JSON
 	}
-	if o.Color < ColorAuto || o.Color > ColorNever {
-		bad(fmt.Sprintf("Options.Color %d is not ColorAuto, ColorAlways or ColorNever", int(o.Color)), "using ColorAuto")
-		o.Color = ColorAuto
+	o.Encoding.validate(p)
+	o.Ring.validate(p)
+	o.Retry.validate(p)
+	o.Features.validate(p)
+	o.validateLevels(p)
+	return errors.Join(p.errs...)
+}
+
+// problems collects the invalid settings validate finds.
+type problems struct {
+	strict bool // Open: the options are refused, not corrected
+	errs   []error
+}
+
+// bad records one invalid setting: problem says what is wrong, and instead
+// what NewHandler does about it.
+func (p *problems) bad(problem, instead string) {
+	if p.strict {
+		instead = "Open refused it"
 	}
-	if o.Overflow != Block && o.Overflow != Drop {
-		bad(fmt.Sprintf("Options.Overflow %d is not Block or Drop", int(o.Overflow)), "using Block")
-		o.Overflow = Block
+	p.errs = append(p.errs, errors.New("asyncbus: "+problem+"; "+instead))
+}
+
+// validate checks the Encoding group.
+func (e *EncodingOptions) validate(p *problems) {
+	if e.Color < ColorAuto || e.Color > ColorNever {
+		p.bad(fmt.Sprintf("Options.Encoding.Color %d is not ColorAuto, ColorAlways or ColorNever", int(e.Color)), "using ColorAuto")
+		e.Color = ColorAuto
 	}
-	if o.BlockTimeout < 0 {
-		bad(fmt.Sprintf("Options.BlockTimeout %v is negative", o.BlockTimeout), "waiting without timeout")
-		o.BlockTimeout = 0
+}
+
+// validate checks the Ring group.
+func (r *RingOptions) validate(p *problems) {
+	if r.Overflow != Block && r.Overflow != Drop {
+		p.bad(fmt.Sprintf("Options.Ring.Overflow %d is not Block or Drop", int(r.Overflow)), "using Block")
+		r.Overflow = Block
 	}
-	if o.Overflow == Drop && o.BlockTimeout > 0 {
-		bad(fmt.Sprintf("Options.BlockTimeout %v has no effect with Overflow Drop, which never waits", o.BlockTimeout), "ignoring it")
-		o.BlockTimeout = 0
+	if r.BlockTimeout < 0 {
+		p.bad(fmt.Sprintf("Options.Ring.BlockTimeout %v is negative", r.BlockTimeout), "waiting without timeout")
+		r.BlockTimeout = 0
 	}
-	if o.Capacity < 0 || o.Capacity > maxCapacity || (o.Capacity > 0 && o.Capacity < minCapacity) {
-		bad(fmt.Sprintf("Options.Capacity %d is outside [%d, %d] bytes (0 means the default, %d)", o.Capacity, minCapacity, maxCapacity, defaultCapacity),
+	if r.Overflow == Drop && r.BlockTimeout > 0 {
+		p.bad(fmt.Sprintf("Options.Ring.BlockTimeout %v has no effect with Overflow Drop, which never waits", r.BlockTimeout), "ignoring it")
+		r.BlockTimeout = 0
+	}
+	if r.Capacity < 0 || r.Capacity > maxCapacity || (r.Capacity > 0 && r.Capacity < minCapacity) {
+		p.bad(fmt.Sprintf("Options.Ring.Capacity %d is outside [%d, %d] bytes (0 means the default, %d)", r.Capacity, minCapacity, maxCapacity, defaultCapacity),
 			fmt.Sprintf("using %d", defaultCapacity))
-		o.Capacity = 0
+		r.Capacity = 0
 	}
-	if o.MaxLatency < 0 {
-		bad(fmt.Sprintf("Options.MaxLatency %v is negative", o.MaxLatency), "using the default")
-		o.MaxLatency = 0
+	if r.MaxLatency < 0 {
+		p.bad(fmt.Sprintf("Options.Ring.MaxLatency %v is negative", r.MaxLatency), "using the default")
+		r.MaxLatency = 0
 	}
-	if o.WriteAttempts < 0 {
-		bad(fmt.Sprintf("Options.WriteAttempts %d is negative", o.WriteAttempts), fmt.Sprintf("using %d", bus.DefaultWriteAttempts))
-		o.WriteAttempts = 0
+	if math.IsNaN(r.HighWatermark) || r.HighWatermark < 0 || r.HighWatermark > 1 {
+		p.bad(fmt.Sprintf("Options.Ring.HighWatermark %v is outside [0, 1]", r.HighWatermark), "using the default")
+		r.HighWatermark = 0
 	}
-	if o.WriteRetryMax < 0 {
-		bad(fmt.Sprintf("Options.WriteRetryMax %v is negative", o.WriteRetryMax), fmt.Sprintf("using %v", bus.DefaultRetryMax))
-		o.WriteRetryMax = 0
+}
+
+// validate checks the Retry group.
+func (r *RetryOptions) validate(p *problems) {
+	if r.Attempts < 0 {
+		p.bad(fmt.Sprintf("Options.Retry.Attempts %d is negative", r.Attempts), fmt.Sprintf("using %d", bus.DefaultWriteAttempts))
+		r.Attempts = 0
 	}
-	if math.IsNaN(o.HighWatermark) || o.HighWatermark < 0 || o.HighWatermark > 1 {
-		bad(fmt.Sprintf("Options.HighWatermark %v is outside [0, 1]", o.HighWatermark), "using the default")
-		o.HighWatermark = 0
+	if r.MaxBackoff < 0 {
+		p.bad(fmt.Sprintf("Options.Retry.MaxBackoff %v is negative", r.MaxBackoff), fmt.Sprintf("using %v", bus.DefaultRetryMax))
+		r.MaxBackoff = 0
 	}
+}
+
+// validate checks the Features group's sizes and durations; its levels are
+// checked with the others (validateLevels). A FlightRecorder is copied, so
+// that the caller's struct is not changed.
+func (f *FeatureOptions) validate(p *problems) {
+	if f.FlightRecorder == nil {
+		return
+	}
+	c := *f.FlightRecorder
+	if c.Size < 0 || c.Size > maxRecorderSize {
+		p.bad(fmt.Sprintf("Options.Features.FlightRecorder.Size %d is outside [0, %d]", c.Size, maxRecorderSize), fmt.Sprintf("using %d", defaultRecorderSize))
+		c.Size = 0
+	}
+	if c.MaxAge < 0 {
+		p.bad(fmt.Sprintf("Options.Features.FlightRecorder.MaxAge %v is negative", c.MaxAge), fmt.Sprintf("using %v", defaultRecorderMaxAge))
+		c.MaxAge = 0
+	}
+	f.FlightRecorder = &c
+}
+
+// validateLevels checks every Leveler in o, of every group, and that Level
+// and Rules are not both set.
+func (o *Options) validateLevels(p *problems) {
 	type leveler struct {
 		name, def string
 		v         *slog.Leveler
@@ -289,34 +358,23 @@ func (o *Options) validate(w io.Writer, strict bool) error {
 	levelers := []leveler{
 		{"Level", "INFO", &o.Level},
 		{"SyncLevel", "FATAL", &o.SyncLevel},
-		{"StackTraceLevel", "off", &o.StackTraceLevel},
+		{"Features.StackTraceLevel", "off", &o.Features.StackTraceLevel},
 	}
-	if fr := o.FlightRecorder; fr != nil {
-		c := *fr // the caller's struct is not changed
-		if c.Size < 0 || c.Size > maxRecorderSize {
-			bad(fmt.Sprintf("Options.FlightRecorder.Size %d is outside [0, %d]", c.Size, maxRecorderSize), fmt.Sprintf("using %d", defaultRecorderSize))
-			c.Size = 0
-		}
-		if c.MaxAge < 0 {
-			bad(fmt.Sprintf("Options.FlightRecorder.MaxAge %v is negative", c.MaxAge), fmt.Sprintf("using %v", defaultRecorderMaxAge))
-			c.MaxAge = 0
-		}
-		o.FlightRecorder = &c
-		levelers = append(levelers, leveler{"FlightRecorder.Level", "DEBUG", &c.Level}, leveler{"FlightRecorder.Trigger", "ERROR", &c.Trigger})
+	if fr := o.Features.FlightRecorder; fr != nil { // validate's copy
+		levelers = append(levelers, leveler{"Features.FlightRecorder.Level", "DEBUG", &fr.Level}, leveler{"Features.FlightRecorder.Trigger", "ERROR", &fr.Trigger})
 	}
 	// A Leveler holding a nil pointer (an uninitialised *slog.LevelVar
 	// field) would panic in every Handle: treat it as unset.
 	for _, l := range levelers {
 		if isNilLeveler(*l.v) && levelPanics(*l.v) {
-			bad(fmt.Sprintf("Options.%s is a nil %T whose Level panics", l.name, *l.v), "using the default ("+l.def+")")
+			p.bad(fmt.Sprintf("Options.%s is a nil %T whose Level panics", l.name, *l.v), "using the default ("+l.def+")")
 			*l.v = nil
 		}
 	}
 	if o.Rules != nil && o.Level != nil {
-		bad(fmt.Sprintf("Options.Level has no effect when Options.Rules is set: the rules %q give every level", o.Rules.String()), "ignoring Level (set the default level in the rules)")
+		p.bad(fmt.Sprintf("Options.Level has no effect when Options.Rules is set: the rules %q give every level", o.Rules.String()), "ignoring Level (set the default level in the rules)")
 		o.Level = nil
 	}
-	return errors.Join(errs...)
 }
 
 // isNilLeveler reports whether l is a non-nil interface holding a nil
@@ -364,7 +422,7 @@ func (o *Options) exitSafe(w io.Writer) bool {
 	if _, remote := w.(core.Closer); remote {
 		return false
 	}
-	return o.Overflow == Block && o.BlockTimeout == 0
+	return o.Ring.Overflow == Block && o.Ring.BlockTimeout == 0
 }
 
 // errorsWritten reports whether Error records wait for their write before
@@ -379,17 +437,17 @@ func (o *Options) errorsWritten(w io.Writer) bool {
 // busConfig is the bus configuration for validated options and output w.
 func (o *Options) busConfig(w io.Writer, dropMarker func([]byte, uint64) []byte) bus.Config {
 	return bus.Config{
-		Capacity:      o.Capacity,
-		Overflow:      bus.Overflow(o.Overflow),
-		BlockTimeout:  o.BlockTimeout,
-		MaxLatency:    o.MaxLatency,
-		HighWatermark: o.HighWatermark,
+		Capacity:      o.Ring.Capacity,
+		Overflow:      bus.Overflow(o.Ring.Overflow),
+		BlockTimeout:  o.Ring.BlockTimeout,
+		MaxLatency:    o.Ring.MaxLatency,
+		HighWatermark: o.Ring.HighWatermark,
 		OnError:       o.OnError,
-		RingFile:      o.RingFile,
+		RingFile:      o.Ring.File,
 		DropMarker:    dropMarker,
 		WriteThrough:  o.exitSafe(w),
-		WriteAttempts: o.WriteAttempts,
-		RetryMax:      o.WriteRetryMax,
+		WriteAttempts: o.Retry.Attempts,
+		RetryMax:      o.Retry.MaxBackoff,
 	}
 }
 

@@ -3,6 +3,7 @@ package asyncbus
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,25 +27,25 @@ func TestOptionsValidation(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"negative capacity", Options{Capacity: -1}, "Options.Capacity -1"},
-		{"huge capacity", Options{Capacity: maxCapacity + 1}, "Options.Capacity"},
+		{"negative capacity", Options{Ring: RingOptions{Capacity: -1}}, "Options.Ring.Capacity -1"},
+		{"huge capacity", Options{Ring: RingOptions{Capacity: maxCapacity + 1}}, "Options.Ring.Capacity"},
 		// Below the minimum every record would take the oversize path.
-		{"tiny capacity", Options{Capacity: 3}, "Options.Capacity 3 is outside [4096, 1073741824] bytes (0 means the default, 8388608)"},
-		{"capacity just below the minimum", Options{Capacity: minCapacity - 1}, "Options.Capacity 4095 is outside [4096, 1073741824]"},
-		{"bad overflow", Options{Overflow: 7}, "Options.Overflow 7"},
-		{"negative timeout", Options{BlockTimeout: -1}, "Options.BlockTimeout"},
-		{"negative latency", Options{MaxLatency: -1}, "Options.MaxLatency"},
-		{"watermark > 1", Options{HighWatermark: 1.5}, "Options.HighWatermark 1.5"},
-		{"watermark < 0", Options{HighWatermark: -0.1}, "Options.HighWatermark"},
-		{"watermark NaN", Options{HighWatermark: math.NaN()}, "Options.HighWatermark NaN"},
+		{"tiny capacity", Options{Ring: RingOptions{Capacity: 3}}, "Options.Ring.Capacity 3 is outside [4096, 1073741824] bytes (0 means the default, 8388608)"},
+		{"capacity just below the minimum", Options{Ring: RingOptions{Capacity: minCapacity - 1}}, "Options.Ring.Capacity 4095 is outside [4096, 1073741824]"},
+		{"bad overflow", Options{Ring: RingOptions{Overflow: 7}}, "Options.Ring.Overflow 7"},
+		{"negative timeout", Options{Ring: RingOptions{BlockTimeout: -1}}, "Options.Ring.BlockTimeout"},
+		{"negative latency", Options{Ring: RingOptions{MaxLatency: -1}}, "Options.Ring.MaxLatency"},
+		{"watermark > 1", Options{Ring: RingOptions{HighWatermark: 1.5}}, "Options.Ring.HighWatermark 1.5"},
+		{"watermark < 0", Options{Ring: RingOptions{HighWatermark: -0.1}}, "Options.Ring.HighWatermark"},
+		{"watermark NaN", Options{Ring: RingOptions{HighWatermark: math.NaN()}}, "Options.Ring.HighWatermark NaN"},
 		{"bad format", Options{Format: 42}, "Options.Format 42"},
-		{"bad color", Options{Color: 9}, "Options.Color 9"},
-		{"negative write attempts", Options{WriteAttempts: -2}, "Options.WriteAttempts -2"},
-		{"negative retry max", Options{WriteRetryMax: -time.Second}, "Options.WriteRetryMax -1s"},
+		{"bad color", Options{Encoding: EncodingOptions{Color: 9}}, "Options.Encoding.Color 9"},
+		{"negative write attempts", Options{Retry: RetryOptions{Attempts: -2}}, "Options.Retry.Attempts -2"},
+		{"negative retry max", Options{Retry: RetryOptions{MaxBackoff: -time.Second}}, "Options.Retry.MaxBackoff -1s"},
 		{"nil Level", Options{Level: (*slog.LevelVar)(nil)}, "Options.Level is a nil *slog.LevelVar"},
 		{"nil SyncLevel", Options{SyncLevel: (*slog.LevelVar)(nil)}, "Options.SyncLevel is a nil *slog.LevelVar"},
-		{"nil StackTraceLevel", Options{StackTraceLevel: (*slog.LevelVar)(nil)}, "Options.StackTraceLevel is a nil *slog.LevelVar"},
-		{"Drop with BlockTimeout", Options{Overflow: Drop, BlockTimeout: time.Second}, "Options.BlockTimeout 1s has no effect with Overflow Drop, which never waits"},
+		{"nil StackTraceLevel", Options{Features: FeatureOptions{StackTraceLevel: (*slog.LevelVar)(nil)}}, "Options.Features.StackTraceLevel is a nil *slog.LevelVar"},
+		{"Drop with BlockTimeout", Options{Ring: RingOptions{Overflow: Drop, BlockTimeout: time.Second}}, "Options.Ring.BlockTimeout 1s has no effect with Overflow Drop, which never waits"},
 		// Level Error would hide "still logged": the rules' info applies.
 		{"Level with Rules", Options{Level: slog.LevelError, Rules: MustParseLevelRules("info,db=debug")}, `Options.Level has no effect when Options.Rules is set: the rules "info,db=debug" give every level`},
 		{"LevelVar with Rules", Options{Level: new(slog.LevelVar), Rules: MustParseLevelRules("")}, "Options.Level has no effect when Options.Rules is set"},
@@ -76,8 +77,8 @@ func TestOptionsValidation(t *testing.T) {
 			opts Options
 			want string
 		}{
-			{Options{Capacity: 3}, "; using 8388608"},
-			{Options{Overflow: Drop, BlockTimeout: time.Second}, "; ignoring it"},
+			{Options{Ring: RingOptions{Capacity: 3}}, "; using 8388608"},
+			{Options{Ring: RingOptions{Overflow: Drop, BlockTimeout: time.Second}}, "; ignoring it"},
 			{Options{Level: slog.LevelError, Rules: MustParseLevelRules("info")}, "; ignoring Level (set the default level in the rules)"},
 			{Options{Format: 42}, "; using JSON"},
 		}
@@ -100,13 +101,13 @@ func TestOptionsValidation(t *testing.T) {
 	})
 
 	t.Run("several at once", func(t *testing.T) {
-		_, err := Open(&bytes.Buffer{}, &Options{Capacity: -1, MaxLatency: -1})
-		require.ErrorContains(t, err, "Options.Capacity")
-		require.ErrorContains(t, err, "Options.MaxLatency")
+		_, err := Open(&bytes.Buffer{}, &Options{Ring: RingOptions{Capacity: -1, MaxLatency: -1}})
+		require.ErrorContains(t, err, "Options.Ring.Capacity")
+		require.ErrorContains(t, err, "Options.Ring.MaxLatency")
 	})
 
 	t.Run("valid", func(t *testing.T) {
-		h, err := Open(&bytes.Buffer{}, &Options{Capacity: 5000, HighWatermark: 1, Overflow: Drop})
+		h, err := Open(&bytes.Buffer{}, &Options{Ring: RingOptions{Capacity: 5000, HighWatermark: 1, Overflow: Drop}})
 		require.NoError(t, err)
 		assert.EqualValues(t, 8192, h.Stats().Capacity, "rounded up to a power of two")
 		require.NoError(t, h.Close())
@@ -132,7 +133,7 @@ func TestNilLevelersUseTheDefault(t *testing.T) {
 		}{
 			{"Level", func(o *Options, l slog.Leveler) { o.Level = l }},
 			{"SyncLevel", func(o *Options, l slog.Leveler) { o.SyncLevel = l }},
-			{"StackTraceLevel", func(o *Options, l slog.Leveler) { o.StackTraceLevel = l }},
+			{"Features.StackTraceLevel", func(o *Options, l slog.Leveler) { o.Features.StackTraceLevel = l }},
 		} {
 			t.Run(fmt.Sprintf("%s/%T", tc.name, nilValue), func(t *testing.T) {
 				var reported []error
@@ -223,11 +224,12 @@ func TestWriteAttempts(t *testing.T) {
 			w := &outageWriter{failures: 6}
 			var reports atomic.Int64
 			h := NewHandler(w, &Options{
-				WriteAttempts: tt.attempts,
-				WriteRetryMax: time.Millisecond, // keeps the test fast: 1 ms between attempts
-				MaxLatency:    time.Hour,        // the three records go as one batch at Flush
-				Overflow:      Drop,             // no write-through: the drainer writes them
-				OnError:       func(error) { reports.Add(1) },
+				// MaxBackoff keeps the test fast: 1 ms between attempts.
+				Retry: RetryOptions{Attempts: tt.attempts, MaxBackoff: time.Millisecond},
+				// The three records go as one batch at Flush; Drop: no
+				// write-through, the drainer writes them.
+				Ring:    RingOptions{MaxLatency: time.Hour, Overflow: Drop},
+				OnError: func(error) { reports.Add(1) },
 			})
 			l := slog.New(h)
 			for i := range 3 {
@@ -265,7 +267,7 @@ func TestWriteAttempts(t *testing.T) {
 func TestRaisedWriteAttemptsDoNotHoldCallers(t *testing.T) {
 	w := &brokenOutput{}
 	w.broken.Store(true)
-	h := NewHandler(w, &Options{WriteAttempts: 1 << 20, WriteRetryMax: time.Millisecond, OnError: func(error) {}})
+	h := NewHandler(w, &Options{Retry: RetryOptions{Attempts: 1 << 20, MaxBackoff: time.Millisecond}, OnError: func(error) {}})
 	l := slog.New(h)
 	l.Info("before the error")
 	r := slog.NewRecord(time.Now(), slog.LevelError, "the error", 0)
@@ -325,9 +327,9 @@ func TestOptionsUniqueKeys(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{Options{Format: Text, UniqueKeys: true, Context: hook}, `level=INFO msg=hi req=record user=bob` + "\n"},
-		{Options{Format: ECSJSON, UniqueKeys: true, Context: hook}, `{"log.level":"info","message":"hi","ecs.version":"1.6.0","req":"record","user":"bob"}` + "\n"},
-		{Options{Format: Text, Context: hook}, `level=INFO msg=hi req=from-context req=state user=bob req=record` + "\n"},
+		{Options{Format: Text, Encoding: EncodingOptions{UniqueKeys: true}, Features: FeatureOptions{Context: hook}}, `level=INFO msg=hi req=record user=bob` + "\n"},
+		{Options{Format: ECSJSON, Encoding: EncodingOptions{UniqueKeys: true}, Features: FeatureOptions{Context: hook}}, `{"log.level":"info","message":"hi","ecs.version":"1.6.0","req":"record","user":"bob"}` + "\n"},
+		{Options{Format: Text, Features: FeatureOptions{Context: hook}}, `level=INFO msg=hi req=from-context req=state user=bob req=record` + "\n"},
 	} {
 		var buf bytes.Buffer
 		o := tc.opts
@@ -367,4 +369,58 @@ func TestEnumsPrintTheirNames(t *testing.T) {
 			assert.Equal(t, tt.want, fmt.Sprintf("%v", tt.v))
 		})
 	}
+}
+
+// gateSink blocks every write until released, to fill the ring.
+type gateSink struct {
+	memSink
+	gate chan struct{}
+}
+
+func (g *gateSink) Write(p []byte) (int, error) {
+	<-g.gate
+	return g.memSink.Write(p)
+}
+
+func TestDropModeAccountsForEveryRecord(t *testing.T) {
+	sink := &gateSink{gate: make(chan struct{})}
+	h := NewHandler(sink, &Options{Ring: RingOptions{Overflow: Drop, Capacity: 4 << 10}})
+	const n = 500
+	dropped := 0
+	for i := range n {
+		if err := h.Handle(context.Background(), recordAt(i)); err != nil {
+			require.ErrorIs(t, err, ErrDropped)
+			dropped++
+		}
+	}
+	require.Positive(t, dropped, "a 4 KiB ring behind a stuck writer must overflow")
+	close(sink.gate)
+	require.NoError(t, h.Close())
+
+	st := h.Stats()
+	assert.EqualValues(t, n, st.Enqueued)
+	assert.EqualValues(t, dropped, st.Dropped)
+	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
+
+	written, markers, markerSum := 0, 0, 0
+	for _, line := range sink.Lines() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), "the drop marker is valid JSON too: %s", line)
+		if m["msg"] == "asyncbus: records dropped" {
+			markers++
+			markerSum += int(m["dropped"].(float64))
+			continue
+		}
+		written++
+	}
+	assert.Positive(t, markers)
+	assert.Equal(t, dropped, markerSum, "markers account for every drop")
+	assert.EqualValues(t, written, st.Written)
+	assert.Equal(t, n, written+markerSum, "the file plus the markers account for every record")
+}
+
+func recordAt(i int) slog.Record {
+	r := slog.NewRecord(fixedTime, slog.LevelInfo, "request handled", 0)
+	r.AddAttrs(slog.Int("seq", i), slog.String("path", "/api/v1/users/12345/orders"))
+	return r
 }

@@ -23,18 +23,18 @@ func init() {
 				return fmt.Errorf("asyncbus: core.Install on a %T", h)
 			case enc == nil:
 				return errors.New("asyncbus: core.Install with a nil encoder")
-			case ah.core.recorder != nil:
+			case ah.tree.recorder != nil:
 				return errors.New("asyncbus: Options.FlightRecorder is not available with a sink that encodes records itself")
 			}
-			ah.rec = enc // before ah is shared
-			if c, ok := ah.core.out.(core.Closer); ok {
-				ah.core.closing = c.Closing
+			ah.plug(enc) // before ah is shared
+			if c, ok := ah.tree.out.(core.Closer); ok {
+				ah.tree.closing = c.Closing
 			}
-			if r, ok := ah.core.out.(core.Reporter); ok {
-				r.SetReport(ah.core.bus.Report)
+			if r, ok := ah.tree.out.(core.Reporter); ok {
+				r.SetReport(ah.tree.bus.Report)
 			}
-			if bl, ok := ah.core.out.(core.Backlogger); ok {
-				bl.SetBacklog(ah.core.bus.Backlog)
+			if bl, ok := ah.tree.out.(core.Backlogger); ok {
+				bl.SetBacklog(ah.tree.bus.Backlog)
 			}
 			return nil
 		},
@@ -75,16 +75,9 @@ func init() {
 	})
 }
 
-// handleRecord is Handle for a handler with a plugged record encoder, into
-// b (from bufPool).
-func (h *Handler) handleRecord(ctx context.Context, r slog.Record, b *buffer) error {
-	b.data = h.rec.AppendRecord(b.data[:0], ctx, r, h.name, h.contextFields(ctx, b))
-	return h.enqueue(b, r.Level, r.Message)
-}
-
 // notifyClosing tells a plugged sink that Close began, with Close's
 // context, and returns when the sink will have given up, if it has one.
-func (c *shared) notifyClosing(ctx context.Context) (time.Time, bool) {
+func (c *tree) notifyClosing(ctx context.Context) (time.Time, bool) {
 	if c.closing == nil {
 		return time.Time{}, false
 	}

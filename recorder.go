@@ -12,7 +12,7 @@ import (
 	"github.com/asyncbus/asyncbus/encode"
 )
 
-// FlightRecorder configures Options.FlightRecorder: records below the
+// FlightRecorder configures Options.Features.FlightRecorder: records below the
 // handler's level but at or above Level are encoded as usual and kept in a
 // bounded ring in memory instead of being written; a record at or above
 // Trigger writes the kept records first, in order, between two marker lines,
@@ -27,7 +27,7 @@ import (
 // handler derived from it) has one recorder. Records refused by the Sampler
 // are not kept; kept records pass through ReplaceAttr, the Context hook and
 // the stack trace like written ones. The ring lives in the heap, even with
-// Options.RingFile: kept records are lost at exit and in a crash (only what
+// Options.Ring.File: kept records are lost at exit and in a crash (only what
 // a trigger wrote is in the durable ring). Not available with a sink that
 // encodes records itself (otlpsink).
 type FlightRecorder struct {
@@ -283,12 +283,13 @@ func (r *recorder) settle(n int, err error) {
 	r.written.Add(uint64(n))
 }
 
-// keep encodes r as Handle would and keeps it in the recorder. It reports
-// false when the recorder is closed: the record then goes the way of a
-// written one, which the closed ring refuses and counts.
-func (h *Handler) keep(ctx context.Context, rc *recorder, r slog.Record) bool {
-	b := bufPool.Get().(*buffer)
-	h.encodeRecord(ctx, r, b)
+// keep is the flight recorder's keep stage: it encodes r (with attrs, as
+// the encode stage takes them) as a written record is encoded and keeps it.
+// It reports false when the recorder is closed: the record then goes the
+// way of a written one, which the closed ring refuses and counts.
+func (h *Handler) keep(ctx context.Context, r *slog.Record, attrs []slog.Attr) bool {
+	rc := h.tree.recorder
+	b := h.encode(ctx, r, attrs)
 	id, grouped := rc.groupOf(ctx)
 	t := r.Time
 	if t.IsZero() {
@@ -296,7 +297,7 @@ func (h *Handler) keep(ctx context.Context, rc *recorder, r slog.Record) bool {
 	}
 	res := rc.add(b.data, t, id, grouped)
 	if res == addKept {
-		h.core.logged.add(r.Level, b) // levelcounts.go: counted as kept
+		h.tree.logged.add(r.Level, b) // levelcounts.go: counted as kept
 	}
 	b.release()
 	return res != addRefused

@@ -46,7 +46,7 @@ func msgs(lines []map[string]any) []string {
 
 func TestFlightRecorderWritesKeptRecordsBeforeTheTrigger(t *testing.T) {
 	var out memSink
-	h := NewHandler(&out, &Options{FlightRecorder: &FlightRecorder{}})
+	h := NewHandler(&out, &Options{Features: FeatureOptions{FlightRecorder: &FlightRecorder{}}})
 	log := slog.New(h)
 	log.Debug("d1", "k", 1)
 	log.Log(context.Background(), LevelTrace, "t1") // below the recorder's level: neither kept nor written
@@ -102,7 +102,7 @@ func requestGroup(ctx context.Context) (id [16]byte, ok bool) {
 func TestFlightRecorderPerRequest(t *testing.T) {
 	const requests, debugs = 16, 20
 	var out memSink
-	h := NewHandler(&out, &Options{FlightRecorder: &FlightRecorder{Group: requestGroup}})
+	h := NewHandler(&out, &Options{Features: FeatureOptions{FlightRecorder: &FlightRecorder{Group: requestGroup}}})
 	log := slog.New(h)
 	var wg sync.WaitGroup
 	for req := range requests {
@@ -163,7 +163,7 @@ func TestFlightRecorderPerRequest(t *testing.T) {
 func TestFlightRecorderBounds(t *testing.T) {
 	t.Run("age", func(t *testing.T) {
 		var out memSink
-		h := NewHandler(&out, &Options{FlightRecorder: &FlightRecorder{MaxAge: time.Minute}})
+		h := NewHandler(&out, &Options{Features: FeatureOptions{FlightRecorder: &FlightRecorder{MaxAge: time.Minute}}})
 		ctx := context.Background()
 		old := slog.NewRecord(time.Now().Add(-2*time.Minute), slog.LevelDebug, "old", 0)
 		fresh := slog.NewRecord(time.Now(), slog.LevelDebug, "fresh", 0)
@@ -181,7 +181,7 @@ func TestFlightRecorderBounds(t *testing.T) {
 	t.Run("size", func(t *testing.T) {
 		for _, size := range []int{256, 1000, 4096} {
 			var out memSink
-			h := NewHandler(&out, &Options{FlightRecorder: &FlightRecorder{Size: size}})
+			h := NewHandler(&out, &Options{Features: FeatureOptions{FlightRecorder: &FlightRecorder{Size: size}}})
 			log := slog.New(h)
 			const n = 500
 			for i := range n {
@@ -212,7 +212,7 @@ func TestFlightRecorderRespectsRulesAndTriggerLevel(t *testing.T) {
 	rules, err := ParseLevelRules("info,db=debug")
 	require.NoError(t, err)
 	var out memSink
-	h := NewHandler(&out, &Options{Rules: rules, FlightRecorder: &FlightRecorder{Trigger: slog.LevelWarn}})
+	h := NewHandler(&out, &Options{Rules: rules, Features: FeatureOptions{FlightRecorder: &FlightRecorder{Trigger: slog.LevelWarn}}})
 	slog.New(h.Named("db")).Debug("db debug")   // written: the rule allows it
 	slog.New(h.Named("api")).Debug("api debug") // kept
 	slog.New(h).Warn("w")                       // triggers
@@ -224,7 +224,7 @@ func TestFlightRecorderRespectsRulesAndTriggerLevel(t *testing.T) {
 // TestFlightRecorderKeepsWithoutAllocating: a kept Debug record costs no
 // allocation.
 func TestFlightRecorderKeepsWithoutAllocating(t *testing.T) {
-	h := NewHandler(io.Discard, &Options{FlightRecorder: &FlightRecorder{Size: 64 << 10}})
+	h := NewHandler(io.Discard, &Options{Features: FeatureOptions{FlightRecorder: &FlightRecorder{Size: 64 << 10}}})
 	defer h.Close()
 	log := slog.New(h)
 	allocs := testing.AllocsPerRun(1000, func() { log.Debug("kept", "k", 1, "s", "v") })
@@ -233,8 +233,8 @@ func TestFlightRecorderKeepsWithoutAllocating(t *testing.T) {
 
 func TestFlightRecorderOptionsValidated(t *testing.T) {
 	for _, fr := range []FlightRecorder{{Size: -1}, {Size: maxRecorderSize + 1}, {MaxAge: -time.Second}, {Level: (*slog.LevelVar)(nil)}} {
-		_, err := Open(&bytes.Buffer{}, &Options{FlightRecorder: &fr})
-		assert.ErrorContains(t, err, "Options.FlightRecorder.", "%+v", fr)
+		_, err := Open(&bytes.Buffer{}, &Options{Features: FeatureOptions{FlightRecorder: &fr}})
+		assert.ErrorContains(t, err, "Options.Features.FlightRecorder.", "%+v", fr)
 	}
 }
 
@@ -263,7 +263,7 @@ func TestFlightRecorderAtClose(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out memSink
 			var reports []error
-			h := NewHandler(&out, &Options{FlightRecorder: &FlightRecorder{}, OnError: func(err error) { reports = append(reports, err) }})
+			h := NewHandler(&out, &Options{Features: FeatureOptions{FlightRecorder: &FlightRecorder{}}, OnError: func(err error) { reports = append(reports, err) }})
 			log := slog.New(h)
 			log.Debug("kept 1")
 			log.Debug("kept 2")
@@ -291,7 +291,7 @@ func TestFlightRecorderAtClose(t *testing.T) {
 // They now count as lost with it.
 func TestFlightRecorderTriggerRefused(t *testing.T) {
 	w := &hungOutput{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	h := NewHandler(w, &Options{Capacity: 4096, Overflow: Drop, FlightRecorder: &FlightRecorder{}, OnError: func(error) {}})
+	h := NewHandler(w, &Options{Ring: RingOptions{Capacity: 4096, Overflow: Drop}, Features: FeatureOptions{FlightRecorder: &FlightRecorder{}}, OnError: func(error) {}})
 	log := slog.New(h)
 	log.Info("in the output's hands")
 	<-w.entered

@@ -118,7 +118,7 @@ func TestRequestLevelWithDynamicLevel(t *testing.T) {
 
 func TestRequestLevelRecordIsWrittenNotKeptByTheFlightRecorder(t *testing.T) {
 	var out memSink
-	h := NewHandler(&out, &Options{FlightRecorder: &FlightRecorder{}, ReplaceAttr: dropTime})
+	h := NewHandler(&out, &Options{Features: FeatureOptions{FlightRecorder: &FlightRecorder{}}, ReplaceAttr: dropTime})
 	l := slog.New(h)
 	debug := reqlevel.With(context.Background(), slog.LevelDebug)
 	l.DebugContext(context.Background(), "kept")

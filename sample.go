@@ -10,7 +10,7 @@ import (
 )
 
 // Sampler decides, before a record is encoded, whether it is written
-// (Options.Sampler). *sampling.Sampler implements it: the first N records
+// (Options.Features.Sampler). *sampling.Sampler implements it: the first N records
 // per tick of each (level, message, logger) key, then every Mth.
 //
 // Sample is called on the logging goroutine for every enabled record, with
@@ -64,7 +64,7 @@ type sampleState struct {
 
 // sampleCounts are the sampling counters. They live in their own
 // allocation, padded, so that refusals (which add here) do not dirty the
-// cache line holding core's fields, which every Handle reads.
+// cache line holding the tree's fields, which every Handle reads.
 type sampleCounts struct {
 	_ [64]byte
 	// sampled and markers are plain atomic adds: totals for Stats, with
@@ -76,7 +76,7 @@ type sampleCounts struct {
 
 // initSampling installs o.Sampler, with markers written through root (the
 // handler NewHandler returns: no attributes, groups or name).
-func (c *shared) initSampling(s Sampler, root *Handler) {
+func (c *tree) initSampling(s Sampler, root *Handler) {
 	if s == nil {
 		return
 	}
@@ -126,11 +126,8 @@ func (h *Handler) writeSampleMarker(level slog.Level, msg, logger string, n uint
 	m := h.Named(logger) // markers are rare: the derived encoder's allocation is fine
 	r := slog.NewRecord(time.Now(), level, "suppressed "+plural.Count(n, "similar record", "similar records"), 0)
 	r.AddAttrs(slog.String(sampledMsgKey, msg))
-	h.core.sample.counts.markers.Add(1)
-	if m.rec != nil {
-		return m.handleRecord(context.Background(), r, bufPool.Get().(*buffer))
-	}
+	h.tree.sample.counts.markers.Add(1)
 	b := bufPool.Get().(*buffer)
-	b.data = m.enc.Append(b.data[:0], r, nil)
+	m.appendRecord(context.Background(), &r, nil, b) // no Context fields, no stack trace
 	return m.enqueue(b, level, r.Message)
 }

@@ -30,7 +30,7 @@ func (s *everyOther) Sample(_ time.Time, _ slog.Level, _ string, logger string) 
 func TestSamplerDecidesOncePerRecord(t *testing.T) {
 	var sink memSink
 	s := &everyOther{}
-	h := NewHandler(&sink, &Options{Sampler: s, StackTraceLevel: slog.LevelError})
+	h := NewHandler(&sink, &Options{Features: FeatureOptions{Sampler: s, StackTraceLevel: slog.LevelError}})
 	ctx := context.Background()
 	n := h.Named("n")
 	w := n.WithAttrs([]slog.Attr{slog.Int("w", 1)}).(*Handler)
@@ -72,7 +72,7 @@ func TestSamplerHandleAfterCloseReturnsErrClosed(t *testing.T) {
 	var sink memSink
 	s := &refuseAll{}
 	var reports reportLog
-	h := NewHandler(&sink, &Options{Sampler: s, OnError: reports.onError})
+	h := NewHandler(&sink, &Options{Features: FeatureOptions{Sampler: s}, OnError: reports.onError})
 	ctx := context.Background()
 	require.NoError(t, h.Handle(ctx, recordAt(1)), "refused by the Sampler: nil")
 	require.NoError(t, h.Close())
@@ -159,7 +159,7 @@ func TestMarkingSamplerIsBoundOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var sink memSink
-			h := NewHandler(&sink, &Options{Sampler: tt.sampler, ReplaceAttr: noTime})
+			h := NewHandler(&sink, &Options{Features: FeatureOptions{Sampler: tt.sampler}, ReplaceAttr: noTime})
 			l := slog.New(h)
 			for range 3 {
 				l.Info("m")
@@ -178,7 +178,7 @@ func TestMarkingSamplerIsBoundOnce(t *testing.T) {
 // record", not "1 similar records".
 func TestSampleMarkerSingular(t *testing.T) {
 	var sink memSink
-	h := NewHandler(&sink, &Options{Sampler: &reportingSampler{}, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+	h := NewHandler(&sink, &Options{Features: FeatureOptions{Sampler: &reportingSampler{}}, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 		if len(groups) == 0 && a.Key == slog.TimeKey {
 			return slog.Attr{}
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/asyncbus/asyncbus/internal/stack"
 )
 
-// stackTraceKey is the key of the stack trace that Options.StackTraceLevel
+// stackTraceKey is the key of the stack trace that Options.Features.StackTraceLevel
 // adds to records.
 const stackTraceKey = "stacktrace"
 
@@ -50,42 +50,43 @@ func newStackState(level slog.Leveler, f Format) stackState {
 	return stackState{level: level, place: place}
 }
 
-// withStack takes the stack trace of a record at or above
-// Options.StackTraceLevel. The stack is taken here, on the logging
-// goroutine, and is:
-//   - none, when the record already has a top-level "stacktrace" attribute
-//     (logrbridge's StackTraces adds one);
-//   - else the stack carried by the first error attribute (in record order,
-//     groups included) whose chain holds a github.com/pkg/errors-style
-//     StackTrace() or go-errors-style Callers() (internal/stack.OfError);
-//   - else the logging call's stack, starting at the record's PC, or, when
-//     the PC is 0 or not on this stack (HandleAttrs, a wrapping handler that
-//     made a new record), at the first frame outside log/slog and this
-//     module's packages (test files excepted).
-//
-// It is written under "stacktrace" at the top level, whatever groups
-// WithGroup opened, as zap has it: in JSON, Text and Logfmt it is returned
-// as top, for the caller to write with the Context fields (a string; Text
-// quotes it); in the Console format it is returned as below, for the lines
-// after the record; for the zap formats and a plugged record encoder it
-// becomes the record's last attribute (which the zap formats write as
-// zap's entry stack, after the closed namespaces).
-func (h *Handler) withStack(r slog.Record) (_ slog.Record, top, below string) {
-	st, ok := recordStack(r)
-	switch {
-	case !ok:
-		return r, "", ""
-	case h.rec == nil && h.core.stack.place == stackTop:
-		return r, st, ""
-	case h.rec == nil && h.core.stack.place == stackBelow:
-		return r, "", st
+// addStack is the encode stage's stack trace, for a record at or above
+// Features.StackTraceLevel. It takes the stack on the logging goroutine
+// (recordStack) and puts it under "stacktrace" at the top level, whatever
+// groups WithGroup opened, as zap has it, where the format writes it: a
+// top-level field after the Context fields (JSON, Text, Logfmt and the
+// cloud presets: fields is returned with it, in b's FieldWriter), the lines
+// returned as below, to follow the record (Console), or the record's last
+// attribute, r becoming a copy with it (the zap formats, which write it as
+// zap's entry stack after the closed namespaces, and a plugged encoder).
+func (h *Handler) addStack(r *slog.Record, b *buffer, fields []slog.Attr) (_ []slog.Attr, below string) {
+	st, ok := recordStack(*r)
+	if !ok {
+		return fields, ""
 	}
-	r = r.Clone() // the caller's record may share its attribute array
+	switch h.tree.stack.place {
+	case stackTop:
+		if h.tree.context == nil {
+			b.fields.reset(false)
+		}
+		b.fields.AddAttr(slog.String(stackTraceKey, st))
+		return b.fields.attrs, ""
+	case stackBelow:
+		return fields, st
+	}
+	*r = r.Clone() // the caller's record may share its attribute array
 	r.AddAttrs(slog.String(stackTraceKey, st))
-	return r, "", ""
+	return fields, ""
 }
 
-// recordStack returns the stack trace for r, or false when r already has one.
+// recordStack returns the stack trace for r, or false when r already has a
+// top-level "stacktrace" attribute (logrbridge's StackTraces adds one): the
+// stack carried by the first error attribute (in record order, groups
+// included) whose chain holds a github.com/pkg/errors-style StackTrace() or
+// go-errors-style Callers() (internal/stack.OfError), else the logging
+// call's, from the record's PC or, when the PC is 0 or not on this stack
+// (handleAttrs, a wrapping handler that made a new record), from the first
+// frame outside log/slog and this module's packages (test files excepted).
 func recordStack(r slog.Record) (string, bool) {
 	var carried []uintptr
 	has := false

@@ -77,7 +77,7 @@ func TestStackTraceOffByDefault(t *testing.T) {
 func TestStackTraceFirstFrameIsTheCaller(t *testing.T) {
 	var file string
 	var line int
-	lines := logForStack(t, &Options{StackTraceLevel: slog.LevelWarn}, func(l *slog.Logger) {
+	lines := logForStack(t, &Options{Features: FeatureOptions{StackTraceLevel: slog.LevelWarn}}, func(l *slog.Logger) {
 		l.Info("below the level")
 		file, line = thisLine()
 		l.Warn("at the level", "k", 1)
@@ -106,9 +106,9 @@ func TestStackTraceAtTopLevelUnderWithGroup(t *testing.T) {
 	for _, f := range []Format{JSON, Text, Logfmt, Console, ZapJSON, ZapConsole, GCPJSON} {
 		for _, hooked := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/hook=%v", f, hooked), func(t *testing.T) {
-				opts := &Options{Format: f, Color: ColorNever, StackTraceLevel: slog.LevelError}
+				opts := &Options{Format: f, Encoding: EncodingOptions{Color: ColorNever}, Features: FeatureOptions{StackTraceLevel: slog.LevelError}}
 				if hooked {
-					opts.Context = hook
+					opts.Features.Context = hook
 				}
 				lines := logForStack(t, opts, func(l *slog.Logger) {
 					l.With("w", 1).WithGroup("req").Error("boom", "id", 7)
@@ -149,7 +149,7 @@ func TestStackTraceAtTopLevelUnderWithGroup(t *testing.T) {
 func TestStackTraceFromHandleAttrs(t *testing.T) {
 	for _, stateful := range []bool{false, true} {
 		var sink memSink
-		h := NewHandler(&sink, &Options{StackTraceLevel: slog.LevelError})
+		h := NewHandler(&sink, &Options{Features: FeatureOptions{StackTraceLevel: slog.LevelError}})
 		var hh slog.Handler = h
 		if stateful {
 			hh = h.WithAttrs([]slog.Attr{slog.Int("w", 1)})
@@ -225,7 +225,7 @@ func TestStackTraceFromErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			lines := logForStack(t, &Options{StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
+			lines := logForStack(t, &Options{Features: FeatureOptions{StackTraceLevel: slog.LevelError}}, func(l *slog.Logger) {
 				l.Error("failed", "n", 1, slog.Group("g", "err", c.err))
 			})
 			require.Len(t, lines, 1)
@@ -234,7 +234,7 @@ func TestStackTraceFromErrors(t *testing.T) {
 		})
 	}
 	// Below the level, neither kind of stack is written.
-	lines := logForStack(t, &Options{StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
+	lines := logForStack(t, &Options{Features: FeatureOptions{StackTraceLevel: slog.LevelError}}, func(l *slog.Logger) {
 		l.Warn("w", "err", makeErrorHere("pkg"))
 	})
 	assert.NotContains(t, lines[0], stackTraceKey)
@@ -259,7 +259,7 @@ func (e *panicStack) StackTrace() fakeStackTrace { return e.s }
 func TestStackTraceEveryFormat(t *testing.T) {
 	for _, f := range []Format{Text, Logfmt, Console, ZapJSON, ZapConsole} {
 		t.Run(fmt.Sprint(f), func(t *testing.T) {
-			lines := logForStack(t, &Options{Format: f, Color: ColorNever, StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
+			lines := logForStack(t, &Options{Format: f, Encoding: EncodingOptions{Color: ColorNever}, Features: FeatureOptions{StackTraceLevel: slog.LevelError}}, func(l *slog.Logger) {
 				l.Error("boom", "k", "v")
 			})
 			switch f {
@@ -287,7 +287,7 @@ func TestStackTraceEveryFormat(t *testing.T) {
 // TestStackTraceNotDuplicated: a record that already carries a stack trace
 // (logrbridge's StackTraces) keeps it and gets no second one.
 func TestStackTraceNotDuplicated(t *testing.T) {
-	lines := logForStack(t, &Options{StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
+	lines := logForStack(t, &Options{Features: FeatureOptions{StackTraceLevel: slog.LevelError}}, func(l *slog.Logger) {
 		l.Error("boom", stackTraceKey, "mine")
 	})
 	assert.Equal(t, 1, strings.Count(lines[0], stackTraceKey), lines[0])
@@ -295,18 +295,18 @@ func TestStackTraceNotDuplicated(t *testing.T) {
 }
 
 func TestStackTraceOffAllocatesNothing(t *testing.T) {
-	h := NewHandler(io.Discard, &Options{StackTraceLevel: nil})
+	h := NewHandler(io.Discard, &Options{Features: FeatureOptions{StackTraceLevel: nil}})
 	defer h.Close()
 	r := slog.NewRecord(fixedTime, slog.LevelError, "m", 0)
 	r.AddAttrs(slog.Any("err", errors.New("e")))
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h.Handle(context.Background(), r) }))
-	h2 := NewHandler(io.Discard, &Options{StackTraceLevel: slog.LevelError})
+	h2 := NewHandler(io.Discard, &Options{Features: FeatureOptions{StackTraceLevel: slog.LevelError}})
 	defer h2.Close()
 	r2 := recordAt(1)
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = h2.Handle(context.Background(), r2) }), "on, below the level")
 }
 
-// BenchmarkStackTrace is the cost of Options.StackTraceLevel on Info
+// BenchmarkStackTrace is the cost of Options.Features.StackTraceLevel on Info
 // records through a slog.Logger into io.Discard: off (nil), on but above
 // the records' level, and on (a stack per record).
 func BenchmarkStackTrace(b *testing.B) {
@@ -315,7 +315,7 @@ func BenchmarkStackTrace(b *testing.B) {
 		level slog.Leveler
 	}{{"off", nil}, {"on-below-level", slog.LevelError}, {"on", slog.LevelInfo}} {
 		b.Run(c.name, func(b *testing.B) {
-			h := NewHandler(io.Discard, &Options{StackTraceLevel: c.level})
+			h := NewHandler(io.Discard, &Options{Features: FeatureOptions{StackTraceLevel: c.level}})
 			defer h.Close()
 			l := slog.New(h)
 			b.ReportAllocs()
@@ -351,7 +351,7 @@ func TestStackTraceForkedErrorChain(t *testing.T) {
 	for _, depth := range []int{24, 100} {
 		t.Run(strconv.Itoa(depth), func(t *testing.T) {
 			unwraps := 0
-			lines := logForStack(t, &Options{StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
+			lines := logForStack(t, &Options{Features: FeatureOptions{StackTraceLevel: slog.LevelError}}, func(l *slog.Logger) {
 				l.Error("x", "err", &forkErr{depth, &unwraps})
 			})
 			require.Len(t, lines, 1)
@@ -374,7 +374,7 @@ func (panicCallers) Callers() []uintptr { panic("boom") }
 func TestStackTracePanickingCallers(t *testing.T) {
 	var lines []string
 	require.NotPanics(t, func() {
-		lines = logForStack(t, &Options{StackTraceLevel: slog.LevelError}, func(l *slog.Logger) {
+		lines = logForStack(t, &Options{Features: FeatureOptions{StackTraceLevel: slog.LevelError}}, func(l *slog.Logger) {
 			l.Error("x", "err", error(panicCallers{}))
 		})
 	})

@@ -6,7 +6,7 @@ import "github.com/asyncbus/asyncbus/internal/bus"
 // NewHandler share them. Enqueued is derived, not counted on the hot path:
 // it is exact whenever the ring is empty, so after Flush or Close (with no
 // Handle running) Enqueued == Written + Dropped + Failed. With
-// Options.Sampler, records offered to Handle (enabled ones)
+// Options.Features.Sampler, records offered to Handle (enabled ones)
 // satisfy Enqueued + Sampled == offered + SampleMarkers. How the drainer
 // batches, writes and parks is in the DrainerStats debugging view.
 type Stats struct {
@@ -40,19 +40,19 @@ type Stats struct {
 	// themselves, because the ring was empty and the handler quiet.
 	WriteThrough uint64
 	// Recovered counts records an earlier process had accepted, replayed
-	// from Options.RingFile at start (not part of Enqueued or Written).
+	// from Options.Ring.File at start (not part of Enqueued or Written).
 	Recovered uint64
-	// Sampled counts records Options.Sampler refused: never encoded nor
+	// Sampled counts records Options.Features.Sampler refused: never encoded nor
 	// enqueued. It is counted with one atomic add on the refusal path only.
 	Sampled uint64
 	// SampleMarkers counts the "suppressed N similar records" lines written
 	// for a MarkingSampler (part of Enqueued).
 	SampleMarkers uint64
-	// Unrecovered counts records found in Options.RingFile that could not
+	// Unrecovered counts records found in Options.Ring.File that could not
 	// be replayed (oversize records, whose bytes were on the heap).
 	Unrecovered uint64
 	// RecorderKept counts the records the flight recorder kept (records
-	// below the handler's level, see Options.FlightRecorder); they are not
+	// below the handler's level, see Options.Features.FlightRecorder); they are not
 	// in Enqueued.
 	RecorderKept uint64
 	// RecorderWritten counts the kept records a trigger wrote, inside its
@@ -139,7 +139,7 @@ type DrainerStats struct {
 // DrainerStats, the type, for why they are not in Stats). It is cheap and
 // safe at any time.
 func (h *Handler) DrainerStats() DrainerStats {
-	return drainerStatsFrom(h.core.bus.Stats())
+	return drainerStatsFrom(h.tree.bus.Stats())
 }
 
 func drainerStatsFrom(s bus.Stats) DrainerStats {

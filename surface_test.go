@@ -18,7 +18,7 @@ import (
 // variables, functions, types and their methods and constructors) at most
 // at the ceiling below, and lists it on failure. The first landing had 48
 // names; the layout issue brought it to 47; ErrRetrying
-// (Options.WriteAttempts) is the 48th. The surface issue raised the ceiling
+// (Options.Retry.Attempts) is the 48th. The surface issue raised the ceiling
 // by exactly the names it added, none of which an existing name could
 // carry: DrainerStats and Handler.DrainerStats (50), the drainer's
 // internals moved out of Stats into a view that may change between
@@ -35,7 +35,10 @@ import (
 // preset is a JSON variant and meaningless with any other format.
 // Overflow.String and ColorMode.String (59, issue 33) are fmt.Stringer
 // implementations, so that %v prints an option's name and not a number;
-// they add no concept to learn. A new name now has to replace one.
+// they add no concept to learn. EncodingOptions, RingOptions,
+// RetryOptions and FeatureOptions (63, issue 35) are the groups of Options,
+// which had 23 flat fields; they move 16 fields rather than add settings.
+// A new name now has to replace one.
 func TestExportedSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -78,6 +81,6 @@ func TestExportedSurface(t *testing.T) {
 	for _, n := range names {
 		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
 	}
-	assert.LessOrEqual(t, len(names), 59, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	assert.LessOrEqual(t, len(names), 63, "the root's exported names:\n%s", strings.Join(names, "\n"))
 	t.Logf("%d exported names", len(names))
 }

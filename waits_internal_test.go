@@ -69,7 +69,7 @@ func until(t *testing.T, what string, cond func() bool) {
 // the sync.)
 func TestQuietWaitKeepsHandleResult(t *testing.T) {
 	w := &gatedFailingOutput{failing: true, gate: make(chan struct{}), entered: make(chan struct{}, 1)}
-	h := NewHandler(w, &Options{SyncLevel: slog.LevelWarn, MaxLatency: time.Hour, OnError: func(error) {}})
+	h := NewHandler(w, &Options{SyncLevel: slog.LevelWarn, Ring: RingOptions{MaxLatency: time.Hour}, OnError: func(error) {}})
 	defer h.Close()
 	ctx := context.Background()
 	rec := func(l slog.Level, msg string) slog.Record { return slog.NewRecord(time.Now(), l, msg, 0) }

@@ -14,7 +14,7 @@ import (
 // for as a record at that level is (enqueue).
 func (h *Handler) writeLine(level slog.Level, line []byte) error {
 	b := bufPool.Get().(*buffer)
-	h.core.logged.add(level, b) // levelcounts.go
+	h.tree.logged.add(level, b) // levelcounts.go
 	b.data = append(b.data[:0], line...)
 	// The line stands for the message in the report of a line written after
 	// Close (noteClosed), which formats it before enqueue returns, while
@@ -27,7 +27,7 @@ func (h *Handler) writeLine(level slog.Level, line []byte) error {
 // waiting at most the bus's bound on a log call's sync: the wait of a
 // record at or above SyncLevel, and of logwriter's Sync.
 func (h *Handler) syncBounded(ctx context.Context) error {
-	err := h.core.bus.SyncBounded(ctx)
+	err := h.tree.bus.SyncBounded(ctx)
 	if err == bus.ErrWaitBound {
 		return errSyncBound
 	}

@@ -31,6 +31,7 @@ import (
 	"testing"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
 
 // New returns a logger writing to tb's log; see NewHandler.
@@ -52,34 +53,12 @@ type state struct {
 	// Handle encodes, collects exactly its own lines and writes them to tb
 	// before the cleanup can mark the test done, and none writes after.
 	mu   sync.Mutex
-	done bool // set under mu by the cleanup
-	out  lineBuffer
+	done bool           // set under mu by the cleanup
+	out  syncbuf.Buffer // the drainer's writes; its lock orders them before the Handle that reads them
 	root *asyncbus.Handler
 	// ignored counts records handled after the test ended; atomic so that
 	// Ignored may be read without taking mu.
 	ignored atomic.Uint64
-}
-
-// lineBuffer receives the asyncbus drainer's writes. Its own lock orders
-// the drainer's writes before the Handle that reads them.
-type lineBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lineBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// take returns the buffered bytes (copied) and empties the buffer.
-func (b *lineBuffer) take() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := bytes.Clone(b.buf.Bytes())
-	b.buf.Reset()
-	return out
 }
 
 // NewHandler returns a Handler writing to tb's log. opts are asyncbus's
@@ -97,10 +76,10 @@ func NewHandler(tb testing.TB, opts *asyncbus.Options) *Handler {
 		o.Level = slog.LevelDebug
 	}
 	o.SyncLevel = slog.Level(math.MinInt) // every record is written before Handle returns
-	o.Overflow = asyncbus.Block
-	o.BlockTimeout = 0
-	if o.Capacity == 0 {
-		o.Capacity = 1 << 20
+	o.Ring.Overflow = asyncbus.Block
+	o.Ring.BlockTimeout = 0
+	if o.Ring.Capacity == 0 {
+		o.Ring.Capacity = 1 << 20
 	}
 	st := &state{tb: tb}
 	st.root = asyncbus.NewHandler(&st.out, &o)
@@ -136,7 +115,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		return nil
 	}
 	err := h.ab.Handle(ctx, r) // written to st.out before it returns (SyncLevel)
-	lines := st.out.take()     // only this record's: Handle calls are serialised by mu
+	lines := st.out.Take()     // only this record's: Handle calls are serialised by mu
 	prefix := ""
 	if r.PC != 0 {
 		f, _ := runtime.CallersFrames([]uintptr{r.PC}).Next()

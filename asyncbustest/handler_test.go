@@ -231,7 +231,7 @@ func TestGoroutineOutlivesRealTest(t *testing.T) {
 // oversize path) is still written whole before Handle returns.
 func TestRecordLargerThanRing(t *testing.T) {
 	f := &fakeTB{TB: t}
-	h := asyncbustest.NewHandler(f, &asyncbus.Options{Capacity: 4096, ReplaceAttr: noTime})
+	h := asyncbustest.NewHandler(f, &asyncbus.Options{Ring: asyncbus.RingOptions{Capacity: 4096}, ReplaceAttr: noTime})
 	msg := strings.Repeat("x", 8192)
 	require.NoError(t, h.Handle(context.Background(), slog.NewRecord(time.Time{}, slog.LevelInfo, msg, 0)))
 	assert.Equal(t, []string{"LOG {\"level\":\"INFO\",\"msg\":\"" + msg + "\"}\n"}, f.lines())

@@ -55,7 +55,7 @@ func BenchmarkLoggerFile(b *testing.B) {
 		// asyncbus without write-through and the Error-level wait (a
 		// BlockTimeout turns both off): what exit safety costs.
 		{"asyncbus-no-writethrough", func(f *os.File) (slog.Handler, func() error) {
-			h := asyncbus.NewHandler(f, &asyncbus.Options{BlockTimeout: time.Hour})
+			h := asyncbus.NewHandler(f, &asyncbus.Options{Ring: asyncbus.RingOptions{BlockTimeout: time.Hour}})
 			return h, h.Close
 		}},
 		// The floor: slog.Logger's own cost (record building, runtime.Callers)

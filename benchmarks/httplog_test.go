@@ -29,7 +29,7 @@ func (w *nopResponseWriter) WriteHeader(int)             {}
 // (request id, user agent and client IP on). A middleware's cost is its
 // ns/op less bare's.
 func BenchmarkHTTPMiddleware(b *testing.B) {
-	h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Context: ctxattrs.Fields})
+	h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}})
 	defer h.Close()
 	log := slog.New(h)
 	mux := http.NewServeMux()

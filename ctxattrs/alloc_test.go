@@ -25,7 +25,7 @@ func TestHookAllocations(t *testing.T) {
 	r := slog.NewRecord(time.Now(), slog.LevelInfo, "m", 0)
 	r.AddAttrs(slog.Int("k", 1))
 	plain := asyncbus.NewHandler(io.Discard, nil)
-	hooked := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Context: ctxattrs.Fields})
+	hooked := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}})
 	defer func() { require.NoError(t, plain.Close()); require.NoError(t, hooked.Close()) }()
 	bg := context.Background()
 	base := testing.AllocsPerRun(500, func() { _ = plain.Handle(bg, r) })

@@ -28,7 +28,7 @@ func BenchmarkHandle(b *testing.B) {
 		{"on/3-attrs", ctxattrs.Fields, three},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Context: bc.hook})
+			h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: bc.hook}})
 			defer h.Close()
 			b.ReportAllocs()
 			for b.Loop() {

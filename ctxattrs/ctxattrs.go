@@ -1,8 +1,8 @@
 // Package ctxattrs carries slog attributes in a context.Context and writes
-// them through asyncbus's Options.Context hook, so that every record logged
+// them through asyncbus's Options.Features.Context hook, so that every record logged
 // with that context (InfoContext, Log, LogAttrs, ...) carries them:
 //
-//	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Context: ctxattrs.Fields})
+//	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}})
 //	ctx = ctxattrs.With(ctx, slog.String("request_id", id))
 //	slog.New(h).InfoContext(ctx, "handled") // {"...","request_id":"..."}
 //
@@ -31,7 +31,7 @@ import (
 	"github.com/asyncbus/asyncbus"
 )
 
-// Hook is the type of asyncbus.Options.Context.
+// Hook is the type of asyncbus.Options.Features.Context.
 type Hook = func(ctx context.Context, w *asyncbus.FieldWriter)
 
 // key is the context key; a zero-size unexported type cannot collide.
@@ -112,7 +112,7 @@ func From(ctx context.Context) []slog.Attr {
 	return nil
 }
 
-// Fields is an asyncbus.Options.Context hook that writes the attributes
+// Fields is an asyncbus.Options.Features.Context hook that writes the attributes
 // carried by ctx (see With) as top-level fields. It allocates nothing.
 func Fields(ctx context.Context, w *asyncbus.FieldWriter) {
 	if ctx == nil {

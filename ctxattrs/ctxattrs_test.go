@@ -29,7 +29,7 @@ func noTime(groups []string, a slog.Attr) slog.Attr {
 func logLines(t *testing.T, hook ctxattrs.Hook, log func(*slog.Logger)) []string {
 	t.Helper()
 	var buf syncbuf.Buffer
-	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Context: hook, ReplaceAttr: noTime})
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: hook}, ReplaceAttr: noTime})
 	log(slog.New(h))
 	require.NoError(t, h.Close())
 	s := buf.String()

@@ -13,7 +13,7 @@ import (
 func Example() {
 	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
 		// Trace IDs first (when ctx has a span), then the context's attrs.
-		Context:     ctxattrs.Chain(otelbridge.TraceContext(otelbridge.StyleOTel), ctxattrs.Fields),
+		Features:    asyncbus.FeatureOptions{Context: ctxattrs.Chain(otelbridge.TraceContext(otelbridge.StyleOTel), ctxattrs.Fields)},
 		ReplaceAttr: noTime,
 	})
 	defer h.Close()
@@ -32,7 +32,7 @@ func Example() {
 
 // One request logs at Debug while the handler stays at Info.
 func ExampleWithLevel() {
-	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Context: ctxattrs.Fields, ReplaceAttr: noTime})
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}, ReplaceAttr: noTime})
 	defer h.Close()
 	log := slog.New(h)
 

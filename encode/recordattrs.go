@@ -4,8 +4,8 @@ package encode
 //
 // Record.Attrs copies the whole Record (a value receiver, ~300 bytes) and
 // calls a closure per attribute with a 40-byte copy of it; the closure in
-// turn reaches the encoder's state through captured pointers. For the
-// reference record that was a quarter of the JSON encoder's time. A Record
+// turn reaches the encoder's state through captured pointers (its cost is
+// in docs/design.md). A Record
 // keeps its attributes in two places (slog's record.go): an inline array
 // `front` of which the first `nFront` are used, then the slice `back`.
 // recordAttrs returns both as slices, which the fast paths range over.

@@ -26,7 +26,7 @@ func (w *discardWriter) WriteHeader(int)             {}
 // id, no response wrapper), then through the middleware logging to asyncbus (JSON into io.Discard)
 // with a generated or a given request id.
 func BenchmarkRequest(b *testing.B) {
-	h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Context: ctxattrs.Fields})
+	h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}})
 	defer h.Close()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /users/{id}", func(w http.ResponseWriter, _ *http.Request) {

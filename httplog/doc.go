@@ -2,7 +2,7 @@
 // request, when the response is done, with OpenTelemetry's HTTP
 // semantic-convention keys:
 //
-//	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Context: ctxattrs.Fields})
+//	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}})
 //	mux := http.NewServeMux()
 //	mux.HandleFunc("GET /users/{id}", getUser)
 //	srv := &http.Server{Handler: httplog.New(slog.New(h), nil)(mux)}
@@ -22,7 +22,7 @@
 // so name a header your proxy sets if that matters. It is set on the response under
 // the same header and carried in the request's context with ctxattrs, so
 // every record logged with that context while serving the request carries
-// it, when the handler writes ctxattrs.Fields (asyncbus.Options.Context);
+// it, when the handler writes ctxattrs.Fields (asyncbus.Options.Features.Context);
 // logr loggers get it through logrbridge.WithContext.
 //
 // Level: 5xx at Error, 4xx at Warn, the rest at Info (Options.Level

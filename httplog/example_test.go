@@ -14,7 +14,7 @@ import (
 
 func Example() {
 	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
-		Context: ctxattrs.Fields, // records logged with the request's context carry its id
+		Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}, // records logged with the request's context carry its id
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey || a.Key == "http.server.request.duration" {
 				return slog.Attr{} // dropped so that the output is the same each run

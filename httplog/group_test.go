@@ -22,8 +22,7 @@ import (
 func TestGroupFlightRecorder(t *testing.T) {
 	var out bytes.Buffer
 	h := asyncbus.NewHandler(&out, &asyncbus.Options{
-		Context:        ctxattrs.Fields,
-		FlightRecorder: &asyncbus.FlightRecorder{Group: httplog.Group},
+		Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields, FlightRecorder: &asyncbus.FlightRecorder{Group: httplog.Group}},
 	})
 	logger := slog.New(h)
 	srv := httptest.NewServer(httplog.New(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -169,7 +169,7 @@ func TestRequestIDOptions(t *testing.T) {
 // record carries its own request's id.
 func TestRequestIDInEveryRecord(t *testing.T) {
 	var out bytes.Buffer
-	h := asyncbus.NewHandler(&out, &asyncbus.Options{Context: ctxattrs.Fields})
+	h := asyncbus.NewHandler(&out, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}})
 	logger := slog.New(h)
 	lr := logrbridge.NewLogger(h)
 	handler := func(w http.ResponseWriter, r *http.Request) {
@@ -234,7 +234,7 @@ func TestRequestLevel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			h := asyncbus.NewHandler(&out, &asyncbus.Options{Context: ctxattrs.Fields})
+			h := asyncbus.NewHandler(&out, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}})
 			logger := slog.New(h)
 			srv := httptest.NewServer(httplog.New(logger, tc.opts)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				logger.DebugContext(r.Context(), "detail")
@@ -254,7 +254,7 @@ func TestSampling(t *testing.T) {
 	sampler, err := sampling.NewSampler(sampling.Config{Tick: time.Hour, First: 2})
 	require.NoError(t, err)
 	var out bytes.Buffer
-	h := asyncbus.NewHandler(&out, &asyncbus.Options{Sampler: sampler})
+	h := asyncbus.NewHandler(&out, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sampler: sampler}})
 	srv := httptest.NewServer(httplog.New(slog.New(h), nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/fail" {
 			w.WriteHeader(500)

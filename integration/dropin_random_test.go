@@ -355,7 +355,9 @@ func (g dropinGen) ops() []dropinOp {
 // the reference goes on with what zapr logs after a DPanic that returns;
 // the drop-in never panics and must write the same lines.
 func TestDropInRandomizedMatchesControllerRuntime(t *testing.T) {
-	small := func(o *ourzap.Options) { o.HandlerOptions = &asyncbus.Options{Capacity: 64 << 10} }
+	small := func(o *ourzap.Options) {
+		o.HandlerOptions = &asyncbus.Options{Ring: asyncbus.RingOptions{Capacity: 64 << 10}}
+	}
 	for _, dev := range []bool{false, true} {
 		t.Run(fmt.Sprintf("dev=%v", dev), func(t *testing.T) {
 			g := dropinGen{r: rand.New(rand.NewPCG(29, map[bool]uint64{false: 1, true: 2}[dev])), objects: dev}

@@ -120,7 +120,7 @@ func newOTLPPipeline(ctx context.Context, endpoint, path string) (*otlpPipeline,
 	if err != nil {
 		return nil, err
 	}
-	bus := asyncbus.NewHandler(f, &asyncbus.Options{Context: otelbridge.TraceContext(otelbridge.StyleOTel)})
+	bus := asyncbus.NewHandler(f, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: otelbridge.TraceContext(otelbridge.StyleOTel)}})
 	exp, err := otlploghttp.New(ctx, otlploghttp.WithEndpointURL(endpoint+"/v1/logs"))
 	if err != nil {
 		_ = f.Close()

@@ -32,7 +32,7 @@ const (
 func otlpKillChild() int {
 	h, err := otlpsink.NewHandler(otlpsink.Options{
 		Endpoint: os.Getenv(otlpKillURLEnv), RetryInitial: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
-	}, &asyncbus.Options{RingFile: os.Getenv(otlpKillRingEnv), Capacity: 4 << 20, OnError: func(error) {}})
+	}, &asyncbus.Options{Ring: asyncbus.RingOptions{File: os.Getenv(otlpKillRingEnv), Capacity: 4 << 20}, OnError: func(error) {}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
@@ -70,7 +70,7 @@ func TestOTLPSinkKill9WhileCollectorDown(t *testing.T) {
 
 	sink := new(consumertest.LogsSink)
 	startLogsReceiverAt(t, sink, addr)
-	h, err := otlpsink.NewHandler(otlpsink.Options{Endpoint: url}, &asyncbus.Options{RingFile: ring, Capacity: 4 << 20, OnError: func(err error) { t.Log(err) }})
+	h, err := otlpsink.NewHandler(otlpsink.Options{Endpoint: url}, &asyncbus.Options{Ring: asyncbus.RingOptions{File: ring, Capacity: 4 << 20}, OnError: func(err error) { t.Log(err) }})
 	require.NoError(t, err)
 	require.EqualValues(t, n, h.Stats().Recovered)
 	require.NoError(t, h.Close())

@@ -51,7 +51,7 @@ func (w *switchWriter) Write(p []byte) (int, error) {
 // failed, 1 refused after Close.
 func TestPrometheusScrape(t *testing.T) {
 	out := &switchWriter{}
-	h := asyncbus.NewHandler(out, &asyncbus.Options{OnError: func(error) {}, WriteAttempts: 1})
+	h := asyncbus.NewHandler(out, &asyncbus.Options{OnError: func(error) {}, Retry: asyncbus.RetryOptions{Attempts: 1}})
 	srv := newMetricsEndpoint(t, h)
 
 	log := slog.New(h)

@@ -21,8 +21,8 @@
 //   - CODE_FILE, CODE_LINE and CODE_FUNC, when asyncbus.Options.AddSource is
 //     set, as sd_journal_send writes them.
 //   - The logger name of a handler made by Named, under the name mapped
-//     from asyncbus.Options.LoggerKey (LOGGER by default).
-//   - The fields of asyncbus.Options.Context (trace ids), then the
+//     from asyncbus.Options.Encoding.LoggerKey (LOGGER by default).
+//   - The fields of asyncbus.Options.Features.Context (trace ids), then the
 //     attributes: WithAttrs's, then the record's.
 //
 // The record's time is not sent: the journal stamps each entry when it
@@ -57,7 +57,7 @@
 //
 // A send that fails (journald is stopped or restarting: the socket is
 // missing or refuses) is retried by the handler with back-off, as for
-// any output (asyncbus.Options.WriteAttempts); when it keeps failing, the
+// any output (asyncbus.Options.Retry.Attempts); when it keeps failing, the
 // records are counted in Stats.Failed and the error reaches OnError, once
 // per second at most, and Close's error. A restarted journald is reached
 // without reconnecting. A send waits at most Options.SendTimeout for room

@@ -124,7 +124,7 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 		return nil, err
 	}
 	// Before h is shared: the records' encoder.
-	if err := core.Install(h, newEncoder(s.identifier, o.AddSource, o.LoggerKey, o.ReplaceAttr)); err != nil {
+	if err := core.Install(h, newEncoder(s.identifier, o.AddSource, o.Encoding.LoggerKey, o.ReplaceAttr)); err != nil {
 		_ = h.Close()
 		return nil, err
 	}

@@ -185,7 +185,7 @@ func TestNewSinkWithoutJournal(t *testing.T) {
 func TestFailedSendsCountedAndReported(t *testing.T) {
 	j := startJournal(t)
 	var errs errorLog
-	h, err := NewHandler(Options{Socket: j.path}, &asyncbus.Options{OnError: errs.add, WriteAttempts: 2})
+	h, err := NewHandler(Options{Socket: j.path}, &asyncbus.Options{OnError: errs.add, Retry: asyncbus.RetryOptions{Attempts: 2}})
 	require.NoError(t, err)
 	log := slog.New(h)
 	log.Info("before")

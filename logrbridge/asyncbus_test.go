@@ -138,12 +138,12 @@ func logBoth(root *slog.Logger, bridge logr.Logger) {
 	bridge.Error(nil, "via bridge")
 }
 
-// TestStackTraceSameAsRootHandler: asyncbus's own Options.StackTraceLevel
+// TestStackTraceSameAsRootHandler: asyncbus's own Options.Features.StackTraceLevel
 // and StackTraces write one format (zap's, from internal/stack): from the
 // same function, the stacks differ only in the first frame's line.
 func TestStackTraceSameAsRootHandler(t *testing.T) {
 	var viaRoot, viaBridge syncbuf.Buffer
-	rh := asyncbus.NewHandler(&viaRoot, &asyncbus.Options{StackTraceLevel: slog.LevelError})
+	rh := asyncbus.NewHandler(&viaRoot, &asyncbus.Options{Features: asyncbus.FeatureOptions{StackTraceLevel: slog.LevelError}})
 	bh := asyncbus.NewHandler(&viaBridge, nil)
 	logBoth(slog.New(rh), NewLogger(bh, StackTraces(slog.LevelError)))
 	require.NoError(t, rh.Close())

@@ -56,7 +56,7 @@ func TestWithContextHonoursTheRequestLevel(t *testing.T) {
 
 func TestWithContextKeptByDerivedLoggersAndWritesContextFields(t *testing.T) {
 	var buf syncbuf.Buffer
-	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Context: ctxattrs.Fields, Rules: asyncbus.MustParseLevelRules("info,ctrl=warn")})
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}, Rules: asyncbus.MustParseLevelRules("info,ctrl=warn")})
 	ctx := ctxattrs.WithLevel(ctxattrs.With(context.Background(), slog.String("request_id", "r-1")), slog.LevelDebug)
 	base := NewLogger(h).WithName("ctrl")
 	base.V(1).Info("hidden: no context, and ctrl=warn")

@@ -38,7 +38,7 @@ func ExampleNewLogger() {
 // A reconciler's logger for one request: with the request's context
 // attached, a level set by ctxattrs.WithLevel applies to its V levels.
 func ExampleWithContext() {
-	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Context: ctxattrs.Fields, ReplaceAttr: noTime})
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}, ReplaceAttr: noTime})
 	log := logrbridge.NewLogger(h).WithName("controller")
 
 	// In the reconciler: ctx from the controller, marked for debugging.

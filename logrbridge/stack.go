@@ -7,7 +7,7 @@ import (
 )
 
 // formatStack renders pcs like zap's stacktrace field (internal/stack,
-// shared with the root handler's Options.StackTraceLevel).
+// shared with the root handler's Options.Features.StackTraceLevel).
 func formatStack(pcs []uintptr) string { return stack.Format(pcs) }
 
 // stackFrom returns the current goroutine's stack starting at the frame whose

@@ -15,7 +15,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/internal/core"
@@ -62,34 +61,17 @@ type Options struct {
 	// for zap's console encoder, asyncbus.Text for klog and the standard
 	// log.
 	Format asyncbus.Format
-	// Overflow is the policy when the ring is full, as
-	// asyncbus.Options.Overflow.
-	Overflow asyncbus.Overflow
-	// BlockTimeout bounds the wait in Block mode, as
-	// asyncbus.Options.BlockTimeout.
-	BlockTimeout time.Duration
-	// Capacity is the ring size in bytes, as asyncbus.Options.Capacity.
-	Capacity int
-	// MaxLatency bounds how long a line waits before its write starts, as
-	// asyncbus.Options.MaxLatency.
-	MaxLatency time.Duration
-	// HighWatermark is the ring fill fraction that wakes the drainer at
-	// once, as asyncbus.Options.HighWatermark.
-	HighWatermark float64
 	// SyncLevel: lines at or above it are written and synced before Write
 	// returns, as asyncbus.Options.SyncLevel. Nil means asyncbus.LevelFatal.
 	SyncLevel slog.Leveler
 	// OnError receives each failure once, as asyncbus.Options.OnError.
 	OnError func(error)
-	// WriteAttempts is how many times a batch is written to a failing
-	// output, as asyncbus.Options.WriteAttempts.
-	WriteAttempts int
-	// WriteRetryMax caps the back-off between write attempts, as
-	// asyncbus.Options.WriteRetryMax.
-	WriteRetryMax time.Duration
-	// RingFile keeps the ring in this memory-mapped file, as
-	// asyncbus.Options.RingFile (see Open).
-	RingFile string
+	// Ring configures the ring, its overflow policy and the drainer, as
+	// asyncbus.Options.Ring does (Ring.File: see Open).
+	Ring asyncbus.RingOptions
+	// Retry says how a failing output is retried, as
+	// asyncbus.Options.Retry does.
+	Retry asyncbus.RetryOptions
 }
 
 // handlerOptions is the configuration of the handler that carries o's
@@ -99,18 +81,12 @@ func (o *Options) handlerOptions() *asyncbus.Options {
 		return nil
 	}
 	return &asyncbus.Options{
-		Format:        o.Format,
-		Overflow:      o.Overflow,
-		BlockTimeout:  o.BlockTimeout,
-		Capacity:      o.Capacity,
-		MaxLatency:    o.MaxLatency,
-		HighWatermark: o.HighWatermark,
-		SyncLevel:     o.SyncLevel,
-		OnError:       o.OnError,
-		WriteAttempts: o.WriteAttempts,
-		WriteRetryMax: o.WriteRetryMax,
-		RingFile:      o.RingFile,
-		Color:         asyncbus.ColorNever, // a Console stream's markers: the loggers' own lines are plain
+		Format:    o.Format,
+		SyncLevel: o.SyncLevel,
+		OnError:   o.OnError,
+		Ring:      o.Ring,
+		Retry:     o.Retry,
+		Encoding:  asyncbus.EncodingOptions{Color: asyncbus.ColorNever}, // a Console stream's markers: the loggers' own lines are plain
 	}
 }
 
@@ -124,7 +100,7 @@ func New(w io.Writer, opts *Options) *Writer {
 }
 
 // Open is New for configurations that can fail, as asyncbus.Open is: it
-// returns invalid options and ring-file errors, and with Options.RingFile
+// returns invalid options and ring-file errors, and with Options.Ring.File
 // writes the lines an earlier process had accepted before it returns.
 func Open(w io.Writer, opts *Options) (*Writer, error) {
 	h, err := asyncbus.Open(w, opts.handlerOptions())

@@ -34,7 +34,7 @@ func TestWriterWritesEachLineAsGiven(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sink := &memSink{}
-			w := New(sink, &Options{Capacity: 1024}) // 1 KiB: lines over 128 bytes take the oversize path
+			w := New(sink, &Options{Ring: asyncbus.RingOptions{Capacity: 1024}}) // 1 KiB: lines over 128 bytes take the oversize path
 			buf := make([]byte, 0, 512)
 			records := 0
 			for _, line := range tc.lines {
@@ -98,7 +98,7 @@ func TestWriterAccountsForEveryLine(t *testing.T) {
 	for _, f := range []asyncbus.Format{asyncbus.JSON, asyncbus.ZapJSON, asyncbus.Text, asyncbus.Logfmt, asyncbus.ZapConsole} {
 		t.Run(fmt.Sprint(int(f)), func(t *testing.T) {
 			sink := &gateSink{gate: make(chan struct{})}
-			w := New(sink, &Options{Format: f, Overflow: asyncbus.Drop, Capacity: 4 << 10})
+			w := New(sink, &Options{Format: f, Ring: asyncbus.RingOptions{Overflow: asyncbus.Drop, Capacity: 4 << 10}})
 			const n = 500
 			for i := range n {
 				got, err := w.Write([]byte(writerLine(f, i)))
@@ -214,7 +214,7 @@ func TestWriterSyncReportsTheOutputsError(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		reports = append(reports, err)
-	}, WriteRetryMax: time.Microsecond})
+	}, Retry: asyncbus.RetryOptions{MaxBackoff: time.Microsecond}})
 	_, err := w.Write([]byte(writerLine(asyncbus.JSON, 0)))
 	require.NoError(t, err, "the failure is counted and reported, not returned by Write")
 	require.Error(t, w.Sync())
@@ -252,13 +252,13 @@ func TestWriterAfterClose(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	var reports []error
-	w := New(&memSink{}, &Options{Capacity: -1, OnError: func(err error) { reports = append(reports, err) }})
+	w := New(&memSink{}, &Options{Ring: asyncbus.RingOptions{Capacity: -1}, OnError: func(err error) { reports = append(reports, err) }})
 	require.NoError(t, w.Close())
 	require.Len(t, reports, 1, "an invalid option is reported and replaced")
 	assert.Contains(t, reports[0].Error(), "Capacity")
 	assert.EqualValues(t, bus.DefaultCapacity, w.Stats().Capacity)
 
-	_, err := Open(&memSink{}, &Options{Overflow: asyncbus.Drop, BlockTimeout: time.Second})
+	_, err := Open(&memSink{}, &Options{Ring: asyncbus.RingOptions{Overflow: asyncbus.Drop, BlockTimeout: time.Second}})
 	require.Error(t, err, "OpenWriter refuses an invalid option")
 	w, err = Open(&memSink{}, nil)
 	require.NoError(t, err)

@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The ring file (Options.RingFile) needs mmap and flock.
+// The ring file (Options.Ring.File) needs mmap and flock.
 func TestOpenWithRingFile(t *testing.T) {
 	ring := filepath.Join(t.TempDir(), "app.ring")
 	sink := &memSink{}
-	w, err := Open(sink, &Options{RingFile: ring, Capacity: 64 << 10})
+	w, err := Open(sink, &Options{Ring: asyncbus.RingOptions{File: ring, Capacity: 64 << 10}})
 	require.NoError(t, err)
-	_, err = Open(&memSink{}, &Options{RingFile: ring, Capacity: 64 << 10})
+	_, err = Open(&memSink{}, &Options{Ring: asyncbus.RingOptions{File: ring, Capacity: 64 << 10}})
 	require.ErrorIs(t, err, asyncbus.ErrRingLocked, "one Writer per ring file")
 	for i := range 3 {
 		_, err := w.Write([]byte(writerLine(asyncbus.JSON, i)))

@@ -57,7 +57,7 @@ func TestOnEmitAllocations(t *testing.T) {
 func TestOnEmitIntoAsyncbusAllocations(t *testing.T) {
 	rec := record(log.SeverityInfo, attribute.StringValue("m"),
 		attribute.String("a", "x"), attribute.Int("b", 1), attribute.Bool("c", true), attribute.Float64("d", 1.5), attribute.String("e", "y"))
-	for _, opts := range []*asyncbus.Options{nil, {Context: TraceContext(StyleOTel)}} {
+	for _, opts := range []*asyncbus.Options{nil, {Features: asyncbus.FeatureOptions{Context: TraceContext(StyleOTel)}}} {
 		h := asyncbus.NewHandler(io.Discard, opts)
 		defer h.Close()
 		p := NewProcessor(h)
@@ -88,7 +88,7 @@ func TestOnEmitIntoAsyncbusAllocations(t *testing.T) {
 func TestTraceContextAllocations(t *testing.T) {
 	for _, style := range []Style{StyleOTel, StyleECS, StyleGoogleCloud, StyleDatadog, StyleDatadog64} {
 		t.Run(styleName(style), func(t *testing.T) {
-			h := asyncbus.NewHandler(discard{}, &asyncbus.Options{Context: TraceContext(style, WithProjectID("my-project"))})
+			h := asyncbus.NewHandler(discard{}, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: TraceContext(style, WithProjectID("my-project"))}})
 			defer func() { require.NoError(t, h.Close()) }()
 			r := slog.NewRecord(ts, slog.LevelInfo, "m", 0)
 			withSpan, noSpan := spanCtx(1), context.Background()

@@ -97,7 +97,7 @@ func TestTraceContextStyles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("GOOGLE_CLOUD_PROJECT", "") // only WithProjectID here; see TestTraceContextGCPProjectFromEnv
 			var buf syncBuffer
-			h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(tc.style, tc.opts...)})
+			h := newBus(t, &buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: TraceContext(tc.style, tc.opts...)}})
 			l := slog.New(h)
 			l.InfoContext(spanCtx(trace.FlagsSampled), "with span")
 			l.InfoContext(context.Background(), "no span")
@@ -120,7 +120,7 @@ func TestTraceContextStyles(t *testing.T) {
 
 func TestTraceFlagsHex(t *testing.T) {
 	var buf syncBuffer
-	h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(StyleOTel)})
+	h := newBus(t, &buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: TraceContext(StyleOTel)}})
 	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: 0xab}))
 	slog.New(h).InfoContext(ctx, "x")
 	require.NoError(t, h.Flush())
@@ -215,7 +215,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]map[string]int6
 func BenchmarkTraceContext(b *testing.B) {
 	for _, style := range []Style{StyleOTel, StyleECS, StyleGoogleCloud, StyleDatadog, StyleDatadog64} {
 		b.Run(styleName(style), func(b *testing.B) {
-			h := asyncbus.NewHandler(discard{}, &asyncbus.Options{Context: TraceContext(style, WithProjectID("p"))})
+			h := asyncbus.NewHandler(discard{}, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: TraceContext(style, WithProjectID("p"))}})
 			defer h.Close()
 			ctx := spanCtx(1)
 			r := slog.NewRecord(ts, slog.LevelInfo, "m", 0)
@@ -318,7 +318,7 @@ func TestRecordTraceIDsWinOverTraceContext(t *testing.T) {
 			for _, via := range []string{"processor", "exporter"} {
 				t.Run(via, func(t *testing.T) {
 					var buf syncBuffer
-					h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(tc.style)})
+					h := newBus(t, &buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: TraceContext(tc.style)}})
 					var target slog.Handler = h
 					if tc.wrap {
 						target = passThrough{h}
@@ -350,7 +350,7 @@ func TestRecordTraceIDsWinOverTraceContext(t *testing.T) {
 // LoggerProvider, a record emitted inside a span.
 func TestReadmeTraceContextWithProcessor(t *testing.T) {
 	var buf syncBuffer
-	h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(StyleOTel)})
+	h := newBus(t, &buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: TraceContext(StyleOTel)}})
 	l, lp := emitter(t, NewProcessor(h))
 	l.Emit(spanCtx(1), record(log.SeverityInfo, attribute.StringValue("in span")))
 	require.NoError(t, lp.Shutdown(context.Background()))
@@ -414,7 +414,7 @@ func TestEmptyMapWritten(t *testing.T) {
 			}{{"text", asyncbus.Text}, {"logfmt", asyncbus.Logfmt}, {"console", asyncbus.Console}} {
 				t.Run(f.name, func(t *testing.T) {
 					var buf syncBuffer
-					emit(t, newBus(t, &buf, &asyncbus.Options{Format: f.format, Color: asyncbus.ColorNever}), tc.body, tc.attrs...)
+					emit(t, newBus(t, &buf, &asyncbus.Options{Format: f.format, Encoding: asyncbus.EncodingOptions{Color: asyncbus.ColorNever}}), tc.body, tc.attrs...)
 					line := buf.String()
 					for _, s := range tc.wantText {
 						assert.Contains(t, line, " "+s, line)
@@ -443,8 +443,8 @@ func TestExportHonoursItsDeadline(t *testing.T) {
 		name string
 		opts asyncbus.Options
 	}{
-		{"Block", asyncbus.Options{Capacity: 4096}},
-		{"Block with BlockTimeout", asyncbus.Options{Capacity: 4096, BlockTimeout: 20 * time.Millisecond}},
+		{"Block", asyncbus.Options{Ring: asyncbus.RingOptions{Capacity: 4096}}},
+		{"Block with BlockTimeout", asyncbus.Options{Ring: asyncbus.RingOptions{Capacity: 4096, BlockTimeout: 20 * time.Millisecond}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := hangWriter{release: make(chan struct{})}
@@ -486,7 +486,7 @@ func TestExportHonoursItsDeadline(t *testing.T) {
 // pipelines match on (it stood down here too, and they were lost).
 func TestGroupedHandlerKeepsTopLevelTraceContext(t *testing.T) {
 	var buf syncBuffer
-	h := newBus(t, &buf, &asyncbus.Options{Context: TraceContext(StyleOTel)})
+	h := newBus(t, &buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Context: TraceContext(StyleOTel)}})
 	recs := ownTrace(t, tid, sid, 1)
 	require.NoError(t, NewProcessor(h.WithGroup("otel")).OnEmit(spanCtx(1), &recs[0]))
 	require.NoError(t, h.Flush())

@@ -33,7 +33,7 @@
 //     [WithResource]).
 //
 // Direction B, trace correlation out of asyncbus: [TraceContext] returns a
-// hook for asyncbus Options.Context that writes the active span's identifiers
+// hook for asyncbus Options.Features.Context that writes the active span's identifiers
 // as top-level fields in one of several [Style]s without allocating.
 // [RegisterMetrics] publishes the bus statistics as OpenTelemetry observable
 // instruments.

@@ -52,7 +52,7 @@ func ExampleNewProcessor() {
 func ExampleTraceContext() {
 	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
 		ReplaceAttr: dropTimes,
-		Context:     otelbridge.TraceContext(otelbridge.StyleOTel),
+		Features:    asyncbus.FeatureOptions{Context: otelbridge.TraceContext(otelbridge.StyleOTel)},
 	})
 	sc := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
@@ -79,7 +79,7 @@ func ExampleTraceContext_googleCloud() {
 	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
 		Format:      asyncbus.GCPJSON,
 		ReplaceAttr: dropTimes,
-		Context:     otelbridge.TraceContext(otelbridge.StyleGoogleCloud, otelbridge.WithProjectID("my-project")),
+		Features:    asyncbus.FeatureOptions{Context: otelbridge.TraceContext(otelbridge.StyleGoogleCloud, otelbridge.WithProjectID("my-project"))},
 	})
 	sc := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},

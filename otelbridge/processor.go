@@ -150,7 +150,7 @@ func NewExporter(h slog.Handler, opts ...Option) *Exporter {
 // still handed over, without waiting: each is queued if there is room and
 // dropped and counted if not, so every record is accounted for. The error
 // then counts the failures and wraps ctx's. One wait is not bounded: a
-// handler with Options.Sampler writes the sampler's "suppressed" markers
+// handler with Options.Features.Sampler writes the sampler's "suppressed" markers
 // while it samples a record, and such a marker waits for room like any
 // Handle; with a Sampler and a hung output, Export can wait there. With another handler, Export
 // looks at ctx before each record: once it has ended it hands over no more

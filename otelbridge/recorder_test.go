@@ -23,9 +23,8 @@ func TestTraceGroupSelectsTheTrace(t *testing.T) {
 	var out strings.Builder
 	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
 	h := asyncbus.NewHandler(w, &asyncbus.Options{
-		Format:         asyncbus.Logfmt,
-		Context:        otelbridge.TraceContext(otelbridge.StyleOTel),
-		FlightRecorder: &asyncbus.FlightRecorder{Group: otelbridge.TraceGroup},
+		Format:   asyncbus.Logfmt,
+		Features: asyncbus.FeatureOptions{Context: otelbridge.TraceContext(otelbridge.StyleOTel), FlightRecorder: &asyncbus.FlightRecorder{Group: otelbridge.TraceGroup}},
 	})
 	log := slog.New(h)
 	ctxOf := func(b byte) context.Context {

@@ -109,7 +109,7 @@ type traceConfig struct {
 // WithProjectID sets the Google Cloud project ID used by [StyleGoogleCloud].
 func WithProjectID(id string) TraceOption { return func(c *traceConfig) { c.project = id } }
 
-// TraceContext returns a hook for asyncbus Options.Context that writes the
+// TraceContext returns a hook for asyncbus Options.Features.Context that writes the
 // identifiers of the span in the record's context, read with
 // trace.SpanContextFromContext, in the given style. Nothing is written when
 // the span context is not valid. With a valid span the hook allocates

@@ -53,8 +53,8 @@ func TestPresetTraceCorrelation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf syncBuffer
 			h := newBus(t, &buf, &asyncbus.Options{
-				Format:  tc.format,
-				Context: TraceContext(tc.style, WithProjectID("my-project")),
+				Format:   tc.format,
+				Features: asyncbus.FeatureOptions{Context: TraceContext(tc.style, WithProjectID("my-project"))},
 			})
 			slog.New(h).ErrorContext(spanCtx(trace.FlagsSampled), "charge failed", "amount", 42)
 			require.NoError(t, h.Flush())
@@ -98,7 +98,7 @@ func TestTraceContextGCPProjectFromEnv(t *testing.T) {
 		{[]TraceOption{WithProjectID("explicit")}, "projects/explicit/traces/4bf92f3577b34da6a3ce929d0e0e4736"},
 	} {
 		var buf syncBuffer
-		h := newBus(t, &buf, &asyncbus.Options{Format: asyncbus.GCPJSON, Context: TraceContext(StyleGoogleCloud, tc.opts...)})
+		h := newBus(t, &buf, &asyncbus.Options{Format: asyncbus.GCPJSON, Features: asyncbus.FeatureOptions{Context: TraceContext(StyleGoogleCloud, tc.opts...)}})
 		slog.New(h).InfoContext(spanCtx(0), "x")
 		require.NoError(t, h.Flush())
 		line := buf.lines(t)[0]
@@ -144,7 +144,7 @@ func TestStyleDatadogMatchesTracer(t *testing.T) {
 			}
 			return a
 		}
-		h := newBus(t, &buf, &asyncbus.Options{ReplaceAttr: noTime, Context: TraceContext(StyleDatadog)})
+		h := newBus(t, &buf, &asyncbus.Options{ReplaceAttr: noTime, Features: asyncbus.FeatureOptions{Context: TraceContext(StyleDatadog)}})
 		ctx := trace.ContextWithSpanContext(t.Context(), trace.NewSpanContext(cfg))
 		slog.New(h).InfoContext(ctx, "charge failed")
 		require.NoError(t, h.Flush())
@@ -161,7 +161,7 @@ func TestStyleDatadogMatchesTracer(t *testing.T) {
 // dd-trace-go v1 does by default.
 func TestStyleDatadog64(t *testing.T) {
 	var buf syncBuffer
-	h := newBus(t, &buf, &asyncbus.Options{Format: asyncbus.DatadogJSON, Context: TraceContext(StyleDatadog64)})
+	h := newBus(t, &buf, &asyncbus.Options{Format: asyncbus.DatadogJSON, Features: asyncbus.FeatureOptions{Context: TraceContext(StyleDatadog64)}})
 	slog.New(h).InfoContext(spanCtx(0), "x")
 	require.NoError(t, h.Flush())
 	line := buf.lines(t)[0]

@@ -83,7 +83,7 @@ type Options struct {
 	// unsent then are counted as failed.
 	CloseTimeout time.Duration
 	// ReplayTimeout bounds the retries while records of an earlier process
-	// are replayed from asyncbus.Options.RingFile by NewHandler; zero
+	// are replayed from asyncbus.Options.Ring.File by NewHandler; zero
 	// means 10 s. If the collector stays unreachable, NewHandler fails and
 	// the records stay in the ring file for the next start.
 	ReplayTimeout time.Duration

@@ -152,7 +152,7 @@ func TestMemoFor(t *testing.T) {
 	t.Run("from the handler's options", func(t *testing.T) {
 		s, err := NewSink(Options{Endpoint: "http://127.0.0.1:9"})
 		require.NoError(t, err)
-		h, err := s.NewHandler(&asyncbus.Options{WriteAttempts: 100})
+		h, err := s.NewHandler(&asyncbus.Options{Retry: asyncbus.RetryOptions{Attempts: 100}})
 		require.NoError(t, err)
 		assert.Equal(t, 101*time.Second, s.memo)
 		require.NoError(t, h.Close())

@@ -21,7 +21,7 @@
 // counts are the records the collector accepted and refused (a refused
 // drop marker is counted in Sink.Stats.FailedRecords and reported, but in
 // the handler's DropMarkers, not its Failed). With
-// asyncbus.Options.RingFile, records accepted before a crash or during an
+// asyncbus.Options.Ring.File, records accepted before a crash or during an
 // outage are sent by the next start (at least once: a batch in flight at the
 // crash is sent again). A permanent refusal during that replay stops it:
 // NewHandler fails with the refusal, nothing after the refused request is
@@ -89,7 +89,7 @@
 //     nested map): they are the handler's structure, not a value.
 //   - No attribute count limit (the SDK keeps 128 per record by default and
 //     counts the rest as dropped): nothing logged is dropped silently.
-//   - A Named handler's name (LoggerKey) and asyncbus.Options.Context
+//   - A Named handler's name (LoggerKey) and asyncbus.Options.Features.Context
 //     fields are attributes otelslog has no counterpart for.
 //   - The scope is Options.ScopeName and ScopeVersion (otelslog: the
 //     handler's name and WithVersion), with no schema URL; the resource has

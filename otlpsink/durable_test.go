@@ -36,7 +36,7 @@ const (
 func killChild() int {
 	h, err := NewHandler(Options{
 		Endpoint: os.Getenv(killChildEnv), RetryInitial: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond,
-	}, &asyncbus.Options{RingFile: os.Getenv(killRingEnv), Capacity: 1 << 20, OnError: func(error) {}})
+	}, &asyncbus.Options{Ring: asyncbus.RingOptions{File: os.Getenv(killRingEnv), Capacity: 1 << 20}, OnError: func(error) {}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
@@ -111,13 +111,13 @@ func TestKill9DuringOutageDurableRing(t *testing.T) {
 	// Still down: the replay gives up after ReplayTimeout and NewHandler
 	// fails, leaving the records in the ring file.
 	_, err = NewHandler(Options{Endpoint: rc.srv.URL, RetryInitial: 5 * time.Millisecond, ReplayTimeout: 200 * time.Millisecond},
-		&asyncbus.Options{RingFile: ring, Capacity: 1 << 20, OnError: func(error) {}})
+		&asyncbus.Options{Ring: asyncbus.RingOptions{File: ring, Capacity: 1 << 20}, OnError: func(error) {}})
 	require.Error(t, err)
 
 	down.Store(false)
 	s, err := NewSink(Options{Endpoint: rc.srv.URL, RetryInitial: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond})
 	require.NoError(t, err)
-	h, err := s.NewHandler(&asyncbus.Options{RingFile: ring, Capacity: 1 << 20, OnError: func(err error) { t.Log(err) }})
+	h, err := s.NewHandler(&asyncbus.Options{Ring: asyncbus.RingOptions{File: ring, Capacity: 1 << 20}, OnError: func(err error) { t.Log(err) }})
 	require.NoError(t, err)
 	recovered := h.Stats().Recovered
 	require.NoError(t, h.Close())
@@ -150,7 +150,7 @@ func crashedRing(t *testing.T, opts func(*receiver) Options, n int) string {
 	ring, image := filepath.Join(dir, "otlp.ring"), filepath.Join(dir, "crashed.ring")
 	down := newReceiver(t)
 	down.setAnswer(answerDown(http.StatusServiceUnavailable))
-	h, err := NewHandler(opts(down), &asyncbus.Options{RingFile: ring, OnError: func(error) {}})
+	h, err := NewHandler(opts(down), &asyncbus.Options{Ring: asyncbus.RingOptions{File: ring}, OnError: func(error) {}})
 	require.NoError(t, err)
 	for i := range n {
 		slog.New(h).Info("replayed", "seq", i)
@@ -185,7 +185,7 @@ func TestReplayStopsAtFirstRefusal(t *testing.T) {
 	})
 	s, err := NewSink(opts(rc))
 	require.NoError(t, err)
-	_, err = s.NewHandler(&asyncbus.Options{RingFile: image, OnError: func(error) {}})
+	_, err = s.NewHandler(&asyncbus.Options{Ring: asyncbus.RingOptions{File: image}, OnError: func(error) {}})
 	var se *StatusError
 	require.ErrorAs(t, err, &se, "the replay fails with the refusal")
 	assert.Equal(t, http.StatusBadRequest, se.Code)
@@ -200,7 +200,7 @@ func TestReplayStopsAtFirstRefusal(t *testing.T) {
 	// The start after that, with the collector fixed, replays the batch
 	// again: the records after the refusal arrive exactly once.
 	rc.setAnswer(nil)
-	h, err := NewHandler(opts(rc), &asyncbus.Options{RingFile: image, OnError: func(error) {}})
+	h, err := NewHandler(opts(rc), &asyncbus.Options{Ring: asyncbus.RingOptions{File: image}, OnError: func(error) {}})
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
 	sent = map[int]int{}

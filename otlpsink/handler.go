@@ -24,7 +24,7 @@ import (
 // before Handle returns, as for any asyncbus handler: while the collector
 // is unreachable, such a Handle waits for it (with RingFile the record is
 // already safe in the file). Like asyncbus.Open it
-// fails when opts.RingFile cannot be used, or when the records an earlier
+// fails when opts.Ring.File cannot be used, or when the records an earlier
 // process left there cannot be delivered within o.ReplayTimeout.
 func NewHandler(o Options, opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	s, err := NewSink(o)
@@ -48,7 +48,7 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 		o = *opts
 	}
 	s.mu.Lock() // WriteBatch reads memo and onError under mu
-	s.memo = memoFor(o.WriteAttempts, o.WriteRetryMax)
+	s.memo = memoFor(o.Retry.Attempts, o.Retry.MaxBackoff)
 	s.onError = o.OnError
 	s.ownHandler = true
 	s.lastRejected.err = nil // a new ring: nothing of an earlier one is retried
@@ -60,7 +60,7 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	h, err := asyncbus.Open(s, opts)
 	if err == nil {
 		// Before h is shared: the records' encoder, Closing and SetReport.
-		err = core.Install(h, newEncoder(o.AddSource, o.LoggerKey))
+		err = core.Install(h, newEncoder(o.AddSource, o.Encoding.LoggerKey))
 	}
 	s.replaying.Store(false)
 	// Replay is over: retry without limit until Close. CAS, not Store: a

@@ -39,7 +39,7 @@ func TestReplayReportDeliveredBeforeClose(t *testing.T) {
 	})
 	release := make(chan struct{})
 	var delivered atomic.Int32
-	h, err := NewHandler(opts(rc), &asyncbus.Options{RingFile: image, OnError: func(err error) {
+	h, err := NewHandler(opts(rc), &asyncbus.Options{Ring: asyncbus.RingOptions{File: image}, OnError: func(err error) {
 		var re *retryingError
 		if errors.As(err, &re) {
 			<-release

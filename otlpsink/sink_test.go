@@ -722,7 +722,7 @@ func TestDropMarkerArrivesAsRecord(t *testing.T) {
 		}
 		return true
 	})
-	h, err := NewHandler(testOptions(rc), &asyncbus.Options{Overflow: asyncbus.Drop, Capacity: 4096, OnError: func(error) {}})
+	h, err := NewHandler(testOptions(rc), &asyncbus.Options{Ring: asyncbus.RingOptions{Overflow: asyncbus.Drop, Capacity: 4096}, OnError: func(error) {}})
 	require.NoError(t, err)
 	dropped := 0
 	for i := 0; dropped == 0; i++ {
@@ -763,7 +763,7 @@ func TestConcurrentProducersExactlyOnceInOrder(t *testing.T) {
 	})
 	o := testOptions(rc)
 	o.RetryInitial, o.RetryMax = time.Millisecond, 2*time.Millisecond
-	h, err := NewHandler(o, &asyncbus.Options{Capacity: 64 << 10, OnError: func(error) {}})
+	h, err := NewHandler(o, &asyncbus.Options{Ring: asyncbus.RingOptions{Capacity: 64 << 10}, OnError: func(error) {}})
 	require.NoError(t, err)
 	const producers, each = 8, 1000
 	var wg sync.WaitGroup
@@ -840,8 +840,8 @@ func TestAddSource(t *testing.T) {
 func TestNamedLoggerAndContextHook(t *testing.T) {
 	rc := newReceiver(t)
 	h, err := NewHandler(testOptions(rc), &asyncbus.Options{
-		LoggerKey: "component",
-		Context:   func(_ context.Context, w *asyncbus.FieldWriter) { w.AddString("tenant", "t1") },
+		Encoding: asyncbus.EncodingOptions{LoggerKey: "component"},
+		Features: asyncbus.FeatureOptions{Context: func(_ context.Context, w *asyncbus.FieldWriter) { w.AddString("tenant", "t1") }},
 	})
 	require.NoError(t, err)
 	slog.New(h.Named("db").Named("pool")).Info("named", "k", 1)
@@ -1019,7 +1019,7 @@ func TestRefusedDropMarkerDoesNotShiftWrittenAndFailed(t *testing.T) {
 				MaxRequestBytes: tc.maxRequestBytes}
 			s, err := NewSink(o)
 			require.NoError(t, err)
-			h, err := s.NewHandler(&asyncbus.Options{Capacity: 8192, Overflow: asyncbus.Drop, OnError: func(error) {}})
+			h, err := s.NewHandler(&asyncbus.Options{Ring: asyncbus.RingOptions{Capacity: 8192, Overflow: asyncbus.Drop}, OnError: func(error) {}})
 			require.NoError(t, err)
 			log := slog.New(h)
 			log.Info("first", "pad", strings.Repeat("x", 900))

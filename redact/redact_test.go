@@ -382,7 +382,7 @@ func TestNoSecretInAnyFormat(t *testing.T) {
 			r := redact.New(redact.Config{Keys: []string{"password"}, Values: []redact.Matcher{redact.BearerToken}})
 			var buf syncbuf.Buffer
 			h := asyncbus.NewHandler(&buf, &asyncbus.Options{Format: tc.format, ReplaceAttr: r.ReplaceAttr,
-				Context: ctxattrs.Fields, Color: asyncbus.ColorNever, StackTraceLevel: slog.LevelError})
+				Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields, StackTraceLevel: slog.LevelError}, Encoding: asyncbus.EncodingOptions{Color: asyncbus.ColorNever}})
 			ctx := ctxattrs.With(context.Background(), slog.String("password", secret), slog.String("auth", "Bearer "+secret))
 			log := slog.New(h)
 			log.InfoContext(ctx, "ctx fields")

@@ -38,7 +38,7 @@ func BenchmarkHandle(b *testing.B) {
 				name = "parallel/" + name
 			}
 			b.Run(name, func(b *testing.B) {
-				ab := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Overflow: asyncbus.Drop})
+				ab := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Ring: asyncbus.RingOptions{Overflow: asyncbus.Drop}})
 				defer ab.Close()
 				var h slog.Handler = ab
 				if bc.cfg != nil {

@@ -42,7 +42,7 @@
 // records.
 //
 // A Sampler can also be installed in the asyncbus handler itself, as
-// asyncbus.Options.Sampler (it is an asyncbus.MarkingSampler): the
+// asyncbus.Options.Features.Sampler (it is an asyncbus.MarkingSampler): the
 // handler then decides before encoding, counts refusals in its
 // Stats.Sampled, writes the markers itself (never sampling them) and
 // writes the pending ones when it closes.

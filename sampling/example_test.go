@@ -56,7 +56,7 @@ func Example_optionsSampler() {
 	if err != nil {
 		panic(err)
 	}
-	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Sampler: s, ReplaceAttr: noTime})
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sampler: s}, ReplaceAttr: noTime})
 	log := slog.New(h.Named("cache"))
 	for i := 1; i <= 8; i++ {
 		log.Info("miss", "i", i) // keeps 1, 2, 5 and 8

@@ -18,7 +18,7 @@ import (
 	"github.com/asyncbus/asyncbus/sampling"
 )
 
-// This file tests a Sampler installed as asyncbus.Options.Sampler: decided
+// This file tests a Sampler installed as asyncbus.Options.Features.Sampler: decided
 // inside the asyncbus handler, markers written by it.
 
 func newSampler(t testing.TB, cfg sampling.Config) *sampling.Sampler {
@@ -50,7 +50,7 @@ func TestOptionSamplerExactCounts(t *testing.T) {
 	const first, thereafter, perKey = 3, 4, 25
 	var buf syncBuffer
 	s := newSampler(t, sampling.Config{First: first, Thereafter: thereafter})
-	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Sampler: s, Level: slog.LevelDebug})
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sampler: s}, Level: slog.LevelDebug})
 	ctx := context.Background()
 	offered := 0
 	named := h.Named("svc")
@@ -113,7 +113,7 @@ func TestOptionSamplerConcurrent(t *testing.T) {
 	const producers, perProducer = 6, 3000
 	var buf syncBuffer
 	s := newSampler(t, sampling.Config{First: 5, Thereafter: 7, Slots: 64})
-	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Sampler: s, Capacity: 1 << 16})
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sampler: s}, Ring: asyncbus.RingOptions{Capacity: 1 << 16}})
 	var wg sync.WaitGroup
 	for p := range producers {
 		wg.Go(func() {
@@ -171,7 +171,7 @@ func TestOptionSamplerConcurrent(t *testing.T) {
 func TestOptionSamplerMarkersNeverSampled(t *testing.T) {
 	var buf syncBuffer
 	s := newSampler(t, sampling.Config{Exempt: slog.Level(math.MaxInt)}) // First 0, Thereafter 0: refuse all
-	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Sampler: s})
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sampler: s}})
 	for range 5 { // one window: a tick boundary would split the marker in two
 		require.NoError(t, handleAttrs(h, context.Background(), base, slog.LevelWarn, "w", nil))
 	}
@@ -190,7 +190,7 @@ func TestOptionSamplerMarkersNeverSampled(t *testing.T) {
 func TestOptionSamplerRunTimeChange(t *testing.T) {
 	var buf syncBuffer
 	s := newSampler(t, sampling.Config{First: 1})
-	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Sampler: s})
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sampler: s}})
 	logAt := func(l slog.Level, msg string) {
 		require.NoError(t, handleAttrs(h, context.Background(), base, l, msg, nil)) // one window
 	}
@@ -224,7 +224,7 @@ func TestOptionSamplerRunTimeChange(t *testing.T) {
 func TestOptionSamplerWithAttrsStateful(t *testing.T) {
 	var buf syncBuffer
 	s := newSampler(t, sampling.Config{First: 2})
-	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Sampler: s})
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sampler: s}})
 	w := h.WithAttrs([]slog.Attr{slog.Int("conn", 7)}).(*asyncbus.Handler)
 	for range 4 {
 		require.NoError(t, handleAttrs(w, context.Background(), base, slog.LevelInfo, "q", nil))
@@ -238,7 +238,7 @@ func TestOptionSamplerWithAttrsStateful(t *testing.T) {
 	assert.Equal(t, uint64(2), s.Stats().Kept, "one decision per record")
 }
 
-// BenchmarkOptionsSampler is the cost of Options.Sampler on a handler
+// BenchmarkOptionsSampler is the cost of Options.Features.Sampler on a handler
 // writing to io.Discard: nil (off), set and keeping every record, set and
 // refusing every record (no encoding).
 func BenchmarkOptionsSampler(b *testing.B) {
@@ -257,7 +257,7 @@ func BenchmarkOptionsSampler(b *testing.B) {
 			b.Run(via+"/"+c.name, func(b *testing.B) {
 				var o asyncbus.Options
 				if c.cfg != nil {
-					o.Sampler = newSampler(b, *c.cfg)
+					o.Features.Sampler = newSampler(b, *c.cfg)
 				}
 				h := asyncbus.NewHandler(discard{}, &o)
 				defer h.Close()

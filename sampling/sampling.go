@@ -112,7 +112,7 @@ func (s *Sampler) sample(t time.Time, level slog.Level, msg, logger string, to *
 }
 
 // WithMarkers returns s bound to one asyncbus.Handler (which calls it when
-// Options.Sampler is s): it decides as s does, sharing s's counters and
+// Options.Features.Sampler is s): it decides as s does, sharing s's counters and
 // configuration, and reports the records it refuses by calling mark with
 // the key and the count, once per key per tick (the first record of a new
 // tick sweeps, as for a Handler) and on Report, which the handler calls

@@ -37,7 +37,7 @@ const (
 	AsyncbusBlock = "asyncbus-block"
 	AsyncbusDrop  = "asyncbus-drop"
 	// AsyncbusDurable is asyncbus-block with the ring in a memory-mapped
-	// file (Options.RingFile): what surviving kill -9 costs.
+	// file (Options.Ring.File): what surviving kill -9 costs.
 	AsyncbusDurable = "asyncbus-durable"
 	SlogFile        = "slog-file"
 	SlogBufio       = "slog-bufio"

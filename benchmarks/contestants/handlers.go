@@ -50,7 +50,7 @@ func newAsyncbus(drop bool) func(f *os.File) (slog.Handler, func() error, error)
 			o = asyncbus.Drop
 		}
 		// Defaults otherwise (8 MiB ring, 20 ms max latency): what a user gets.
-		h := asyncbus.NewHandler(f, &asyncbus.Options{Format: asyncbus.JSON, Overflow: o, Color: asyncbus.ColorNever})
+		h := asyncbus.NewHandler(f, &asyncbus.Options{Format: asyncbus.JSON, Ring: asyncbus.RingOptions{Overflow: o}, Encoding: asyncbus.EncodingOptions{Color: asyncbus.ColorNever}})
 		return h, h.Flush, nil // the harness calls h.Close after the idle window
 	}
 }
@@ -58,8 +58,8 @@ func newAsyncbus(drop bool) func(f *os.File) (slog.Handler, func() error, error)
 // newAsyncbusDurable is asyncbus-block with the durable ring: the ring lives
 // in a file beside the log (removed with the run's temporary directory).
 func newAsyncbusDurable(f *os.File) (slog.Handler, func() error, error) {
-	h, err := asyncbus.Open(f, &asyncbus.Options{Format: asyncbus.JSON, Color: asyncbus.ColorNever,
-		RingFile: f.Name() + ".ring"})
+	h, err := asyncbus.Open(f, &asyncbus.Options{Format: asyncbus.JSON, Encoding: asyncbus.EncodingOptions{Color: asyncbus.ColorNever},
+		Ring: asyncbus.RingOptions{File: f.Name() + ".ring"}})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 // Package syncbuf is a bytes.Buffer safe for concurrent use: the output
 // the module's tests hand to a handler, whose drainer (or a server
-// goroutine) writes it while the test reads it. Only tests import it.
+// goroutine) writes it while the test reads it. Only tests and package
+// asyncbustest import it.
 package syncbuf
 
 import (
@@ -27,4 +28,13 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Take returns everything written so far, copied, and empties the buffer.
+func (b *Buffer) Take() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := bytes.Clone(b.buf.Bytes())
+	b.buf.Reset()
+	return out
 }

@@ -26,3 +26,15 @@ func TestConcurrentWrites(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, strings.Repeat("line\n", 400), b.String())
 }
+
+// TestTakeEmpties: Take returns what was written since the last Take, a
+// copy that later writes do not change.
+func TestTakeEmpties(t *testing.T) {
+	var b Buffer
+	_, _ = b.Write([]byte("one\n"))
+	got := b.Take()
+	_, _ = b.Write([]byte("two\n"))
+	assert.Equal(t, "one\n", string(got))
+	assert.Equal(t, "two\n", string(b.Take()))
+	assert.Empty(t, b.Take())
+}

@@ -171,7 +171,7 @@ func TestHandlerAndLoggerOptions(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var buf syncbuf.Buffer
 	l, h := NewWithHandler(WriteTo(&buf), func(o *Options) {
-		o.HandlerOptions = &asyncbus.Options{Capacity: 1 << 16, Format: asyncbus.Logfmt}
+		o.HandlerOptions = &asyncbus.Options{Ring: asyncbus.RingOptions{Capacity: 1 << 16}, Format: asyncbus.Logfmt}
 		o.LoggerOptions = []logrbridge.Option{logrbridge.ErrorKey("err")}
 	})
 	l.WithName("x").Error(errors.New("boom"), "m")

@@ -57,7 +57,7 @@ func contestants(format string) ([]harness.Contestant, error) {
 	bus := func(o asyncbus.Overflow) harness.Constructor {
 		return func(f *os.File) (slog.Handler, func() error, error) {
 			// The harness calls h.Close after the idle window.
-			h := asyncbus.NewHandler(f, &asyncbus.Options{Format: af, Overflow: o, Color: asyncbus.ColorNever})
+			h := asyncbus.NewHandler(f, &asyncbus.Options{Format: af, Ring: asyncbus.RingOptions{Overflow: o}, Encoding: asyncbus.EncodingOptions{Color: asyncbus.ColorNever}})
 			return h, h.Flush, nil
 		}
 	}
