@@ -47,7 +47,7 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 	h.core.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
 	h.core.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
 	bound := time.Now().Add(defaultCloseTimeout)
-	if until, ok := h.core.notifyClosing(ctx); ok { // recordencoder.go
+	if until, ok := h.core.notifyClosing(ctx); ok { // output.go
 		bound = until.Add(sinkCloseGrace)
 	}
 	if _, ok := ctx.Deadline(); !ok {

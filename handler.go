@@ -14,7 +14,6 @@ import (
 
 	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/bus"
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Format selects how records are encoded.
@@ -71,23 +70,22 @@ type Handler struct {
 	slot     *levelSlot   // the level to compare against: one atomic load
 	leveler  slog.Leveler // non-nil only for a caller's dynamic Leveler (e.g. *slog.LevelVar)
 	stateful bool         // WithAttrs or WithGroup was applied (see handleAttrs)
-	grouped  bool         // WithGroup was applied: attributes land inside a group (core.Grouped)
+	grouped  bool         // WithGroup was applied: attributes land inside a group (Grouped)
 	// bound, if not nil, ends every wait for the output when it ends (a
-	// copy made by core.Bound for otelbridge's Exporter, whose deadline
-	// must be honoured; see enqueue).
+	// copy made by WithWaitContext; see enqueue).
 	bound context.Context
-	rec   core.Encoder // a sink package's record encoder (recordencoder.go); nil: enc
+	rec   Encoder // the output's own encoder (OpenWithEncoder); nil: enc
 }
 
 // shared is what all handlers derived from one NewHandler share.
 type shared struct {
 	bus       *bus.Bus
-	out       io.Writer // the output the bus writes to (core.Install connects its hooks)
+	out       io.Writer // the output the bus writes to (connectOutput gives it its hooks)
 	syncLevel slog.Leveler
 	context   func(context.Context, *FieldWriter)
 	rules     *LevelRules
 	copyCtx   bool                            // ReplaceAttr is set: context field values are copied, not aliased
-	closing   func(context.Context) time.Time // recordencoder.go: tells a plugged sink that Close began (idempotent); when it gives up
+	closing   func(context.Context) time.Time // output.go: the output's Closer; nil: none
 	errsKept  bool                            // Options.errorsWritten: Error records are written before Handle returns
 	sample    sampleState                     // sample.go: Options.Sampler
 	stack     stackState                      // stack.go: Options.StackTraceLevel
@@ -174,6 +172,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
 	}
+	c.connectOutput(w) // output.go: Closer, Reporter, Backlogger
 	h := &Handler{core: c, enc: enc}
 	c.recorder = newRecorder(o.FlightRecorder, enc)      // recorder.go
 	c.stack = newStackState(o.StackTraceLevel, o.Format) // stack.go
@@ -286,8 +285,7 @@ func (h *Handler) encodeRecord(ctx context.Context, r slog.Record, b *buffer) {
 // without building a slog.Record: a Record keeps five attributes inline
 // and allocates for more, while this path writes attrs straight from the
 // slice. The output is the same as Handle's for such a record (PC 0: no
-// source). attrs are not retained. Bridges that convert records from
-// other APIs (otelbridge) reach it through core.HandleAttrs.
+// source). attrs are not retained (HandleAttrs).
 func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
 	if h.stateful || h.rec != nil || h.core.stack.want(level) || h.core.recorder != nil {
 		// WithAttrs/WithGroup state sits between top-level fields and the

@@ -25,7 +25,7 @@ import (
 // versions; MarkingSampler (51), the Sampler's marker binding, until then
 // an unexported interface documented only in prose; ZapJSON and ZapConsole
 // (53), valid formats that had no root constant. Handler.HandleAttrs, public
-// only for otelbridge, moved behind internal/core (52). CloseDefault (53,
+// only for otelbridge, moved behind an internal package (52). CloseDefault (53,
 // issue 29) is the one-line shutdown for the one-line slog.SetDefault
 // setup, which keeps no *Handler to Close. FlightRecorder (54, issue 26)
 // configures the flight recorder, whose five settings no existing type
@@ -35,7 +35,17 @@ import (
 // preset is a JSON variant and meaningless with any other format.
 // Overflow.String and ColorMode.String (59, issue 33) are fmt.Stringer
 // implementations, so that %v prints an option's name and not a number;
-// they add no concept to learn. A new name now has to replace one.
+// they add no concept to learn. Issue 35's public seams (73) replace
+// internal/core, through which the module's own satellites reached the
+// handler, so that a third party can write what they are: the record
+// Encoder and OpenWithEncoder to plug it in (otlpsink, journald); the
+// output's optional interfaces BatchWriter, Syncer, Closer, Reporter and
+// Backlogger, until then anonymous or internal; Handler.HandleAttrs (back
+// from internal/core), Handler.Grouped and Handler.WithWaitContext
+// (otelbridge); Handler.HandleEncoded and Handler.Sync (logwriter); and
+// DefaultWriteAttempts and DefaultWriteRetryMax (otlpsink sizes its memory
+// of refused batches by the handler's retries). A new name now has to
+// replace one.
 func TestExportedSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -78,6 +88,6 @@ func TestExportedSurface(t *testing.T) {
 	for _, n := range names {
 		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
 	}
-	assert.LessOrEqual(t, len(names), 59, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	assert.LessOrEqual(t, len(names), 73, "the root's exported names:\n%s", strings.Join(names, "\n"))
 	t.Logf("%d exported names", len(names))
 }
