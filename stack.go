@@ -67,7 +67,7 @@ func newStackState(level slog.Leveler, f Format) stackState {
 // WithGroup opened, as zap has it: in JSON, Text and Logfmt it is returned
 // as top, for the caller to write with the Context fields (a string; Text
 // quotes it); in the Console format it is returned as below, for the lines
-// after the record; for the zap formats and a plugged record encoder it
+// after the record; for the zap formats and an output's own Encoder it
 // becomes the record's last attribute (which the zap formats write as
 // zap's entry stack, after the closed namespaces).
 func (h *Handler) withStack(r slog.Record) (_ slog.Record, top, below string) {

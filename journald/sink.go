@@ -102,6 +102,7 @@ func NewSink(o Options) (*Sink, error) {
 // is the field mapped from LoggerKey (LOGGER by default), and ReplaceAttr
 // sees every attribute (the logger name and Context fields included), not
 // the fields this package writes itself (PRIORITY, MESSAGE, ...).
+// FlightRecorder is refused (not supported).
 //
 // The handler's Close does not close the socket, which is closed when the
 // handler is no longer reachable; use NewSink, Sink.NewHandler and

@@ -17,7 +17,7 @@ import (
 // handler's options as for asyncbus.NewHandler; Format, Color and
 // SlogLevelNames do not apply, AddSource writes the OTel code.* attributes,
 // a Named handler's name is a top-level attribute under LoggerKey, and
-// ReplaceAttr is refused (not supported).
+// ReplaceAttr and FlightRecorder are refused (not supported).
 //
 // Records at or above opts.SyncLevel (FATAL by default) are delivered
 // before Handle returns, as for any asyncbus handler: while the collector
