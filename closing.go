@@ -13,9 +13,9 @@ import (
 // docs/design.md for the choice of 5 s).
 const defaultCloseTimeout = 5 * time.Second
 
-// sinkCloseGrace is how long Close waits past the shutdown bound a plugged
-// sink announced, for the sink's last call to return.
-const sinkCloseGrace = time.Second
+// closerGrace is how long Close waits past the shutdown bound an output
+// that implements Closer announced, for the output's last call to return.
+const closerGrace = time.Second
 
 // Close flushes and stops the drainer, waiting at most 5 seconds (a
 // deferred Close does not hang the program on a dead output), or, for an
@@ -42,13 +42,13 @@ func (h *Handler) Close() error {
 // failed and the error says so (it matches ctx's error).
 func (h *Handler) CloseContext(ctx context.Context) error {
 	// No sync.Once here: the bus's Close is idempotent (and so is the
-	// plugged sink's closing hook), and an OnError that calls Close while
+	// output's Closing), and an OnError that calls Close while
 	// another Close waits for its reports must not wait behind that Close.
 	h.tree.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
 	h.tree.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
 	bound := time.Now().Add(defaultCloseTimeout)
-	if until, ok := h.tree.notifyClosing(ctx); ok { // recordencoder.go
-		bound = until.Add(sinkCloseGrace)
+	if until, ok := h.tree.notifyClosing(ctx); ok { // output.go
+		bound = until.Add(closerGrace)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

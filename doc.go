@@ -41,25 +41,32 @@
 //
 // # Writing an output
 //
-// NewHandler's writer is any io.Writer; these methods, when it has them,
-// are how the handler talks to it (filesink.File has all three, otlpsink.Sink
-// the first two):
+// NewHandler's output is any io.Writer; the optional interfaces it may
+// also implement are how the handler talks to it: BatchWriter (whole
+// batches; filesink.File), Syncer (Flush, Close and records at or above
+// Options.SyncLevel), Closer (an output that retries over the network:
+// told when Close begins, never waited for on a caller's goroutine;
+// otlpsink.Sink), Reporter (its own events reach Options.OnError) and
+// Backlogger (how many records wait behind the batch in its hands).
 //
-//	Write(p []byte) (n int, err error)
-//	WriteBatch(records [][]byte) (written int, err error)
-//	Sync() error
+// Write receives one or more whole records, each ending in '\n'. An
+// output with WriteBatch receives batches through it instead: each slice
+// is one whole record, and the slices are valid only during the call
+// (they alias the ring). WriteBatch returns how many leading records it
+// wrote completely; when it fails part-way through a record it completes
+// that record or cuts it back, and returns the error. A failing Write or
+// WriteBatch is retried with back-off (Options.Retry.Attempts) and its
+// error reported to Options.OnError. The handler never makes two of these
+// calls at once; they come from the drainer goroutine or, for a record
+// written through, from the goroutine that logs it. A Name() string method
+// names the output in error reports (filesink.File's Path() string serves
+// as its name).
 //
-// Write receives one or more whole records, each ending in '\n'. A writer
-// with WriteBatch receives batches through it instead: each slice is one
-// whole record, and the slices are valid only during the call (they alias
-// the ring). WriteBatch returns how many leading records it wrote
-// completely; when it fails part-way through a record it completes that
-// record or cuts it back, and returns the error. Sync, if present, is
-// called by Flush, by Close and for records at or above
-// Options.SyncLevel. A failing Write or WriteBatch is retried with
-// back-off (Options.Retry.Attempts) and its error reported to
-// Options.OnError. The handler never makes two of these calls at once;
-// they come from the drainer goroutine or, for a record written through,
-// from the goroutine that logs it. A Name() string method names the output
-// in error reports (filesink.File's Path() string serves as its name).
+// An output with its own encoding (OTLP, the journal's fields, a Loki or
+// Kafka message) gives OpenWithEncoder an Encoder, which encodes every
+// record on the caller's goroutine (see its example). Front ends other
+// than slog.Logger reach the handler through Handler.HandleAttrs
+// (attributes without a slog.Record), Handler.HandleEncoded (a record
+// another logger encoded), Handler.Sync and Handler.WithWaitContext.
+// otlpsink, journald, otelbridge and logwriter are built on these alone.
 package asyncbus

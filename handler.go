@@ -14,7 +14,6 @@ import (
 
 	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/bus"
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Format selects how records are encoded.
@@ -76,22 +75,21 @@ type Handler struct {
 	attrsInRecord bool
 	grouped       bool // WithGroup was applied: attributes land inside a group (core.Grouped)
 	// bound, if not nil, ends every wait for the output when it ends (a
-	// copy made by core.Bound for otelbridge's Exporter, whose deadline
-	// must be honoured; see enqueue).
+	// copy made by WithWaitContext; see enqueue).
 	bound context.Context
-	rec   core.Encoder // a sink package's record encoder (plug); nil: enc
+	rec   Encoder // the output's own encoder (OpenWithEncoder); nil: enc
 }
 
 // tree is what all handlers derived from one NewHandler share: the handler
 // tree's bus, settings and features.
 type tree struct {
 	bus       *bus.Bus
-	out       io.Writer // the output the bus writes to (core.Install connects its hooks)
+	out       io.Writer // the output the bus writes to (connectOutput gives it its hooks)
 	syncLevel slog.Leveler
 	context   func(context.Context, *FieldWriter)
 	rules     *LevelRules
 	copyCtx   bool                            // ReplaceAttr is set: context field values are copied, not aliased
-	closing   func(context.Context) time.Time // recordencoder.go: tells a plugged sink that Close began (idempotent); when it gives up
+	closing   func(context.Context) time.Time // output.go: the output's Closer; nil: none
 	errsKept  bool                            // Options.errorsWritten: Error records are written before Handle returns
 	sample    sampleState                     // sample.go: Options.Features.Sampler
 	stack     stackState                      // stack.go: Options.Features.StackTraceLevel
@@ -304,7 +302,7 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 // sink's NewHandler, through recordencoder.go): the encode stage's choice,
 // made once here. The stack trace then becomes the record's last
 // attribute, which enc writes as it writes any.
-func (h *Handler) plug(enc core.Encoder) {
+func (h *Handler) plug(enc Encoder) {
 	h.rec = enc
 	h.attrsInRecord = true
 	h.tree.stack.place = stackLast

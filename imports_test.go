@@ -99,3 +99,38 @@ func main() {
 	t.Logf("hello world: asyncbus %d bytes, slog.NewJSONHandler %d bytes, ratio %.2f", ours, ref, ratio)
 	assert.LessOrEqual(t, ratio, 1.6)
 }
+
+// TestOnlyTheRootImportsTheBus: the module's own satellites (otlpsink,
+// journald, otelbridge, logwriter, httplog, logrbridge, ...) are built from
+// the root's public API alone, as a third party's would be: no package of
+// the module, tests included, imports internal/bus but the root and the
+// bus itself.
+func TestOnlyTheRootImportsTheBus(t *testing.T) {
+	const module = "github.com/asyncbus/asyncbus"
+	out, err := exec.Command(goTool(t), "list", "-deps", "-test",
+		"-f", "{{.ImportPath}}\t{{join .Imports \" \"}}", "./...").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	importers := map[string]bool{} // the module's packages that import internal/bus
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, imports, _ := strings.Cut(line, "\t")
+		pkg := strings.TrimSuffix(strings.Fields(path)[0], ".test") // "p [p.test]" and "p.test" are p's tests
+		if pkg != module && !strings.HasPrefix(pkg, module+"/") {
+			continue
+		}
+		seen[pkg] = true
+		for _, imp := range strings.Fields(imports) {
+			if imp == module+"/internal/bus" {
+				importers[pkg] = true
+			}
+		}
+	}
+	for _, satellite := range []string{"otlpsink", "journald", "otelbridge", "logwriter", "httplog", "logrbridge", "logrbridge/zap"} {
+		require.True(t, seen[module+"/"+satellite], "the listing covers %s", satellite)
+	}
+	assert.False(t, seen[module+"/internal/core"], "no package is left behind the public seams")
+	assert.True(t, importers[module], "the listing is the real import graph")
+	delete(importers, module)
+	delete(importers, module+"/internal/bus")
+	assert.Empty(t, importers, "packages that import internal/bus")
+}

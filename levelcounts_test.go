@@ -11,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Tests of levelcounts.go: Stats counts the records logged at each level,
@@ -107,19 +105,19 @@ func TestLoggedCountsHandleAttrsFastPath(t *testing.T) {
 	assert.Len(t, out.Lines(), 1)
 }
 
-// lineEncoder is a plugged record encoder (core.Encoder) writing the message.
+// lineEncoder is an output's own Encoder writing the message.
 type lineEncoder struct{}
 
-func (lineEncoder) WithAttrs([]slog.Attr) core.Encoder { return lineEncoder{} }
-func (lineEncoder) WithGroup(string) core.Encoder      { return lineEncoder{} }
+func (lineEncoder) WithAttrs([]slog.Attr) Encoder { return lineEncoder{} }
+func (lineEncoder) WithGroup(string) Encoder      { return lineEncoder{} }
 func (lineEncoder) AppendRecord(dst []byte, _ context.Context, r slog.Record, _ string, _ []slog.Attr) []byte {
 	return append(append(dst, r.Message...), '\n')
 }
 
 func TestLoggedCountsWithPluggedEncoderAndSampleMarkers(t *testing.T) {
 	var out memSink
-	h := NewHandler(&out, &Options{Features: FeatureOptions{Sampler: refuseMsg("none")}}) // the marker counter needs a Sampler
-	require.NoError(t, core.Install(h, lineEncoder{}))
+	h, err := OpenWithEncoder(&out, lineEncoder{}, &Options{Features: FeatureOptions{Sampler: refuseMsg("none")}}) // the marker counter needs a Sampler
+	require.NoError(t, err)
 	l := slog.New(h)
 	l.Info("a")
 	l.Warn("b")

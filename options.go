@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus/internal/bus"
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Overflow says what Handle does when the ring is full.
@@ -416,10 +415,10 @@ func levelPanics(l slog.Leveler) (panics bool) {
 // BlockTimeout:
 // Drop mode and a BlockTimeout promise callers a bounded wait, which a
 // stuck output (a full pipe) would break. Never for a sink that retries
-// over the network (core.Closer, otlpsink): a log call must not wait for a
+// over the network (Closer, otlpsink): a log call must not wait for a
 // collector's round trips and back-off.
 func (o *Options) exitSafe(w io.Writer) bool {
-	if _, remote := w.(core.Closer); remote {
+	if _, remote := w.(Closer); remote {
 		return false
 	}
 	return o.Ring.Overflow == Block && o.Ring.BlockTimeout == 0
@@ -428,9 +427,9 @@ func (o *Options) exitSafe(w io.Writer) bool {
 // errorsWritten reports whether Error records wait for their write before
 // Handle returns: in every overflow mode (the wait is bounded, and made
 // only when the output can write the record within the bound), never for
-// a sink that retries over the network (core.Closer, otlpsink).
+// a sink that retries over the network (Closer, otlpsink).
 func (o *Options) errorsWritten(w io.Writer) bool {
-	_, remote := w.(core.Closer)
+	_, remote := w.(Closer)
 	return !remote
 }
 

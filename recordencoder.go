@@ -3,83 +3,45 @@ package asyncbus
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"log/slog"
-	"time"
-
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
-// This file gives the module's bridges and sinks (otelbridge, otlpsink,
-// logwriter) their typed entry points into the handler through
-// internal/core, so the public API does not grow.
-
-func init() {
-	core.Register(core.Root{
-		Install: func(h slog.Handler, enc core.Encoder) error {
-			ah, ok := h.(*Handler)
-			switch {
-			case !ok:
-				return fmt.Errorf("asyncbus: core.Install on a %T", h)
-			case enc == nil:
-				return errors.New("asyncbus: core.Install with a nil encoder")
-			case ah.tree.recorder != nil:
-				return errors.New("asyncbus: Options.FlightRecorder is not available with a sink that encodes records itself")
-			}
-			ah.plug(enc) // before ah is shared
-			if c, ok := ah.tree.out.(core.Closer); ok {
-				ah.tree.closing = c.Closing
-			}
-			if r, ok := ah.tree.out.(core.Reporter); ok {
-				r.SetReport(ah.tree.bus.Report)
-			}
-			if bl, ok := ah.tree.out.(core.Backlogger); ok {
-				bl.SetBacklog(ah.tree.bus.Backlog)
-			}
-			return nil
-		},
-		Bound: func(h slog.Handler, ctx context.Context) slog.Handler {
-			ah, ok := h.(*Handler)
-			if !ok {
-				return nil
-			}
-			h2 := *ah
-			h2.bound = ctx
-			return &h2
-		},
-		Grouped: func(h slog.Handler) bool {
-			ah, ok := h.(*Handler)
-			return ok && ah.grouped
-		},
-		HandleAttrs: func(h slog.Handler, ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) (bool, error) {
-			ah, ok := h.(*Handler)
-			if !ok {
-				return false, nil
-			}
-			return true, ah.handleAttrs(ctx, t, level, msg, attrs)
-		},
-		WriteLine: func(h slog.Handler, level slog.Level, line []byte) (bool, error) {
-			ah, ok := h.(*Handler)
-			if !ok {
-				return false, nil
-			}
-			return true, ah.writeLine(level, line)
-		},
-		SyncBounded: func(h slog.Handler) error {
-			ah, ok := h.(*Handler)
-			if !ok {
-				return fmt.Errorf("asyncbus: core.SyncBounded on a %T", h)
-			}
-			return ah.syncBounded(context.Background())
-		},
-	})
+// Encoder encodes records into an output's own format, on the caller's
+// goroutine. Implementations are immutable: WithAttrs and WithGroup return
+// new encoders, and AppendRecord may be called concurrently.
+type Encoder interface {
+	// WithAttrs returns an encoder whose records carry attrs (encoded once,
+	// here), inside the groups opened so far.
+	WithAttrs(attrs []slog.Attr) Encoder
+	// WithGroup returns an encoder that puts later attributes in group name.
+	WithGroup(name string) Encoder
+	// AppendRecord appends r, encoded as one whole record of the output, to
+	// dst and returns the extended slice. name is the logger name given by
+	// Handler.Named, or empty; extra are top-level attributes from
+	// Options.Features.Context, valid only during the call; a stack trace
+	// (Options.Features.StackTraceLevel) is r's last attribute, "stacktrace". ctx
+	// is the record's context, or nil.
+	AppendRecord(dst []byte, ctx context.Context, r slog.Record, name string, extra []slog.Attr) []byte
 }
 
-// notifyClosing tells a plugged sink that Close began, with Close's
-// context, and returns when the sink will have given up, if it has one.
-func (c *tree) notifyClosing(ctx context.Context) (time.Time, bool) {
-	if c.closing == nil {
-		return time.Time{}, false
+// OpenWithEncoder is Open for an output with its own encoding: enc encodes
+// every record the handler writes. The options that shape an encoding
+// (Format, AddSource, ReplaceAttr and Options.Encoding) are enc's to
+// honour or not; the handler applies them only to its drop markers. It
+// refuses a nil enc and Options.Features.FlightRecorder, which keeps
+// records in the handler's own format.
+func OpenWithEncoder(w io.Writer, enc Encoder, opts *Options) (*Handler, error) {
+	switch {
+	case enc == nil:
+		return nil, errors.New("asyncbus: OpenWithEncoder with a nil Encoder")
+	case opts != nil && opts.Features.FlightRecorder != nil:
+		return nil, errors.New("asyncbus: Options.Features.FlightRecorder is not available with an output's own Encoder")
 	}
-	return c.closing(ctx), true
+	h, err := Open(w, opts)
+	if err != nil {
+		return nil, err
+	}
+	h.plug(enc) // before h is shared
+	return h, nil
 }

@@ -28,8 +28,8 @@ import (
 // are not kept; kept records pass through ReplaceAttr, the Context hook and
 // the stack trace like written ones. The ring lives in the heap, even with
 // Options.Ring.File: kept records are lost at exit and in a crash (only what
-// a trigger wrote is in the durable ring). Not available with a sink that
-// encodes records itself (otlpsink).
+// a trigger wrote is in the durable ring). Not available with an output's
+// own Encoder (OpenWithEncoder: otlpsink, journald).
 type FlightRecorder struct {
 	// Level is the lowest level kept; nil means LevelDebug. Records at or
 	// above the handler's own level (for their logger, with Rules) are

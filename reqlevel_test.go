@@ -124,7 +124,7 @@ func TestRequestLevelRecordIsWrittenNotKeptByTheFlightRecorder(t *testing.T) {
 	l.DebugContext(context.Background(), "kept")
 	l.DebugContext(debug, "written")
 	l.Log(debug, LevelTrace, "below both")
-	// otelbridge's path (core.HandleAttrs) decides the same way.
+	// otelbridge's path (HandleAttrs) decides the same way.
 	require.NoError(t, h.handleAttrs(debug, time.Time{}, slog.LevelDebug, "written by HandleAttrs", nil))
 	require.NoError(t, h.handleAttrs(context.Background(), time.Time{}, slog.LevelDebug, "kept by HandleAttrs", nil))
 	require.NoError(t, h.Close())

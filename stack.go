@@ -58,7 +58,7 @@ func newStackState(level slog.Leveler, f Format) stackState {
 // cloud presets: fields is returned with it, in b's FieldWriter), the lines
 // returned as below, to follow the record (Console), or the record's last
 // attribute, r becoming a copy with it (the zap formats, which write it as
-// zap's entry stack after the closed namespaces, and a plugged encoder).
+// zap's entry stack after the closed namespaces, and an output's own Encoder).
 func (h *Handler) addStack(r *slog.Record, b *buffer, fields []slog.Attr) (_ []slog.Attr, below string) {
 	st, ok := recordStack(*r)
 	if !ok {

@@ -25,7 +25,7 @@ import (
 // versions; MarkingSampler (51), the Sampler's marker binding, until then
 // an unexported interface documented only in prose; ZapJSON and ZapConsole
 // (53), valid formats that had no root constant. Handler.HandleAttrs, public
-// only for otelbridge, moved behind internal/core (52). CloseDefault (53,
+// only for otelbridge, moved behind an internal package (52). CloseDefault (53,
 // issue 29) is the one-line shutdown for the one-line slog.SetDefault
 // setup, which keeps no *Handler to Close. FlightRecorder (54, issue 26)
 // configures the flight recorder, whose five settings no existing type
@@ -38,7 +38,17 @@ import (
 // they add no concept to learn. EncodingOptions, RingOptions,
 // RetryOptions and FeatureOptions (63, issue 35) are the groups of Options,
 // which had 23 flat fields; they move 16 fields rather than add settings.
-// A new name now has to replace one.
+// Issue 35's public seams (77) replace
+// internal/core, through which the module's own satellites reached the
+// handler, so that a third party can write what they are: the record
+// Encoder and OpenWithEncoder to plug it in (otlpsink, journald); the
+// output's optional interfaces BatchWriter, Syncer, Closer, Reporter and
+// Backlogger, until then anonymous or internal; Handler.HandleAttrs (back
+// from internal/core), Handler.Grouped and Handler.WithWaitContext
+// (otelbridge); Handler.HandleEncoded and Handler.Sync (logwriter); and
+// DefaultWriteAttempts and DefaultWriteRetryMax (otlpsink sizes its memory
+// of refused batches by the handler's retries). A new name now has to
+// replace one.
 func TestExportedSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -81,6 +91,6 @@ func TestExportedSurface(t *testing.T) {
 	for _, n := range names {
 		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
 	}
-	assert.LessOrEqual(t, len(names), 63, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	assert.LessOrEqual(t, len(names), 77, "the root's exported names:\n%s", strings.Join(names, "\n"))
 	t.Logf("%d exported names", len(names))
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/asyncbus/asyncbus/internal/bus"
 )
 
-// writeLine is Handle for a line another logger encoded (logwriter): a copy
+// writeLine is HandleEncoded: a copy
 // of line is enqueued at level, counted in the per-level counts and waited
 // for as a record at that level is (enqueue).
 func (h *Handler) writeLine(level slog.Level, line []byte) error {

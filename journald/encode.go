@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/asyncbus/asyncbus/internal/core"
+	"github.com/asyncbus/asyncbus"
 )
 
 // recordTag opens every bus record this package's encoder writes; the
@@ -31,7 +31,7 @@ type encoder struct {
 	loggerKey string                                       // the attribute key of a Named handler's name
 }
 
-var _ core.Encoder = (*encoder)(nil)
+var _ asyncbus.Encoder = (*encoder)(nil)
 
 // newEncoder returns the top-level encoder; an empty loggerKey means "logger".
 func newEncoder(identifier string, addSource bool, loggerKey string, replace func([]string, slog.Attr) slog.Attr) *encoder {
@@ -46,8 +46,8 @@ func newEncoder(identifier string, addSource bool, loggerKey string, replace fun
 	}
 }
 
-// WithAttrs implements core.Encoder.
-func (e *encoder) WithAttrs(attrs []slog.Attr) core.Encoder {
+// WithAttrs implements asyncbus.Encoder.
+func (e *encoder) WithAttrs(attrs []slog.Attr) asyncbus.Encoder {
 	e2 := *e
 	buf := bytes.Clone(e.attrs)
 	for _, a := range attrs {
@@ -57,15 +57,15 @@ func (e *encoder) WithAttrs(attrs []slog.Attr) core.Encoder {
 	return &e2
 }
 
-// WithGroup implements core.Encoder.
-func (e *encoder) WithGroup(name string) core.Encoder {
+// WithGroup implements asyncbus.Encoder.
+func (e *encoder) WithGroup(name string) asyncbus.Encoder {
 	e2 := *e
 	e2.prefix = appendGroupPrefix(e.prefix[:len(e.prefix):len(e.prefix)], name)
 	e2.groups = append(e.groups[:len(e.groups):len(e.groups)], name)
 	return &e2
 }
 
-// AppendRecord implements core.Encoder: PRIORITY, MESSAGE,
+// AppendRecord implements asyncbus.Encoder: PRIORITY, MESSAGE,
 // SYSLOG_IDENTIFIER, the CODE_* fields with AddSource, the logger name,
 // the Context hook's fields, then the attributes.
 func (e *encoder) AppendRecord(dst []byte, _ context.Context, r slog.Record, name string, extra []slog.Attr) []byte {

@@ -14,12 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // encodeEntry encodes r with enc and checks the recordTag framing and
 // the protocol, returning the entry's bytes and fields.
-func encodeEntry(t *testing.T, enc core.Encoder, r slog.Record, name string, extra ...slog.Attr) ([]byte, []field) {
+func encodeEntry(t *testing.T, enc asyncbus.Encoder, r slog.Record, name string, extra ...slog.Attr) ([]byte, []field) {
 	t.Helper()
 	b := enc.AppendRecord(nil, context.Background(), r, name, extra)
 	require.NotEmpty(t, b)
@@ -125,7 +124,7 @@ type valuer struct{}
 func (valuer) LogValue() slog.Value { return slog.StringValue("resolved") }
 
 func TestGroupsFlatten(t *testing.T) {
-	var enc core.Encoder = newEncoder("x", false, "", nil)
+	var enc asyncbus.Encoder = newEncoder("x", false, "", nil)
 	enc = enc.WithAttrs([]slog.Attr{slog.String("top", "1")})
 	enc = enc.WithGroup("http")
 	enc = enc.WithAttrs([]slog.Attr{slog.String("method", "GET")})

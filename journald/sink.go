@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // DefaultSocket is the journal's native-protocol socket.
@@ -63,7 +62,10 @@ type Sink struct {
 	sent, large, foreignN atomic.Uint64
 }
 
-var _ io.Writer = (*Sink)(nil)
+var (
+	_ io.Writer            = (*Sink)(nil)
+	_ asyncbus.BatchWriter = (*Sink)(nil)
+)
 
 // NewSink checks that the journal's socket exists and answers, and
 // returns a Sink sending to it. It fails with an error naming the socket
@@ -100,6 +102,7 @@ func NewSink(o Options) (*Sink, error) {
 // is the field mapped from LoggerKey (LOGGER by default), and ReplaceAttr
 // sees every attribute (the logger name and Context fields included), not
 // the fields this package writes itself (PRIORITY, MESSAGE, ...).
+// FlightRecorder is refused (not supported).
 //
 // The handler's Close does not close the socket, which is closed when the
 // handler is no longer reachable; use NewSink, Sink.NewHandler and
@@ -119,16 +122,7 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	if opts != nil {
 		o = *opts
 	}
-	h, err := asyncbus.Open(s, opts)
-	if err != nil {
-		return nil, err
-	}
-	// Before h is shared: the records' encoder.
-	if err := core.Install(h, newEncoder(s.identifier, o.AddSource, o.Encoding.LoggerKey, o.ReplaceAttr)); err != nil {
-		_ = h.Close()
-		return nil, err
-	}
-	return h, nil
+	return asyncbus.OpenWithEncoder(s, newEncoder(s.identifier, o.AddSource, o.Encoding.LoggerKey, o.ReplaceAttr), opts)
 }
 
 // Name names the output in the handler's error reports.

@@ -74,6 +74,18 @@ func TestHandlerSendsEntries(t *testing.T) {
 	assert.Equal(t, Stats{Sent: 4}, s.Stats())
 }
 
+// The flight recorder keeps records in the handler's own format, not the
+// journal's fields: NewHandler refuses it before a handler is made.
+func TestNewHandlerRefusesFlightRecorder(t *testing.T) {
+	j := startJournal(t)
+	s, err := NewSink(Options{Socket: j.path})
+	require.NoError(t, err)
+	defer s.Close()
+	h, err := s.NewHandler(&asyncbus.Options{Features: asyncbus.FeatureOptions{FlightRecorder: &asyncbus.FlightRecorder{}}})
+	require.ErrorContains(t, err, "FlightRecorder")
+	assert.Nil(t, h)
+}
+
 func TestAddSourceWritesCodeFields(t *testing.T) {
 	j := startJournal(t)
 	h, err := NewHandler(Options{Socket: j.path}, &asyncbus.Options{AddSource: true})

@@ -17,7 +17,6 @@ import (
 	"log/slog"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Writer is an io.Writer that puts lines other loggers encoded (zap,
@@ -128,7 +127,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if !ok {
 		level = callerLevel()
 	}
-	_, _ = core.WriteLine(w.h, level, p) // counted and reported by the handler (see above)
+	_ = w.h.HandleEncoded(level, p) // counted and reported by the handler (see above)
 	return len(p), nil
 }
 
@@ -139,7 +138,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 // returning an error matching context.DeadlineExceeded with the lines
 // still queued. Otherwise it returns the output's error, as
 // asyncbus.Handler.Flush does.
-func (w *Writer) Sync() error { return core.SyncBounded(w.h) }
+func (w *Writer) Sync() error { return w.h.Sync() }
 
 // Close writes every line queued, syncs the output and stops the Writer,
 // as asyncbus.Handler.Close does (and returns the same verdict); later

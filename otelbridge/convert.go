@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // Keys of the fields the bridge adds to each converted record.
@@ -121,22 +120,23 @@ func (c *converter) convert(r *sdklog.Record) slog.Record {
 }
 
 // handle converts r and hands it to h. An asyncbus handler takes the
-// attributes straight from the stack buffer (core.HandleAttrs), which
-// avoids the allocation a slog.Record makes for more than five attributes.
+// attributes straight from a buffer (Handler.HandleAttrs), which avoids
+// the allocation a slog.Record makes for more than five attributes.
 func (c *converter) handle(ctx context.Context, h slog.Handler, r *sdklog.Record) error {
-	if !core.Grouped(h) {
+	ah, isAsyncbus := h.(*asyncbus.Handler)
+	if !isAsyncbus || !ah.Grouped() {
 		// The record's ids land at the top level, where the TraceContext
 		// hook would write the context's: the hook stands down. In a group
 		// they cannot collide with the hook's top-level fields, which stay.
 		ctx = markOwnTrace(ctx, r)
 	}
-	if _, ok := h.(*asyncbus.Handler); ok {
-		// A pooled buffer, not one on the stack: the attributes pass
-		// through core's function value, which escape analysis cannot
-		// see into, so a stack buffer would be moved to the heap.
+	if isAsyncbus {
+		// A pooled buffer, not one on the stack: should escape analysis
+		// ever see attrs leak from HandleAttrs (an encoder behind an
+		// interface keeps it), a stack buffer would move to the heap.
 		buf := attrBufs.Get().(*[inlineAttrs]slog.Attr)
 		t, lvl, msg, attrs := c.fill(r, buf[:0])
-		_, err := core.HandleAttrs(h, ctx, t, lvl, msg, attrs)
+		err := ah.HandleAttrs(ctx, t, lvl, msg, attrs)
 		clear(buf[:]) // drop the references the record's attributes held
 		attrBufs.Put(buf)
 		return err

@@ -9,7 +9,7 @@ import (
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 
-	"github.com/asyncbus/asyncbus/internal/core"
+	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
@@ -161,8 +161,8 @@ func (e *Exporter) Export(ctx context.Context, records []sdklog.Record) error {
 		return sdklog.ErrExporterShutdown
 	}
 	h, bounded := e.h, false
-	if bh := core.Bound(e.h, ctx); bh != nil { // an *asyncbus.Handler
-		h, bounded = bh, true // one copy per call, not per record
+	if ah, ok := e.h.(*asyncbus.Handler); ok {
+		h, bounded = ah.WithWaitContext(ctx), true // one copy per call, not per record
 	}
 	var (
 		first  error

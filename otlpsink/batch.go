@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/asyncbus/asyncbus/internal/bus"
+	"github.com/asyncbus/asyncbus"
 )
 
 // rejectMemo is how long a permanently refused batch is remembered (see
@@ -20,10 +20,10 @@ const rejectMemo = 5 * time.Second
 // most retryMax (zero: the defaults): longer than those retries can take.
 func memoFor(attempts int, retryMax time.Duration) time.Duration {
 	if attempts <= 0 {
-		attempts = bus.DefaultWriteAttempts
+		attempts = asyncbus.DefaultWriteAttempts
 	}
 	if retryMax <= 0 {
-		retryMax = bus.DefaultRetryMax
+		retryMax = asyncbus.DefaultWriteRetryMax
 	}
 	span := time.Duration(attempts) * retryMax // every back-off is at most retryMax
 	if span/time.Duration(attempts) != retryMax || span > 24*time.Hour {

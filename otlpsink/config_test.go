@@ -3,6 +3,7 @@ package otlpsink
 import (
 	"log/slog"
 	"math"
+	"net/http"
 	"testing"
 	"time"
 
@@ -157,4 +158,48 @@ func TestMemoFor(t *testing.T) {
 		assert.Equal(t, 101*time.Second, s.memo)
 		require.NoError(t, h.Close())
 	})
+}
+
+// TestHeaderNetHTTPRefusesFailsNew: a header net/http would refuse on
+// every request is an error from New naming it, not an endless retry.
+func TestHeaderNetHTTPRefusesFailsNew(t *testing.T) {
+	cases := map[string]struct {
+		headers map[string]string
+		env     string
+		wantErr string // "" means accepted
+	}{
+		"newline in value":       {headers: map[string]string{"X-Token": "abc\ndef"}, wantErr: `header "X-Token": invalid character '\n' in the value`},
+		"carriage return":        {headers: map[string]string{"X-Token": "a\rb"}, wantErr: `"X-Token"`},
+		"NUL in value":           {headers: map[string]string{"X-Token": "a\x00b"}, wantErr: `"X-Token"`},
+		"DEL in value":           {headers: map[string]string{"X-Token": "a\x7fb"}, wantErr: `"X-Token"`},
+		"space in name":          {headers: map[string]string{"X Token": "v"}, wantErr: `header "X Token": invalid character ' ' in the name`},
+		"colon in name":          {headers: map[string]string{"X:Token": "v"}, wantErr: `"X:Token"`},
+		"empty name":             {headers: map[string]string{"": "v"}, wantErr: "empty name"},
+		"from the environment":   {env: "X-Token=a%0Ab", wantErr: `"X-Token"`},
+		"tab and UTF-8 accepted": {headers: map[string]string{"X-Token": "a\tb é"}},
+		"token chars accepted":   {headers: map[string]string{"X-A_b.c~!#$%&'*+^`|": "v"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := Options{Endpoint: "http://127.0.0.1:1", Headers: tc.headers}
+			c, err := resolve(o, func(k string) string {
+				if k == "OTEL_EXPORTER_OTLP_HEADERS" {
+					return tc.env
+				}
+				return ""
+			})
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				for k, v := range tc.headers {
+					req, rerr := http.NewRequest(http.MethodPost, "http://x", nil)
+					require.NoError(t, rerr)
+					req.Header.Set(k, v)
+					require.NotNil(t, c.headers.Values(k), "header %q kept", k)
+				}
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
 }

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/asyncbus/asyncbus/internal/core"
+	"github.com/asyncbus/asyncbus"
 )
 
 // Protobuf field numbers of the OTLP messages written here
@@ -161,7 +161,7 @@ func newEncoder(addSource bool, loggerKey string) *encoder {
 	return &encoder{levels: []level{{}}, addSource: addSource, loggerKey: loggerKey}
 }
 
-var _ core.Encoder = (*encoder)(nil)
+var _ asyncbus.Encoder = (*encoder)(nil)
 
 // kvField is the field number of a KeyValue at depth: LogRecord.attributes
 // at the top level, KeyValueList.values inside a group.
@@ -194,8 +194,8 @@ func (re *recordErr) noteKey(key string) {
 	}
 }
 
-// WithAttrs implements core.Encoder.
-func (e *encoder) WithAttrs(attrs []slog.Attr) core.Encoder {
+// WithAttrs implements asyncbus.Encoder.
+func (e *encoder) WithAttrs(attrs []slog.Attr) asyncbus.Encoder {
 	e2 := &encoder{levels: append([]level(nil), e.levels...), addSource: e.addSource, loggerKey: e.loggerKey}
 	depth := len(e2.levels) - 1
 	last := &e2.levels[depth]
@@ -208,13 +208,13 @@ func (e *encoder) WithAttrs(attrs []slog.Attr) core.Encoder {
 	return e2
 }
 
-// WithGroup implements core.Encoder.
-func (e *encoder) WithGroup(name string) core.Encoder {
+// WithGroup implements asyncbus.Encoder.
+func (e *encoder) WithGroup(name string) asyncbus.Encoder {
 	e2 := &encoder{levels: append(append([]level(nil), e.levels...), level{name: name}), addSource: e.addSource, loggerKey: e.loggerKey}
 	return e2
 }
 
-// AppendRecord implements core.Encoder.
+// AppendRecord implements asyncbus.Encoder.
 func (e *encoder) AppendRecord(dst []byte, ctx context.Context, r slog.Record, name string, extra []slog.Attr) []byte {
 	dst, mark := openLen(dst, fSLLogRecords)
 	if !r.Time.IsZero() {

@@ -14,12 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/asyncbus/asyncbus/internal/core"
+	"github.com/asyncbus/asyncbus"
 )
 
 // encodeAttrs encodes a record with attrs through enc and returns its
 // decoded LogRecord attributes.
-func encodeAttrs(t *testing.T, enc core.Encoder, attrs ...slog.Attr) []pbKV {
+func encodeAttrs(t *testing.T, enc asyncbus.Encoder, attrs ...slog.Attr) []pbKV {
 	t.Helper()
 	r := slog.NewRecord(time.Now(), slog.LevelInfo, "m", 0)
 	r.AddAttrs(attrs...)
@@ -127,7 +127,7 @@ func TestErrorsAreTheRecordsException(t *testing.T) {
 	top := newEncoder(false, "")
 	for _, tc := range []struct {
 		name  string
-		enc   core.Encoder
+		enc   asyncbus.Encoder
 		attrs []slog.Attr
 		want  []pbKV
 	}{

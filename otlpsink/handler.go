@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus"
-	"github.com/asyncbus/asyncbus/internal/core"
 )
 
 // NewHandler returns an asyncbus handler that encodes records as OTLP
@@ -18,7 +17,7 @@ import (
 // handler's options as for asyncbus.NewHandler; Format, Color and
 // SlogLevelNames do not apply, AddSource writes the OTel code.* attributes,
 // a Named handler's name is a top-level attribute under LoggerKey, and
-// ReplaceAttr is refused (not supported).
+// ReplaceAttr and FlightRecorder are refused (not supported).
 //
 // Records at or above opts.SyncLevel (FATAL by default) are delivered
 // before Handle returns, as for any asyncbus handler: while the collector
@@ -53,15 +52,11 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	s.ownHandler = true
 	s.lastRejected.err = nil // a new ring: nothing of an earlier one is retried
 	s.mu.Unlock()
-	// The replay runs inside asyncbus.Open, before the drainer starts;
-	// the drainer gets records only once h is returned, after the Store
-	// below, so it never sees the flag set.
+	// The replay runs inside asyncbus.OpenWithEncoder, before the drainer
+	// starts; the drainer gets records only once h is returned, after the
+	// Store below, so it never sees the flag set.
 	s.replaying.Store(true)
-	h, err := asyncbus.Open(s, opts)
-	if err == nil {
-		// Before h is shared: the records' encoder, Closing and SetReport.
-		err = core.Install(h, newEncoder(o.AddSource, o.Encoding.LoggerKey))
-	}
+	h, err := asyncbus.OpenWithEncoder(s, newEncoder(o.AddSource, o.Encoding.LoggerKey), opts) // calls SetReport and SetBacklog after the replay
 	s.replaying.Store(false)
 	// Replay is over: retry without limit until Close. CAS, not Store: a
 	// Close that already began keeps its own deadline.
@@ -80,9 +75,9 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	return h, nil
 }
 
-// Closing implements the hook the handler calls when its Close begins:
-// retrying stops at ctx's deadline, or after Options.CloseTimeout if ctx
-// has none, and when ctx is cancelled. It returns that deadline, which the
+// Closing implements asyncbus.Closer, called when the handler's Close
+// begins: retrying stops at ctx's deadline, or after Options.CloseTimeout
+// if ctx has none, and when ctx is cancelled. It returns that deadline, which the
 // handler's Close waits for when its context has none.
 func (s *Sink) Closing(ctx context.Context) time.Time {
 	s.closeMu.Do(func() {

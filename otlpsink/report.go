@@ -99,11 +99,11 @@ func (s *Sink) notePartial(rej uint64, msg string) {
 	s.report(err)
 }
 
-// SetBacklog implements core.Backlogger: backlog counts the records queued
+// SetBacklog implements asyncbus.Backlogger: backlog counts the records queued
 // behind the batch in WriteBatch, for the recovery report.
 func (s *Sink) SetBacklog(backlog func() uint64) { s.backlog.Store(&backlog) }
 
-// SetReport implements core.Reporter: the handler's bus delivers the
+// SetReport implements asyncbus.Reporter: the handler's bus delivers the
 // Sink's reports from then on, one at a time with its own, and its Close
 // waits for them.
 // Reports made during the ring replay, before the handler existed, were

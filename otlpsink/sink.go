@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/asyncbus/asyncbus/internal/core"
+	"github.com/asyncbus/asyncbus"
 )
 
 // Stats are a Sink's delivery counters.
@@ -121,9 +121,11 @@ type Sink struct {
 }
 
 var (
-	_ io.Writer       = (*Sink)(nil)
-	_ core.Closer     = (*Sink)(nil)
-	_ core.Backlogger = (*Sink)(nil)
+	_ io.Writer            = (*Sink)(nil)
+	_ asyncbus.BatchWriter = (*Sink)(nil)
+	_ asyncbus.Closer      = (*Sink)(nil)
+	_ asyncbus.Reporter    = (*Sink)(nil)
+	_ asyncbus.Backlogger  = (*Sink)(nil)
 )
 
 // NewSink resolves o against the environment and returns a Sink. It does

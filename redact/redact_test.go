@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/asyncbus/asyncbus/internal/core"
 	"github.com/asyncbus/asyncbus/internal/syncbuf"
 )
 
@@ -415,11 +414,11 @@ func TestNoSecretInAnyFormat(t *testing.T) {
 }
 
 // handleAttrs is the handler's attribute path, as otelbridge reaches it
-// (core.HandleAttrs); h is an *asyncbus.Handler.
+// (Handler.HandleAttrs); h is an *asyncbus.Handler.
 func handleAttrs(h slog.Handler, ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	ok, err := core.HandleAttrs(h, ctx, t, level, msg, attrs)
+	ah, ok := h.(*asyncbus.Handler)
 	if !ok {
 		return fmt.Errorf("%T is not an *asyncbus.Handler", h)
 	}
-	return err
+	return ah.HandleAttrs(ctx, t, level, msg, attrs)
 }
