@@ -176,6 +176,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
 	}
+	c.connectOutput(w) // output.go: Closer, Reporter, Backlogger
 	h := &Handler{tree: c, enc: enc}
 	c.recorder = newRecorder(o.Features.FlightRecorder, enc)      // recorder.go
 	c.stack = newStackState(o.Features.StackTraceLevel, o.Format) // stack.go
