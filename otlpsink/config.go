@@ -99,8 +99,10 @@ type Options struct {
 	// the records stay in the ring file for the next start.
 	ReplayTimeout time.Duration
 	// MaxRequestBytes caps the uncompressed size of one request; a drained
-	// batch is split into several. Zero means 4 MiB. A single record is
-	// always sent, whatever its size.
+	// batch is split into several. Zero means 4 MiB, or over gRPC 4 MiB
+	// less 64 KiB for the resource and framing (gRPC servers, the
+	// Collector's included, refuse messages over 4 MiB by default). A
+	// single record is always sent, whatever its size.
 	MaxRequestBytes int
 	// HTTPClient, if set, sends the requests (TLSConfig is then ignored).
 	// With gRPC its transport must speak HTTP/2 (an answer over HTTP/1 is
@@ -289,6 +291,9 @@ func (c *config) setDefaults() {
 	}
 	if c.maxRequest <= 0 {
 		c.maxRequest = 4 << 20
+		if c.grpc {
+			c.maxRequest -= 64 << 10 // under grpc-go's default receive limit, 4 MiB with the resource and framing
+		}
 	}
 }
 

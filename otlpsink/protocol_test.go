@@ -1,11 +1,14 @@
 package otlpsink
 
 import (
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // TestProtocolChoice: Options.Protocol, else the logs-specific variable,
@@ -68,8 +71,46 @@ func TestGRPCTransportSpeaksOnlyHTTP2(t *testing.T) {
 	assert.True(t, p.UnencryptedHTTP2())
 	assert.False(t, p.HTTP1())
 
+	assert.Equal(t, 4<<20-64<<10, c.maxRequest, "under the 4 MiB gRPC servers accept by default")
+	c, err = resolve(Options{}, envOf(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 4<<20, c.maxRequest)
+
 	own := &http.Client{}
 	c, err = resolve(Options{Protocol: "grpc", HTTPClient: own}, envOf(nil))
 	require.NoError(t, err)
 	assert.Same(t, own, c.client, "a user's client is used as it is")
+}
+
+// framedRecord is a record as the encoder frames it, size bytes in all.
+func framedRecord(size int) []byte {
+	payload := size - 1 - protowire.SizeVarint(uint64(size))
+	for 1+protowire.SizeVarint(uint64(payload))+payload != size {
+		payload++ // the length prefix shrank: one byte more of payload
+	}
+	r := protowire.AppendVarint([]byte{recordTag}, uint64(payload))
+	return append(r, make([]byte, payload)...)
+}
+
+// TestGRPCDefaultRequestFitsServerLimit: a request filled to the default
+// MaxRequestBytes, with a resource, is at most 4 MiB over gRPC (grpc-go's
+// default receive limit), where the OTLP/HTTP default would overshoot.
+func TestGRPCDefaultRequestFitsServerLimit(t *testing.T) {
+	for _, protocol := range []string{ProtocolGRPC, ProtocolHTTPProtobuf} {
+		s, err := NewSink(Options{Protocol: protocol, Resource: []slog.Attr{slog.String("service.name", strings.Repeat("s", 200))}})
+		require.NoError(t, err)
+		room := s.cfg.maxRequest - len(s.scopePrefix)
+		var recs [][]byte
+		for room > 2000 {
+			recs = append(recs, framedRecord(1000))
+			room -= 1000
+		}
+		recs = append(recs, framedRecord(room)) // exactly to the limit
+		require.Equal(t, len(recs), s.build(recs), "every record fits in one request")
+		if protocol == ProtocolGRPC {
+			assert.LessOrEqual(t, len(s.body), 4<<20)
+		} else {
+			assert.Greater(t, len(s.body), 4<<20, "the HTTP default is 4 MiB of records")
+		}
+	}
 }
