@@ -37,7 +37,15 @@ func TestGRPCDeliversEveryRecordOnceInOrder(t *testing.T) {
 			h, err := s.NewHandler(nil)
 			require.NoError(t, err)
 			const n = 3000
-			logSeq(h, n)
+			logSeq(h, n/2)
+			require.NoError(t, h.Flush())
+			beforeClose, _ := rc.requests()
+			logSeq2 := func(from, to int) {
+				for i := from; i < to; i++ {
+					slog.New(h).Info("rec", "seq", i)
+				}
+			}
+			logSeq2(n/2, n)
 			require.NoError(t, h.Close())
 
 			requireEachOnce(t, rc.records(), n)
@@ -46,6 +54,10 @@ func TestGRPCDeliversEveryRecordOnceInOrder(t *testing.T) {
 			require.NotEmpty(t, calls)
 			c := calls[0]
 			assert.Equal(t, "HTTP/2.0", c.Proto)
+			for _, other := range calls[:len(beforeClose)] {
+				// After Close began, each write closes its connection when done.
+				assert.Equal(t, c.RemoteAddr, other.RemoteAddr, "every call before Close on one connection")
+			}
 			assert.Equal(t, "Bearer x", c.Header.Get("Authorization"))
 			assert.Equal(t, "7000000u", c.Header.Get("Grpc-Timeout"))
 			assert.Equal(t, "gzip", c.Header.Get("Grpc-Accept-Encoding"))

@@ -58,7 +58,7 @@ func (rc *grpcReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	msg, err := readExportCall(r)
 	rc.mu.Lock()
 	i := len(rc.calls)
-	call := grpcCall{Header: r.Header.Clone(), Proto: r.Proto}
+	call := grpcCall{Header: r.Header.Clone(), Proto: r.Proto, RemoteAddr: r.RemoteAddr}
 	if r.TLS != nil {
 		call.ALPN = r.TLS.NegotiatedProtocol
 	}
@@ -252,6 +252,9 @@ type grpcCall struct {
 	Header http.Header
 	Proto  string // "HTTP/2.0"
 	ALPN   string // the protocol TLS negotiated ("" without TLS)
+	// RemoteAddr is the client's address: the same for calls on one
+	// connection.
+	RemoteAddr string
 }
 
 // requests returns every call and the faults of the malformed ones.
