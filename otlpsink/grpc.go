@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -92,6 +93,16 @@ func newGRPCError(code uint32, msg string, delay time.Duration) *GRPCError {
 	return e
 }
 
+// noH2 reports whether err is the TLS alert of a server that offers none
+// of the client's ALPN protocols (RFC 7301 no_application_protocol), here
+// h2. crypto/tls reports a peer's alert as a *net.OpError "remote error"
+// around an unexported type: its text is what identifies it.
+func noH2(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error" && op.Err != nil &&
+		strings.HasSuffix(op.Err.Error(), "no application protocol")
+}
+
 // maxGRPCMessage bounds the response message read (grpc-go's default
 // receive limit): a larger one is a malformed answer.
 const maxGRPCMessage = 4 << 20
@@ -129,7 +140,10 @@ func (s *Sink) postGRPC(payload []byte, n int) (time.Duration, error) {
 	s.requests.Add(1)
 	resp, err := s.cfg.client.Do(req)
 	if err != nil {
-		if isTLSConfigError(err) {
+		switch {
+		case noH2(err):
+			return 0, &permanentError{fmt.Errorf("the collector offers no HTTP/2 over TLS (ALPN h2), which gRPC needs: %w", err)}
+		case isTLSConfigError(err):
 			return 0, &permanentError{err}
 		}
 		return 0, err // network error: retryable

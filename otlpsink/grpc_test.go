@@ -2,6 +2,8 @@ package otlpsink
 
 import (
 	"crypto/tls"
+	"io"
+	stdlog "log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -329,6 +331,27 @@ func TestGRPCNeedsHTTP2(t *testing.T) {
 	err = h.Close()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "gRPC needs HTTP/2; the answer came over HTTP/1.1 (200 OK)")
+	assert.EqualValues(t, 1, s.Stats().FailedRecords)
+	assert.Zero(t, s.Stats().Retries)
+}
+
+// TestGRPCServerWithoutH2IsPermanent: a TLS server that offers only
+// HTTP/1.1 fails the batch at once, with an error that says why.
+func TestGRPCServerWithoutH2IsPermanent(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0) // the handshake failure is expected
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	o := grpcOptions(&grpcReceiver{srv: srv})
+	o.TLSConfig = &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+	s, err := NewSink(o)
+	require.NoError(t, err)
+	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
+	require.NoError(t, err)
+	slog.New(h).Info("one")
+	err = h.Close()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the collector offers no HTTP/2 over TLS (ALPN h2), which gRPC needs")
 	assert.EqualValues(t, 1, s.Stats().FailedRecords)
 	assert.Zero(t, s.Stats().Retries)
 }
