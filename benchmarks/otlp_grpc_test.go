@@ -87,13 +87,15 @@ func newGRPCLogsReceiver(b *testing.B) (*grpcLogsReceiver, string) {
 	return rc, l.Addr().String()
 }
 
-var otlpGRPCContestants = []otlpContestant{
-	{"asyncbus-otlpsink-grpc", func(b *testing.B, addr string) (*slog.Logger, func()) {
+// otlpsinkGRPC is the asyncbus contestant with the handler's MaxLatency
+// (0: the default, 20 ms).
+func otlpsinkGRPC(maxLatency time.Duration) func(b *testing.B, addr string) (*slog.Logger, func()) {
+	return func(b *testing.B, addr string) (*slog.Logger, func()) {
 		h, err := otlpsink.NewHandler(otlpsink.Options{
 			Protocol: otlpsink.ProtocolGRPC, Endpoint: "http://" + addr,
 			Headers: map[string]string{}, Compression: "none",
 			Resource: []slog.Attr{slog.String("service.name", "bench")},
-		}, &asyncbus.Options{OnError: func(error) {}})
+		}, &asyncbus.Options{OnError: func(error) {}, MaxLatency: maxLatency})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -102,7 +104,11 @@ var otlpGRPCContestants = []otlpContestant{
 				b.Error(err)
 			}
 		}
-	}},
+	}
+}
+
+var otlpGRPCContestants = []otlpContestant{
+	{"asyncbus-otlpsink-grpc", otlpsinkGRPC(0)},
 	{"otelslog-BatchProcessor-otlploggrpc", func(b *testing.B, addr string) (*slog.Logger, func()) {
 		exp, err := otlploggrpc.New(context.Background(), otlploggrpc.WithEndpoint(addr), otlploggrpc.WithInsecure())
 		if err != nil {
@@ -155,7 +161,10 @@ func BenchmarkOTLPGRPCPaced(b *testing.B) {
 	floor := otlpContestant{"floor-discard", func(b *testing.B, _ string) (*slog.Logger, func()) {
 		return slog.New(slog.DiscardHandler), func() {}
 	}}
-	for _, c := range append([]otlpContestant{floor}, otlpGRPCContestants...) {
+	// The SDK's BatchProcessor exports every second (or 512 records):
+	// asyncbus with a MaxLatency of a second batches alike.
+	batched := otlpContestant{"asyncbus-otlpsink-grpc-MaxLatency1s", otlpsinkGRPC(time.Second)}
+	for _, c := range append([]otlpContestant{floor, batched}, otlpGRPCContestants...) {
 		b.Run(c.name, func(b *testing.B) {
 			var cpu time.Duration
 			var lost, calls int64
