@@ -28,7 +28,17 @@ type Options struct {
 	// Empty: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT (used as given), else
 	// OTEL_EXPORTER_OTLP_ENDPOINT with "/v1/logs" appended to its path,
 	// else https://localhost:4318/v1/logs (http with Insecure).
+	// With gRPC (Protocol), the endpoint is host:port or a URL whose path
+	// is ignored, as the SDK's otlploggrpc ignores it; empty:
+	// OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT,
+	// else localhost:4317.
 	Endpoint string
+	// Protocol is "http/protobuf" (OTLP/HTTP) or "grpc" (OTLP/gRPC, over
+	// HTTP/2: TLS with ALPN, or unencrypted HTTP/2 with prior knowledge
+	// for an http endpoint). Empty: OTEL_EXPORTER_OTLP_LOGS_PROTOCOL, else
+	// OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf. "http/json" is not
+	// supported: an error from New, as is any other value.
+	Protocol string
 	// Insecure selects http for an endpoint without a scheme. If false,
 	// OTEL_EXPORTER_OTLP_LOGS_INSECURE / OTEL_EXPORTER_OTLP_INSECURE ("true")
 	// may set it.
@@ -71,10 +81,11 @@ type Options struct {
 	ScopeVersion string
 
 	// RetryInitial is the first back-off after a retryable failure (429,
-	// 502, 503, 504 or a network error); it doubles up to RetryMax, with
-	// jitter (each wait is uniform in [d/2, d]). Zero means 1 s. A
-	// Retry-After header replaces the back-off for that wait, capped at a
-	// minute or RetryMax, whichever is longer.
+	// 502, 503, 504, a network error, or a retryable gRPC status: see
+	// GRPCError); it doubles up to RetryMax, with jitter (each wait is
+	// uniform in [d/2, d]). Zero means 1 s. A Retry-After header (over
+	// gRPC, the delay of a RetryInfo detail) replaces the back-off for that
+	// wait, capped at a minute or RetryMax, whichever is longer.
 	RetryInitial time.Duration
 	// RetryMax caps the back-off; zero means 30 s.
 	RetryMax time.Duration
@@ -88,16 +99,21 @@ type Options struct {
 	// the records stay in the ring file for the next start.
 	ReplayTimeout time.Duration
 	// MaxRequestBytes caps the uncompressed size of one request; a drained
-	// batch is split into several. Zero means 4 MiB. A single record is
-	// always sent, whatever its size.
+	// batch is split into several. Zero means 4 MiB, or over gRPC 4 MiB
+	// less 64 KiB for the resource and framing (gRPC servers, the
+	// Collector's included, refuse messages over 4 MiB by default). A
+	// single record is always sent, whatever its size.
 	MaxRequestBytes int
 	// HTTPClient, if set, sends the requests (TLSConfig is then ignored).
+	// With gRPC its transport must speak HTTP/2 (an answer over HTTP/1 is
+	// a permanent error).
 	HTTPClient *http.Client
 }
 
 // config is Options resolved against the environment.
 type config struct {
 	url     string
+	grpc    bool // OTLP/gRPC rather than OTLP/HTTP (Options.Protocol)
 	headers http.Header
 	timeout time.Duration
 	gzip    bool
@@ -136,7 +152,15 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 	insecure := o.Insecure || strings.EqualFold(env("INSECURE"), "true")
 
 	var err error
-	if c.url, err = requestURL(o.Endpoint, insecure, getenv); err != nil {
+	if c.grpc, err = useGRPC(o.Protocol, getenv); err != nil {
+		return nil, err
+	}
+	if c.grpc {
+		c.url, err = grpcURL(o.Endpoint, insecure, getenv)
+	} else {
+		c.url, err = requestURL(o.Endpoint, insecure, getenv)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if c.headers, err = requestHeaders(o.Headers, env); err != nil {
@@ -156,6 +180,9 @@ func resolve(o Options, getenv func(string) string) (*config, error) {
 	c.client, c.ownTransport, err = newClient(o.HTTPClient, o.TLSConfig, c.url, getenv)
 	if err != nil {
 		return nil, err
+	}
+	if c.grpc && c.ownTransport != nil {
+		grpcTransport(c.ownTransport)
 	}
 	return c, nil
 }
@@ -264,6 +291,9 @@ func (c *config) setDefaults() {
 	}
 	if c.maxRequest <= 0 {
 		c.maxRequest = 4 << 20
+		if c.grpc {
+			c.maxRequest -= 64 << 10 // under grpc-go's default receive limit, 4 MiB with the resource and framing
+		}
 	}
 }
 

@@ -35,7 +35,13 @@ func (s *Sink) deliver(n int) error {
 	}
 	var last error // the last answer of the collector, or network error
 	for attempt := 0; ; attempt++ {
-		wait, err := s.post(payload, n)
+		var wait time.Duration
+		var err error
+		if s.cfg.grpc {
+			wait, err = s.postGRPC(payload, n)
+		} else {
+			wait, err = s.post(payload, n)
+		}
 		if err == nil {
 			s.noteRecovered(n)
 			return nil

@@ -1,5 +1,7 @@
 // Package otlpsink ships asyncbus records to an OpenTelemetry Collector (or
-// any OTLP receiver) over OTLP/HTTP protobuf.
+// any OTLP receiver) over OTLP/HTTP protobuf, or over OTLP/gRPC
+// (Options.Protocol) without the grpc module: net/http's HTTP/2, with the
+// same delivery, retries and counts.
 //
 // Records are encoded on the caller, without allocating, as OTLP LogRecords
 // already framed as elements of ScopeLogs.log_records, and enqueued on the
@@ -15,7 +17,10 @@
 // handler's OnError is told at the first failure of an outage, then at most
 // once a minute with a count. Permanent rejections (400 and other 4xx/5xx)
 // and TLS verification failures are not retried: they are counted as
-// failed, in the handler's Stats and in Sink.Stats, and reported. When a
+// failed, in the handler's Stats and in Sink.Stats, and reported. Over
+// gRPC the status codes the OTLP specification retries are retried
+// (RESOURCE_EXHAUSTED only with a RetryInfo, whose delay is honoured as
+// Retry-After is), the others are permanent (see GRPCError). When a
 // drained batch is split into several requests (MaxRequestBytes) and one is
 // refused, the others are still sent, and the handler's Written and Failed
 // counts are the records the collector accepted and refused (a refused

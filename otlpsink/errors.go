@@ -57,6 +57,10 @@ func isPermanent(err error) bool {
 	if errors.As(err, &se) {
 		return se.Permanent
 	}
+	var ge *GRPCError
+	if errors.As(err, &ge) {
+		return ge.Permanent
+	}
 	var pe *permanentError
 	return errors.As(err, &pe)
 }
