@@ -230,19 +230,26 @@ func (h *Handler) writes(l slog.Level) bool {
 // none: a caller's context (a request's, say) must not cost it its lines.
 // msg is the record's message, for the report of a record after Close.
 func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
+	return h.enqueueBytes(b, b.data, level, msg)
+}
+
+// enqueueBytes is enqueue for the record p, which the bus copies: b.data,
+// or a line another logger encoded (writeLine), put on the ring without a
+// copy into b first. b is released once the bus has taken p.
+func (h *Handler) enqueueBytes(b *buffer, p []byte, level slog.Level, msg string) error {
 	syncLevel := levelNow(h.tree.syncLevel)
 	var err error
 	switch {
 	case level >= slog.LevelError && level < syncLevel && h.tree.errsKept:
 		if h.bound != nil {
-			err = h.tree.bus.EnqueueWrittenCtx(h.bound, b.data)
+			err = h.tree.bus.EnqueueWrittenCtx(h.bound, p)
 		} else {
-			err = h.tree.bus.EnqueueWritten(b.data)
+			err = h.tree.bus.EnqueueWritten(p)
 		}
 	case h.bound != nil:
-		err = h.tree.bus.EnqueueUntil(b.data, h.bound.Done())
+		err = h.tree.bus.EnqueueUntil(p, h.bound.Done())
 	default:
-		err = h.tree.bus.Enqueue(b.data)
+		err = h.tree.bus.Enqueue(p)
 	}
 	b.release()
 	switch err {

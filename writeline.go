@@ -11,16 +11,16 @@ import (
 
 // writeLine is HandleEncoded: a copy
 // of line is enqueued at level, counted in the per-level counts and waited
-// for as a record at that level is (enqueue).
+// for as a record at that level is (enqueue). The bus copies line into the
+// ring itself; the pooled buffer only lends its stripe of the counts.
 func (h *Handler) writeLine(level slog.Level, line []byte) error {
 	b := bufPool.Get().(*buffer)
 	h.tree.logged.add(level, b) // levelcounts.go
-	b.data = append(b.data[:0], line...)
 	// The line stands for the message in the report of a line written after
 	// Close (noteClosed), which formats it before enqueue returns, while
 	// line is still the caller's: no copy is made for it.
 	msg := unsafe.String(unsafe.SliceData(line), len(bytes.TrimRight(line, "\n")))
-	return h.enqueue(b, level, msg)
+	return h.enqueueBytes(b, line, level, msg)
 }
 
 // syncBounded writes and syncs every record enqueued before the call,

@@ -45,3 +45,14 @@ func TestHookAllocations(t *testing.T) {
 		})
 	}
 }
+
+// TestFrameAllocations: Init allocates nothing on a parent without
+// attributes, and once (the merged slice) on one with some.
+func TestFrameAllocations(t *testing.T) {
+	bg := context.Background()
+	withA := ctxattrs.With(bg, slog.String("a", "x"))
+	var f ctxattrs.Frame
+	attr := slog.String("request_id", "r1")
+	assert.Equal(t, 0.0, testing.AllocsPerRun(500, func() { _ = f.Init(bg, attr) }))
+	assert.Equal(t, 1.0, testing.AllocsPerRun(500, func() { _ = f.Init(withA, attr) }))
+}

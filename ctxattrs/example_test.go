@@ -47,3 +47,21 @@ func ExampleWithLevel() {
 	// {"level":"DEBUG","msg":"cache miss","request_id":"r-2"}
 	// {"level":"INFO","msg":"handled","request_id":"r-2"}
 }
+
+// A middleware's per-request state embeds a Frame: the request's context
+// gets its id attribute without an allocation of its own.
+func ExampleFrame() {
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{ReplaceAttr: noTime, Features: asyncbus.FeatureOptions{Context: ctxattrs.Fields}})
+	defer h.Close()
+	log := slog.New(h)
+
+	type requestState struct {
+		attrs ctxattrs.Frame
+		// the middleware's other per-request fields
+	}
+	st := &requestState{}
+	ctx := st.attrs.Init(context.Background(), slog.String("request_id", "r-7"))
+	log.InfoContext(ctx, "handled")
+	// Output:
+	// {"level":"INFO","msg":"handled","request_id":"r-7"}
+}

@@ -58,7 +58,10 @@
 // Options.Repanic the panic continues after the record is written.
 // http.ErrAbortHandler is not recovered: the access record is written and
 // the panic continues, so net/http aborts the response as the handler
-// asked.
+// asked. The record of an aborted request carries error.type "aborted",
+// at Warn at least (the client got no complete response, but the handler
+// chose to abort: not a crash), and no status code when nothing was
+// written (none was sent).
 //
 // The response writer given to the handler keeps http.Flusher,
 // http.Hijacker and io.ReaderFrom, and Unwrap for http.ResponseController;

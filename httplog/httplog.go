@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"time"
 
+	"github.com/asyncbus/asyncbus"
 	"github.com/asyncbus/asyncbus/ctxattrs"
 )
 
@@ -98,6 +100,7 @@ func New(log *slog.Logger, opts *Options) func(http.Handler) http.Handler {
 	if m.idHeader == "" {
 		m.idHeader = "X-Request-Id"
 	}
+	m.idHeader = http.CanonicalHeaderKey(m.idHeader) // the form net/http keys its header maps by
 	if m.idKey == "" {
 		m.idKey = "request_id"
 	}
@@ -133,14 +136,21 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 		return
 	}
 	start := time.Now()
-	id := requestID(r.Header.Get(m.idHeader))
-	w.Header().Set(m.idHeader, id)
+	var id string
+	if v := r.Header[m.idHeader]; len(v) > 0 { // Header.Get without its per-call canonicalization
+		id = v[0]
+	}
+	id = requestID(id)
 	st := &requestState{Context: r.Context(), rw: responseWriter{w: w}, group: newGroup()}
+	st.idValue[0] = id
+	w.Header()[m.idHeader] = st.idValue[:] // Header.Set without its allocation
 	rw := &st.rw
-	// outer: the request's context and its group (for the flight recorder),
-	// without the id attribute, which the access record carries itself.
-	var outer context.Context = st
-	ctx := ctxattrs.With(outer, slog.String(m.idKey, id))
+	// The handler's context: the request's, its group (for the flight
+	// recorder) and the id attribute. The access record's (outer) has no
+	// id attribute: the record carries the id itself.
+	st.attrs.Init(st.Context, slog.String(m.idKey, id))
+	outer := (*recordContext)(st)
+	var ctx context.Context = st
 	if m.reqLevel != nil {
 		if l, ok := m.reqLevel(r); ok {
 			ctx = ctxattrs.WithLevel(ctx, l)
@@ -160,7 +170,7 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 			return
 		}
 		if p == http.ErrAbortHandler {
-			m.write(outer, inner, rw, id, start, nil)
+			m.write(outer, inner, rw, id, start, &panicInfo{aborted: true})
 			panic(p)
 		}
 		if !rw.wroteHeader && !rw.hijacked {
@@ -175,43 +185,64 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 }
 
 // requestState is what the middleware allocates per request, in one
-// allocation: the request's context with its group id, and the response
-// wrapper.
+// allocation: the request's context (embedded), the handler's context
+// with its id attribute, the response wrapper, the group id and the id's
+// response header value. As a context it is the handler's: the request's
+// context with the group and the id attribute.
 type requestState struct {
-	context.Context
-	rw    responseWriter
-	group [16]byte
+	context.Context                // the request's context as the middleware received it
+	attrs           ctxattrs.Frame // the request's context with the id attribute
+	rw              responseWriter
+	group           [16]byte
+	idValue         [1]string // the response header's value slice
 }
 
 // Value returns the request's group id for the group key, else what the
-// request's context holds.
+// request's context with the id attribute holds.
 func (st *requestState) Value(key any) any {
 	if key == (groupKey{}) {
 		return &st.group
 	}
-	return st.Context.Value(key)
+	return st.attrs.Value(key)
+}
+
+// recordContext is requestState as the access record's context: the
+// request's context with its group, without the id attribute.
+type recordContext requestState
+
+// Value returns the request's group id for the group key, else what the
+// request's context holds.
+func (c *recordContext) Value(key any) any {
+	if key == (groupKey{}) {
+		return &c.group
+	}
+	return c.Context.Value(key)
 }
 
 // panicInfo is a recovered panic: its value and the stack where it was
-// recovered.
+// recovered, or http.ErrAbortHandler's abort (no value, no stack).
 type panicInfo struct {
-	value any
-	stack []byte
+	value   any
+	stack   []byte
+	aborted bool
 }
 
 // write logs the access record of r, served through rw, with ctx (the
 // request's context as the middleware received it, with its group).
 func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWriter, id string, start time.Time, p *panicInfo) {
 	end := time.Now()
-	a := access{r: r, rw: rw, d: end.Sub(start), status: rw.status}
-	if a.status == 0 && !rw.hijacked {
+	a := access{r: r, rw: rw, d: end.Sub(start), status: rw.status, aborted: p != nil && p.aborted}
+	if a.status == 0 && !rw.hijacked && !a.aborted {
 		a.status = http.StatusOK // the handler wrote nothing: net/http answers 200
 	}
 	level := m.level(a.status)
 	if m.slow > 0 && a.d > m.slow && level < slog.LevelWarn {
 		level = slog.LevelWarn
 	}
-	if p != nil {
+	switch {
+	case a.aborted:
+		level = max(level, slog.LevelWarn)
+	case p != nil:
 		level = slog.LevelError
 	}
 	h := m.log.Handler()
@@ -220,28 +251,52 @@ func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWri
 	}
 	a.route = m.route(r)
 	a.client = clientAddress(r, m.proxies)
+	if ah, ok := h.(*asyncbus.Handler); ok {
+		// A pooled buffer, not one on the stack: the attributes reach the
+		// handler's encoder and hooks through interfaces, which escape
+		// analysis cannot see into, so a stack buffer would be moved to
+		// the heap.
+		buf := attrBufs.Get().(*[maxAttrs]slog.Attr)
+		as := m.attrs(buf[:0], &a, id, p)
+		_ = ah.HandleAttrs(ctx, end, level, m.msg, as) // as slog.Logger does, a handler's error is not reported here
+		clear(buf[:])                                  // drop the references the attributes held
+		attrBufs.Put(buf)
+		return
+	}
 	var buf [maxAttrs]slog.Attr
-	var as []slog.Attr
-	switch m.keys {
-	case GCPKeys:
-		as = a.gcp(buf[:0])
-	case ECSKeys:
-		as = a.ecs(buf[:0])
-	default:
-		as = a.otel(buf[:0])
-	}
-	as = append(as, slog.String(m.idKey, id))
-	if rw.body != nil {
-		if b, ok := r.Body.(*bodyReader); ok {
-			as = append(as, slog.String("http.request.body", string(b.buf)))
-		}
-		as = append(as, slog.String("http.response.body", string(rw.body.buf)))
-	}
-	if p != nil {
-		as = append(as, m.keys.panicAttrs(p)...)
-	}
 	// pc 0: the record's source would be this package, not the handler.
 	rec := slog.NewRecord(end, level, m.msg, 0)
-	rec.AddAttrs(as...)
+	rec.AddAttrs(m.attrs(buf[:0], &a, id, p)...)
 	_ = h.Handle(ctx, rec) // as slog.Logger does, a handler's error is not reported here
+}
+
+// attrBufs holds the attribute arrays of access records handed to an
+// asyncbus handler.
+var attrBufs = sync.Pool{New: func() any { return new([maxAttrs]slog.Attr) }}
+
+// attrs appends the access record's attributes to as: the key set's, the
+// request id, the bodies and the panic.
+func (m *middleware) attrs(as []slog.Attr, a *access, id string, p *panicInfo) []slog.Attr {
+	switch m.keys {
+	case GCPKeys:
+		as = a.gcp(as)
+	case ECSKeys:
+		as = a.ecs(as)
+	default:
+		as = a.otel(as)
+	}
+	as = append(as, slog.String(m.idKey, id))
+	if a.aborted {
+		as = append(as, slog.String("error.type", "aborted"))
+	}
+	if a.rw.body != nil {
+		if b, ok := a.r.Body.(*bodyReader); ok {
+			as = append(as, slog.String("http.request.body", string(b.buf)))
+		}
+		as = append(as, slog.String("http.response.body", string(a.rw.body.buf)))
+	}
+	if p != nil && !p.aborted {
+		as = append(as, m.keys.panicAttrs(p)...)
+	}
+	return as
 }

@@ -201,6 +201,8 @@ func TestRequestIDInEveryRecord(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
 		counts[m["msg"].(string)]++
 		if m["msg"] == "request" {
+			assert.Contains(t, ids, m["request_id"], line)
+			assert.Equal(t, 1, strings.Count(line, `"request_id"`), "the access record carries its id once: %s", line)
 			continue
 		}
 		var i int

@@ -31,18 +31,20 @@ const (
 	ECSKeys
 )
 
-// maxAttrs is the most attributes an access record has; they are built
-// in an array of this size.
+// maxAttrs is the most attributes an access record has (OTelKeys' nine,
+// the id, two bodies and two for a panic, or one for an abort); they are
+// built in an array of this size.
 const maxAttrs = 14
 
 // access is what the access record says of one request.
 type access struct {
-	r      *http.Request
-	rw     *responseWriter
-	d      time.Duration
-	status int // 0: none (a hijacked connection)
-	route  string
-	client string
+	r       *http.Request
+	rw      *responseWriter
+	d       time.Duration
+	status  int // 0: none (a hijacked connection, an abort before any write)
+	route   string
+	client  string
+	aborted bool // the handler panicked with http.ErrAbortHandler
 }
 
 // otel appends the OTelKeys attributes to as.

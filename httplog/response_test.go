@@ -153,26 +153,40 @@ func TestExpectContinue(t *testing.T) {
 	assert.Equal(t, int64(202), m["http.response.status_code"])
 }
 
-// TestPanics: recovered panics, ErrAbortHandler and Repanic.
+// TestPanics: recovered panics, ErrAbortHandler and Repanic. An abort is
+// logged at Warn at least with error.type "aborted", and with no status
+// code when nothing was written: the client got no response.
 func TestPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		opts      *httplog.Options
 		handler   http.HandlerFunc
-		status    int // 0: the client sees the connection fail
+		status    int   // 0: the client sees the connection fail
+		logged    int64 // http.response.status_code; 0: absent
 		level     slog.Level
 		stack     bool
+		aborted   bool
 		serverLog string
 	}{
-		{"before writing", nil, func(http.ResponseWriter, *http.Request) { panic("boom") }, 500, slog.LevelError, true, ""},
+		{"before writing", nil, func(http.ResponseWriter, *http.Request) { panic("boom") }, 500, 500, slog.LevelError, true, false, ""},
 		{"after writing", nil, func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(202)
 			w.(http.Flusher).Flush()
 			panic("boom")
-		}, 202, slog.LevelError, true, ""},
-		{"abort", nil, func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }, 0, slog.LevelInfo, false, ""},
+		}, 202, 202, slog.LevelError, true, false, ""},
+		{"abort", nil, func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }, 0, 0, slog.LevelWarn, false, true, ""},
+		{"abort after writing", nil, func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(202)
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}, 202, 202, slog.LevelWarn, false, true, ""},
+		{"abort after a 503", nil, func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}, 503, 503, slog.LevelError, false, true, ""},
 		{"repanic", &httplog.Options{Repanic: true}, func(http.ResponseWriter, *http.Request) { panic("boom") },
-			0, slog.LevelError, true, "panic serving"},
+			0, 500, slog.LevelError, true, false, "panic serving"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := asyncbustest.NewRecorder()
@@ -186,13 +200,23 @@ func TestPanics(t *testing.T) {
 				require.Error(t, err)
 			} else {
 				require.NoError(t, err)
-				_, _ = io.Copy(io.Discard, resp.Body)
+				_, _ = io.Copy(io.Discard, resp.Body) // an aborted body ends in an error
 				require.NoError(t, resp.Body.Close())
 				assert.Equal(t, tc.status, resp.StatusCode)
 			}
 			srv.Close()
 			r, m := only(t, rec)
 			assert.Equal(t, tc.level, r.Level)
+			if tc.logged != 0 {
+				assert.Equal(t, tc.logged, m["http.response.status_code"])
+			} else {
+				assert.NotContains(t, m, "http.response.status_code")
+			}
+			if tc.aborted {
+				assert.Equal(t, "aborted", m["error.type"])
+			} else {
+				assert.NotContains(t, m, "error.type")
+			}
 			if tc.stack {
 				assert.Equal(t, "boom", m["exception.message"])
 				assert.Contains(t, m["exception.stacktrace"], "httplog_test.TestPanics")

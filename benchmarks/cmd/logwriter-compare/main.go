@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +28,16 @@ func main() {
 	gs := flag.String("goroutines", "1,4,16", "goroutine counts")
 	slow := flag.Duration("slow", 0, "make every write to the file take this long more (a slow pipe or disk)")
 	only := flag.String("only", "", "run only the contestants whose names start with one of these comma-separated prefixes")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	var counts []int
 	for _, s := range strings.Split(*gs, ",") {
 		g, err := strconv.Atoi(s)
@@ -52,12 +63,30 @@ func main() {
 	}
 }
 
+// startCPUProfile starts the CPU profile into a new file at path and
+// returns the function that stops it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 // sample is one run of one contestant.
 type sample struct {
 	rps       float64       // records per second, from the first call to the fsync's end
 	p99       time.Duration // the callers' 99th percentile
 	p999      time.Duration // and 99.9th
 	nsPerCall float64       // the mean call
+	cpu       time.Duration // the process's CPU time per record (user + system), callers and writers together
 	lost      int64         // records not in the file
 	counted   int64         // the losses the output's own counters report; -1: none kept
 }
@@ -77,33 +106,46 @@ type results struct {
 
 // measure runs every contestant at every goroutine count, rounds times,
 // alternating: in each round every contestant runs once per count, the
-// order rotated from round to round. The share rows run at 1 goroutine.
+// order rotated from round to round. The share rows (each logger into
+// io.Discard) run at 1 goroutine and at every count, after the file rows.
 func measure(dir string, n, rounds int, counts []int, only string) (results, error) {
 	all, share := selected(contestants(), only), selected(shareContestants(), only)
 	res := results{counts: counts, samples: map[key][]sample{}}
 	for _, c := range all {
 		res.names = append(res.names, c.name)
 	}
+	shareCounts := counts
+	if !slices.Contains(counts, 1) {
+		shareCounts = append([]int{1}, counts...)
+	}
 	for r := range rounds {
 		for _, g := range counts {
 			for i := range all {
 				c := all[(i+r)%len(all)]
-				s, err := runOnce(c, g, n, dir, true)
-				if err != nil {
-					return res, fmt.Errorf("%s, %d goroutines: %w", c.name, g, err)
+				if err := res.add(c, g, n, dir, true); err != nil {
+					return res, err
 				}
-				res.samples[key{c.name, g}] = append(res.samples[key{c.name, g}], s)
 			}
 		}
-		for _, c := range share {
-			s, err := runOnce(c, 1, n, dir, false)
-			if err != nil {
-				return res, err
+		for _, g := range shareCounts {
+			for _, c := range share {
+				if err := res.add(c, g, n, dir, false); err != nil {
+					return res, err
+				}
 			}
-			res.samples[key{c.name, 1}] = append(res.samples[key{c.name, 1}], s)
 		}
 	}
 	return res, nil
+}
+
+// add runs c once at g goroutines (runOnce) and keeps the sample.
+func (res *results) add(c contestant, g, n int, dir string, toFile bool) error {
+	s, err := runOnce(c, g, n, dir, toFile)
+	if err != nil {
+		return fmt.Errorf("%s, %d goroutines: %w", c.name, g, err)
+	}
+	res.samples[key{c.name, g}] = append(res.samples[key{c.name, g}], s)
+	return nil
 }
 
 // selected returns the contestants whose names start with one of the
@@ -161,7 +203,8 @@ func runOnce(c contestant, g, n int, dir string, toFile bool) (sample, error) {
 	per := n / g
 	lat := make([][]time.Duration, g)
 	var wg sync.WaitGroup
-	start := time.Now()
+	runtime.GC() // the previous run's garbage is not this run's CPU time
+	cpu0, start := cpuTime(), time.Now()
 	for i := range g {
 		wg.Go(func() {
 			l := make([]time.Duration, per)
@@ -178,7 +221,7 @@ func runOnce(c contestant, g, n int, dir string, toFile bool) (sample, error) {
 	if err == nil && f != nil {
 		err = f.Sync()
 	}
-	wall := time.Since(start)
+	wall, cpu := time.Since(start), cpuTime()-cpu0
 	if err != nil {
 		return sample{}, err
 	}
@@ -193,6 +236,7 @@ func runOnce(c contestant, g, n int, dir string, toFile bool) (sample, error) {
 		p99:       all[len(all)*99/100],
 		p999:      all[len(all)*999/1000],
 		nsPerCall: float64(sum.Nanoseconds()) / float64(len(all)),
+		cpu:       cpu / time.Duration(len(all)),
 		counted:   counted,
 	}
 	if f != nil {

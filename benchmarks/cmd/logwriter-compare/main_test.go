@@ -32,6 +32,8 @@ func TestMeasureAndReport(t *testing.T) {
 	assert.Contains(t, report, "zerolog + the writer, 4 goroutine(s):")
 	assert.Contains(t, report, "zap + the writer, 4 goroutines:")
 	assert.Contains(t, report, "| zerolog-logwriter (file) |")
+	assert.Contains(t, report, "- ceiling, 4 goroutine(s): zap-discard")
+	assert.Contains(t, report, "- ceiling, 1 goroutine(s): zerolog-discard")
 }
 
 func TestSelected(t *testing.T) {

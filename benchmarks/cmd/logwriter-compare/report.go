@@ -21,8 +21,10 @@ func p999(s sample) time.Duration                 { return s.p999 }
 func lost(s sample) int64                         { return s.lost }
 func counted(s sample) int64                      { return s.counted }
 func nsPerCall(s sample) float64                  { return s.nsPerCall }
-func mrps(v float64) string                       { return fmt.Sprintf("%.2f M/s", v/1e6) }
+func cpu(s sample) time.Duration                  { return s.cpu }
+func mrps(v float64) string                       { return fmt.Sprintf("%.3f M/s", v/1e6) }
 func micros(d time.Duration) string               { return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1e3) }
+func cpuMicros(d time.Duration) string            { return fmt.Sprintf("%.2f µs", float64(d.Nanoseconds())/1e3) }
 func ratio(a, b float64) string                   { return fmt.Sprintf("%.2f×", a/b) }
 func yes(ok bool) string                          { return map[bool]string{true: "yes", false: "no"}[ok] }
 func (r results) med(name string, g int) []sample { return r.samples[key{name, g}] }
@@ -35,8 +37,8 @@ func (r results) report(w io.Writer, n, rounds int) {
 		fmt.Fprintf(w, ", every write to the file %v slower", slowWrite)
 	}
 	fmt.Fprint(w, ".\n\n")
-	fmt.Fprintln(w, "| goroutines | contestant | records/s | vs the same logger on the file | caller p99 | caller p99.9 | lost |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| goroutines | contestant | records/s | vs the same logger on the file | CPU per record | caller p99 | caller p99.9 | lost |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|")
 	for _, g := range r.counts {
 		for _, name := range r.names {
 			ss := r.med(name, g)
@@ -50,7 +52,7 @@ func (r results) report(w io.Writer, n, rounds int) {
 			} else if worst(ss, lost) > 0 {
 				lostCol += " (unreported)"
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", g, name, mrps(median(ss, rps)), vs, micros(median(ss, p99)), micros(median(ss, p999)), lostCol)
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", g, name, mrps(median(ss, rps)), vs, cpuMicros(median(ss, cpu)), micros(median(ss, p99)), micros(median(ss, p999)), lostCol)
 		}
 	}
 	r.targets(w)
@@ -66,14 +68,42 @@ func (r results) targets(w io.Writer) {
 			continue
 		}
 		x := median(lw, rps) / median(diode, rps)
-		fmt.Fprintf(w, "- zerolog + the writer, %d goroutine(s): %.2f× the diode's records/s (target ≥ 0.90×: %s), %d lost (the diode: %d).\n",
-			g, x, yes(x >= 0.9), worst(lw, lost), worst(diode, lost))
+		fmt.Fprintf(w, "- zerolog + the writer, %d goroutine(s): %.2f× the diode's records/s (target ≥ 0.90×: %s), %d lost (the diode: %d); CPU per record %s against %s (%s).\n",
+			g, x, yes(x >= 0.9), worst(lw, lost), worst(diode, lost), cpuMicros(median(lw, cpu)), cpuMicros(median(diode, cpu)), cpuRatio(lw, diode))
 	}
 	if lw, bws := r.med("zap-logwriter", 4), r.med("zap-buffered", 4); lw != nil && bws != nil {
 		x := median(lw, rps) / median(bws, rps)
 		pl, pb := median(lw, p99), median(bws, p99)
-		fmt.Fprintf(w, "- zap + the writer, 4 goroutines: %.2f× BufferedWriteSyncer's records/s (target ≥ 1.30×: %s), %d lost, caller p99 %s against %s (lower: %s).\n",
-			x, yes(x >= 1.3), worst(lw, lost), micros(pl), micros(pb), yes(pl < pb))
+		fmt.Fprintf(w, "- zap + the writer, 4 goroutines: %.2f× BufferedWriteSyncer's records/s (target ≥ 1.30×: %s), %d lost, caller p99 %s against %s (lower: %s); CPU per record %s against %s (%s).\n",
+			x, yes(x >= 1.3), worst(lw, lost), micros(pl), micros(pb), yes(pl < pb), cpuMicros(median(lw, cpu)), cpuMicros(median(bws, cpu)), cpuRatio(lw, bws))
+	}
+	r.ceilings(w)
+}
+
+// cpuRatio says how the CPU per record of a compares with b's: the
+// records/s ratio a machine whose CPUs do nothing else would give, where
+// the CPUs are the limit (4 goroutines on 2 cores).
+func cpuRatio(a, b []sample) string {
+	ca, cb := median(a, cpu), median(b, cpu)
+	if ca <= 0 || cb <= 0 {
+		return "no CPU figures here"
+	}
+	return fmt.Sprintf("%.2f× the records/s on CPUs that do nothing else", float64(cb)/float64(ca))
+}
+
+// ceilings writes, per goroutine count, what no output can beat: each
+// logger into io.Discard (its encoding alone, nothing written), as a ratio
+// to the peer output the writer is measured against.
+func (r results) ceilings(w io.Writer) {
+	for _, p := range [][3]string{{"zap-discard", "zap-buffered", "BufferedWriteSyncer"}, {"zerolog-discard", "zerolog-diode", "the diode"}} {
+		for _, g := range r.counts {
+			d, peer := r.med(p[0], g), r.med(p[1], g)
+			if d == nil || peer == nil {
+				continue
+			}
+			fmt.Fprintf(w, "- ceiling, %d goroutine(s): %s (the logger into io.Discard, nothing written) is %s and %.2f× %s's records/s; CPU per record %s against %s (%s).\n",
+				g, p[0], mrps(median(d, rps)), median(d, rps)/median(peer, rps), p[2], cpuMicros(median(d, cpu)), cpuMicros(median(peer, cpu)), cpuRatio(d, peer))
+		}
 	}
 }
 

@@ -13,10 +13,12 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/httplog"
 )
 
 // serverStats is what a server process reports on stderr when it stops.
@@ -50,6 +52,8 @@ type service struct {
 
 	infoReqs   atomic.Uint64
 	errSamples []int64 // the Error calls' own times
+
+	byHand bool // the handler logs the access record itself; false: the httplog middleware does
 }
 
 // maxErrSamples bounds the Error calls sampled.
@@ -67,7 +71,8 @@ var errUpstream = errors.New("upstream: connection reset by peer")
 
 // ServeHTTP logs as a real service does: two disabled Debug calls, one
 // Info from business logic, an Error every 1,000th request, and an access
-// record at Info with 8 attributes.
+// record at Info with 8 attributes (unless the httplog middleware writes
+// it, with its own 9).
 func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	n := s.reqs.Add(1)
@@ -94,13 +99,15 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	inLog += time.Since(t)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
-	t = time.Now()
-	s.log.LogAttrs(ctx, slog.LevelInfo, "access",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", 200), slog.Int("bytes", len(body)),
-		slog.Duration("dur", time.Since(start)), slog.String("remote", r.RemoteAddr),
-		slog.String("ua", r.UserAgent()), slog.Uint64("req_id", n))
-	inLog += time.Since(t)
+	if s.byHand {
+		t = time.Now()
+		s.log.LogAttrs(ctx, slog.LevelInfo, "access",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", 200), slog.Int("bytes", len(body)),
+			slog.Duration("dur", time.Since(start)), slog.String("remote", r.RemoteAddr),
+			slog.String("ua", r.UserAgent()), slog.Uint64("req_id", n))
+		inLog += time.Since(t)
+	}
 	if isErr {
 		return // the Error calls are sampled on their own
 	}
@@ -120,16 +127,16 @@ func serve(backend, out string) error {
 			return err
 		}
 	}
-	h, flush, err := newBackend(backend, f)
+	handler, h, flush, err := newService(backend, f)
 	if err != nil {
 		return err
 	}
-	s := &service{log: slog.New(h), samples: make([]int64, maxSamples), errSamples: make([]int64, maxErrSamples)}
+	s := serviceOf(handler)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, stopSignal)
@@ -152,6 +159,42 @@ func serve(backend, out string) error {
 	js, _ := json.Marshal(st)
 	fmt.Fprintf(os.Stderr, "stats %s\n", js)
 	return nil
+}
+
+// httplogSuffix, after a back end's name, has the httplog middleware
+// write the access record instead of the handler.
+const httplogSuffix = "+httplog"
+
+// newService builds the service logging to the back end called backend
+// on f: the HTTP handler to serve, the slog handler and the function that
+// writes what it holds (nil if it holds nothing).
+func newService(backend string, f *os.File) (http.Handler, slog.Handler, func() error, error) {
+	name, viaMiddleware := strings.CutSuffix(backend, httplogSuffix)
+	h, flush, err := newBackend(name, f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s := &service{log: slog.New(h), samples: make([]int64, maxSamples), errSamples: make([]int64, maxErrSamples), byHand: !viaMiddleware}
+	if viaMiddleware {
+		return &logged{service: s, next: httplog.New(s.log, nil)(s)}, h, flush, nil
+	}
+	return s, h, flush, nil
+}
+
+// logged is the service behind the httplog middleware.
+type logged struct {
+	*service
+	next http.Handler
+}
+
+func (l *logged) ServeHTTP(w http.ResponseWriter, r *http.Request) { l.next.ServeHTTP(w, r) }
+
+// serviceOf returns the service that h serves.
+func serviceOf(h http.Handler) *service {
+	if l, ok := h.(*logged); ok {
+		return l.service
+	}
+	return h.(*service)
 }
 
 // stats summarises the load phase, which ended now with cpu spent.
