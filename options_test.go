@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -423,4 +424,10 @@ func recordAt(i int) slog.Record {
 	r := slog.NewRecord(fixedTime, slog.LevelInfo, "request handled", 0)
 	r.AddAttrs(slog.Int("seq", i), slog.String("path", "/api/v1/users/12345/orders"))
 	return r
+}
+
+// TestOptionsTopLevelFields: Options keeps at most 12 top-level fields, so
+// that a user can scan it; the others sit in its groups.
+func TestOptionsTopLevelFields(t *testing.T) {
+	assert.LessOrEqual(t, reflect.TypeFor[Options]().NumField(), 12)
 }

@@ -71,8 +71,12 @@ func (h *Handler) encode(ctx context.Context, r *slog.Record, attrs []slog.Attr)
 		// Without WithAttrs/WithGroup state (handleAttrs), top-level
 		// attributes land exactly where a record's would (after the
 		// built-ins and the logger name), with the same ReplaceAttr groups.
-		b.extra = append(append(b.extra[:0], fields...), attrs...)
-		b.data = h.enc.Append(b.data[:0], *r, b.extra)
+		extra := attrs
+		if len(fields) > 0 {
+			b.extra = append(append(b.extra[:0], fields...), attrs...)
+			extra = b.extra
+		}
+		b.data = h.enc.Append(b.data[:0], *r, extra)
 		return b
 	}
 	var below string
