@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +23,8 @@ import (
 // the default (so asyncbus.CloseDefault cannot reach them), 8 goroutines
 // logging 2,500 lines each, then a last line; it says "logged" on
 // standard error and waits to be killed, never calling Close. With
-// "on-signal" it calls OnSignal first; with "none" it does not.
+// "on-signal" it calls OnSignal first, with "on-sigint" OnSignal for
+// os.Interrupt; with "none" it does not.
 const signalProgram = `package main
 
 import (
@@ -39,8 +39,11 @@ import (
 
 func main() {
 	mode, path := os.Args[1], os.Args[2]
-	if mode == "on-signal" {
+	switch mode {
+	case "on-signal":
 		shutdown.OnSignal(20 * time.Second)
+	case "on-sigint":
+		shutdown.OnSignal(20*time.Second, os.Interrupt)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -68,17 +71,18 @@ func main() {
 // logged its last line (most of its 20,001 lines still queued): with
 // OnSignal, both outputs have every line, each goroutine's in order, in
 // 20 runs of 20, and the process ends killed by SIGTERM, as it would
-// without OnSignal. Without it (the control) the process ends the same
-// way; how many lines it kept is logged (go test -v).
+// without OnSignal; the same with OnSignal given os.Interrupt and SIGINT
+// sent. Without OnSignal (the control) the process ends the same way;
+// how many lines it kept is logged (go test -v).
 func TestOnSignalKeepsEveryLine(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs a program 25 times")
+		t.Skip("builds and runs a program 28 times")
 	}
 	bin := buildProgram(t, "sigprog", signalProgram)
 	const goroutines, each = 8, 2500
 	t.Run("on-signal", func(t *testing.T) {
 		for run := range 20 {
-			stdout, file := runKilled(t, bin, "on-signal")
+			stdout, file := runKilled(t, bin, "on-signal", syscall.SIGTERM)
 			for name, out := range map[string]string{"stdout": stdout, "file": file} {
 				kept := checkLines(t, out, goroutines)
 				require.Equal(t, goroutines*each+1, kept, "run %d of 20, %s: every line is kept", run+1, name)
@@ -86,19 +90,27 @@ func TestOnSignalKeepsEveryLine(t *testing.T) {
 			}
 		}
 	})
+	t.Run("named-signal", func(t *testing.T) {
+		for run := range 3 {
+			stdout, file := runKilled(t, bin, "on-sigint", syscall.SIGINT)
+			for name, out := range map[string]string{"stdout": stdout, "file": file} {
+				require.Equal(t, goroutines*each+1, checkLines(t, out, goroutines), "run %d of 3, %s: every line is kept", run+1, name)
+			}
+		}
+	})
 	t.Run("control", func(t *testing.T) {
 		for run := range 5 {
-			stdout, file := runKilled(t, bin, "none")
+			stdout, file := runKilled(t, bin, "none", syscall.SIGTERM)
 			t.Logf("run %d without OnSignal: kept %d (stdout) and %d (file) of %d lines", run+1,
 				checkLines(t, stdout, goroutines), checkLines(t, file, goroutines), goroutines*each+1)
 		}
 	})
 }
 
-// runKilled runs bin in mode, sends it SIGTERM once it says it logged
-// everything, checks that it ended killed by SIGTERM, and returns its
+// runKilled runs bin in mode, sends it sig once it says it logged
+// everything, checks that it ended killed by sig, and returns its
 // standard output and its file.
-func runKilled(t *testing.T, bin, mode string) (stdout, file string) {
+func runKilled(t *testing.T, bin, mode string, sig syscall.Signal) (stdout, file string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "out.log")
 	var out bytes.Buffer
@@ -110,7 +122,7 @@ func runKilled(t *testing.T, bin, mode string) (stdout, file string) {
 	lines := bufio.NewScanner(stderr)
 	require.True(t, lines.Scan(), "the program says when it logged everything")
 	require.Equal(t, "logged", lines.Text())
-	require.NoError(t, c.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, c.Process.Signal(sig))
 	var rest strings.Builder
 	for lines.Scan() {
 		rest.WriteString(lines.Text() + "\n")
@@ -120,7 +132,7 @@ func runKilled(t *testing.T, bin, mode string) (stdout, file string) {
 	require.True(t, errors.As(err, &ee), "killed, not exited: %v; stderr: %s", err, rest.String())
 	ws := ee.Sys().(syscall.WaitStatus)
 	require.True(t, ws.Signaled(), "ended by a signal; stderr: %s", rest.String())
-	require.Equal(t, syscall.SIGTERM, ws.Signal())
+	require.Equal(t, sig, ws.Signal())
 	assert.Empty(t, rest.String(), "nothing reported")
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -177,5 +189,3 @@ func buildProgram(t *testing.T, name, src string) string {
 	require.NoError(t, err, "%s", out)
 	return bin
 }
-
-var _ = time.Second
