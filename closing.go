@@ -59,6 +59,7 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 	// After the ring closed: a record the closed recorder refuses goes on
 	// to the ring, which refuses and counts it.
 	h.tree.recorder.close() // recorder.go: what it still keeps counts as expired
+	h.tree.listed.Remove()  // after the drain: shutdown.CloseAll, running now, waits for it too
 	return err
 }
 
@@ -74,8 +75,9 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 // (slog.Logger.With included) is a *Handler, and closing it closes every
 // handler of its NewHandler. A handler that wraps one, such as a
 // slog.MultiHandler or a sampling.Handler, offers no way to reach it: keep
-// the *Handler and Close it (or give the Sampler to Options.Features.Sampler, which
-// keeps the default a *Handler). It waits as long as Close; for another
+// the *Handler and Close it, give the Sampler to Options.Features.Sampler (which
+// keeps the default a *Handler), or close every open handler with
+// shutdown.CloseAll. It waits as long as Close; for another
 // bound, call CloseContext on slog.Default().Handler().(*asyncbus.Handler).
 //
 // The default logger stays in place: records logged after CloseDefault are

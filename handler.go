@@ -14,6 +14,7 @@ import (
 
 	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/bus"
+	"github.com/asyncbus/asyncbus/internal/openlist"
 )
 
 // Format selects how records are encoded.
@@ -96,8 +97,9 @@ type tree struct {
 	onError   func(error)                     // Options.OnError, defaulted (closing.go reports a record after Close)
 	// closedNoted is set by the first record refused after Close (closing.go).
 	closedNoted atomic.Bool
-	recorder    *recorder    // recorder.go: Options.Features.FlightRecorder; nil: off
-	logged      *levelCounts // levelcounts.go: Stats.LoggedTrace and after
+	recorder    *recorder       // recorder.go: Options.Features.FlightRecorder; nil: off
+	logged      *levelCounts    // levelcounts.go: Stats.LoggedTrace and after
+	listed      *openlist.Entry // closing.go: its place among the open handlers that shutdown.CloseAll closes
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -195,6 +197,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 			h.leveler = l
 		}
 	}
+	c.listed = openlist.Add(h) // closing.go: taken off when closed; h is complete before it is listed
 	return h, nil
 }
 

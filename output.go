@@ -65,8 +65,8 @@ type Backlogger interface {
 	SetBacklog(backlog func() uint64)
 }
 
-// The default retries of a failing output (Options.WriteAttempts and
-// Options.WriteRetryMax): a batch is written up to DefaultWriteAttempts
+// The default retries of a failing output (Options.Retry.Attempts and
+// Options.Retry.MaxBackoff): a batch is written up to DefaultWriteAttempts
 // times, the back-off doubling from 1 ms up to DefaultWriteRetryMax.
 const (
 	DefaultWriteAttempts = bus.DefaultWriteAttempts

@@ -3,6 +3,7 @@ package logrbridge_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"log/slog"
 	"os"
 
@@ -56,4 +57,34 @@ func noTime(groups []string, a slog.Attr) slog.Attr {
 		return slog.Attr{}
 	}
 	return a
+}
+
+// klog's -v and -vmodule for a controller-runtime manager: they set the
+// per-logger rules of the asyncbus handler behind ctrl.Log.
+func ExampleBindKlogFlags() {
+	rules := asyncbus.MustParseLevelRules("info")
+	h := asyncbus.NewHandler(os.Stdout, &asyncbus.Options{
+		Rules:  rules,
+		Format: asyncbus.Logfmt,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if groups == nil && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+	defer h.Close()
+	fs := flag.NewFlagSet("manager", flag.ExitOnError) // flag.CommandLine in main
+	logrbridge.BindKlogFlags(fs, rules)
+	if err := fs.Parse([]string{"-v=1", "--vmodule=controller=4"}); err != nil { // os.Args[1:]
+		panic(err)
+	}
+
+	log := logrbridge.NewLogger(h)
+	log.V(1).Info("shown: -v=1")
+	log.V(2).Info("hidden")
+	log.WithName("controller").WithName("pod").V(4).Info("shown: controller=4")
+	// Output:
+	// level=debug+3 msg="shown: -v=1"
+	// level=debug msg="shown: controller=4" logger=controller.pod
 }

@@ -24,6 +24,9 @@ const (
 	MetricBatchSize   = "asyncbus.batch.size"       // gauge: DrainerStats.BatchTarget (records)
 	MetricWrittenByte = "asyncbus.written.bytes"    // counter: Stats.WrittenBytes
 	MetricLogged      = "asyncbus.records.logged"   // counter: Stats.LoggedTrace to LoggedOther, by level
+	MetricOccupancy   = "asyncbus.queue.occupancy"  // gauge: Stats.QueueDepth / Stats.Capacity (0 to 1)
+	// The queue delay (issue 39) goes here, and into RegisterMetrics'
+	// callback beside MetricOccupancy, once Stats carries it.
 )
 
 // Values of the "reason" attribute on [MetricDropped].
@@ -53,7 +56,9 @@ var loggedLevel = func() (opts [7]metric.ObserveOption) {
 //     or "other": Stats.LoggedTrace to LoggedOther, where each level counts
 //     the levels up to the next and "other" those below trace);
 //   - gauges asyncbus.queue.depth, .high_water and .capacity (bytes in the
-//     ring) and asyncbus.batch.size (the bus's current target batch size).
+//     ring), asyncbus.queue.occupancy (depth over capacity, from 0 to 1:
+//     the one to alert on, as a full ring makes callers wait or drop) and
+//     asyncbus.batch.size (the bus's current target batch size).
 //
 // asyncbus.batches and asyncbus.batch.size come from DrainerStats, a
 // debugging view whose fields may change between asyncbus versions: graph
@@ -86,6 +91,9 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 	high := gauge(MetricQueueHigh, "By", "Highest ring occupancy seen.")
 	capacity := gauge(MetricCapacity, "By", "Ring capacity.")
 	batch := gauge(MetricBatchSize, "{record}", "Current target batch size of the drainer.")
+	occupancy, err := meter.Float64ObservableGauge(MetricOccupancy, metric.WithUnit("1"),
+		metric.WithDescription("Fraction of the ring in use: bytes queued over capacity."))
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("otelbridge: creating instruments: %w", err)
 	}
@@ -103,15 +111,25 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 		o.ObserveInt64(high, clamp(s.QueueHighWater))
 		o.ObserveInt64(capacity, clamp(s.Capacity))
 		o.ObserveInt64(batch, clamp(d.BatchTarget))
+		o.ObserveFloat64(occupancy, occupancyOf(s))
 		for i, n := range [...]uint64{s.LoggedTrace, s.LoggedDebug, s.LoggedInfo, s.LoggedWarn, s.LoggedError, s.LoggedFatal, s.LoggedOther} {
 			o.ObserveInt64(logged, clamp(n), loggedLevel[i])
 		}
 		return nil
-	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch, logged)
+	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch, logged, occupancy)
 	if err != nil {
 		return nil, fmt.Errorf("otelbridge: registering callback: %w", err)
 	}
 	return reg, nil
+}
+
+// occupancyOf is the fraction of the ring in use, 0 for a ring of no
+// capacity (none is made: Capacity is at least 4 KiB).
+func occupancyOf(s asyncbus.Stats) float64 {
+	if s.Capacity == 0 {
+		return 0
+	}
+	return float64(s.QueueDepth) / float64(s.Capacity)
 }
 
 // clamp converts a counter to int64, saturating instead of wrapping.

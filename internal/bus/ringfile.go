@@ -141,7 +141,7 @@ var ErrRingUnsupported = errors.New("asyncbus: ring files are not supported on t
 
 // errRingUnsupported is ErrRingUnsupported naming this system and why.
 func errRingUnsupported() error {
-	return fmt.Errorf("%w: Options.RingFile needs mmap and flock, which %s/%s lacks", ErrRingUnsupported, runtime.GOOS, runtime.GOARCH)
+	return fmt.Errorf("%w: Options.Ring.File needs mmap and flock, which %s/%s lacks", ErrRingUnsupported, runtime.GOOS, runtime.GOARCH)
 }
 
 // RingFileError reports a ring file that could not be trusted (whole or in

@@ -157,6 +157,6 @@ func TestOversizeRecordWrittenBeforeEnqueueReturns(t *testing.T) {
 func TestRingUnsupportedNamesThePlatform(t *testing.T) {
 	err := errRingUnsupported()
 	require.ErrorIs(t, err, ErrRingUnsupported)
-	assert.Contains(t, err.Error(), "Options.RingFile")
+	assert.Contains(t, err.Error(), "Options.Ring.File")
 	assert.Contains(t, err.Error(), runtime.GOOS+"/"+runtime.GOARCH)
 }

@@ -1,7 +1,7 @@
 // Package stack captures and formats goroutine stacks in zap's stacktrace
 // format, and finds the stacks that errors carry (github.com/pkg/errors and
 // github.com/go-errors/errors style) without depending on those packages.
-// It is shared by the root handler (Options.StackTraceLevel) and logrbridge
+// It is shared by the root handler (Options.Features.StackTraceLevel) and logrbridge
 // (StackTraces).
 package stack
 
