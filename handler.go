@@ -96,6 +96,7 @@ type shared struct {
 	closedNoted atomic.Bool
 	recorder    *recorder    // recorder.go: Options.FlightRecorder; nil: off
 	logged      *levelCounts // levelcounts.go: Stats.LoggedTrace and after
+	seq         bool         // sequence.go: Options.Sequence, records carry headroom for the number
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -170,6 +171,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		out:       w,
 		onError:   o.OnError,
 		logged:    newLevelCounts(),
+		seq:       o.Sequence,
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
@@ -341,6 +343,9 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 // msg is the record's message, for the report of a record after Close.
 func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
 	syncLevel := levelNow(h.core.syncLevel)
+	if h.core.seq {
+		b.data = withSeqRoom(b.data) // sequence.go
+	}
 	var err error
 	switch {
 	case level >= slog.LevelError && level < syncLevel && h.core.errsKept:
@@ -501,9 +506,11 @@ func flushedAfterClose(err error) error {
 // from the same NewHandler share. It is cheap and safe at any time.
 func (h *Handler) Stats() Stats {
 	s := statsFrom(h.core.bus.Stats())
-	h.core.sample.addStats(&s)   // sample.go
-	h.core.recorder.addStats(&s) // recorder.go
-	h.core.logged.addStats(&s)   // levelcounts.go
+	h.core.sample.addStats(&s)    // sample.go
+	h.core.recorder.addStats(&s)  // recorder.go
+	h.core.logged.addStats(&s)    // levelcounts.go
+	h.core.addSeqStats(&s)        // sequence.go
+	addDelayStats(&s, h.core.bus) // stats.go
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/asyncbus/asyncbus"
 	"go.opentelemetry.io/otel/attribute"
@@ -24,6 +25,8 @@ const (
 	MetricBatchSize   = "asyncbus.batch.size"       // gauge: DrainerStats.BatchTarget (records)
 	MetricWrittenByte = "asyncbus.written.bytes"    // counter: Stats.WrittenBytes
 	MetricLogged      = "asyncbus.records.logged"   // counter: Stats.LoggedTrace to LoggedOther, by level
+	// group: proofs (issue 39)
+	MetricQueueDelay = "asyncbus.queue.delay" // gauge: Stats.QueueDelayP50, P99, Max (µs), by stat
 )
 
 // Values of the "reason" attribute on [MetricDropped].
@@ -31,6 +34,15 @@ var (
 	dropOverflow = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "overflow")))
 	dropClosed   = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "closed")))
 )
+
+// queueDelayStat is the "stat" attribute on [MetricQueueDelay] for
+// Stats.QueueDelayP50, QueueDelayP99 and QueueDelayMax, in that order.
+var queueDelayStat = func() (opts [3]metric.ObserveOption) {
+	for i, name := range []string{"p50", "p99", "max"} {
+		opts[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("stat", name)))
+	}
+	return opts
+}()
 
 // loggedLevel is the "level" attribute on [MetricLogged] for Stats.LoggedTrace
 // to LoggedOther, in that order.
@@ -53,7 +65,11 @@ var loggedLevel = func() (opts [7]metric.ObserveOption) {
 //     or "other": Stats.LoggedTrace to LoggedOther, where each level counts
 //     the levels up to the next and "other" those below trace);
 //   - gauges asyncbus.queue.depth, .high_water and .capacity (bytes in the
-//     ring) and asyncbus.batch.size (the bus's current target batch size).
+//     ring) and asyncbus.batch.size (the bus's current target batch size);
+//   - gauge asyncbus.queue.delay, in microseconds, how long records waited
+//     between Handle and the output over the last 10 to 20 seconds
+//     (attribute stat = "p50", "p99" or "max": Stats.QueueDelayP50,
+//     QueueDelayP99, QueueDelayMax).
 //
 // asyncbus.batches and asyncbus.batch.size come from DrainerStats, a
 // debugging view whose fields may change between asyncbus versions: graph
@@ -86,6 +102,7 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 	high := gauge(MetricQueueHigh, "By", "Highest ring occupancy seen.")
 	capacity := gauge(MetricCapacity, "By", "Ring capacity.")
 	batch := gauge(MetricBatchSize, "{record}", "Current target batch size of the drainer.")
+	delay := gauge(MetricQueueDelay, "us", "How long records waited between Handle and the output over the last 10-20 s, per batch: p50, p99, max.")
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("otelbridge: creating instruments: %w", err)
 	}
@@ -103,11 +120,14 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 		o.ObserveInt64(high, clamp(s.QueueHighWater))
 		o.ObserveInt64(capacity, clamp(s.Capacity))
 		o.ObserveInt64(batch, clamp(d.BatchTarget))
+		for i, d := range [...]time.Duration{s.QueueDelayP50, s.QueueDelayP99, s.QueueDelayMax} {
+			o.ObserveInt64(delay, d.Microseconds(), queueDelayStat[i])
+		}
 		for i, n := range [...]uint64{s.LoggedTrace, s.LoggedDebug, s.LoggedInfo, s.LoggedWarn, s.LoggedError, s.LoggedFatal, s.LoggedOther} {
 			o.ObserveInt64(logged, clamp(n), loggedLevel[i])
 		}
 		return nil
-	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch, logged)
+	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch, logged, delay)
 	if err != nil {
 		return nil, fmt.Errorf("otelbridge: registering callback: %w", err)
 	}
