@@ -220,7 +220,8 @@ type Options struct {
 	// marker carries the number of the first record lost at its gap and
 	// the next record continues after the lost ones; sampled records take
 	// no number. asyncbus-pretty -check verifies them. Not with RingFile
-	// (NewHandler reports it and writes no numbers; Open refuses it).
+	// yet (NewHandler reports it and writes no numbers; Open refuses it),
+	// and journald's and otlpsink's handlers refuse it.
 	Sequence bool
 }
 

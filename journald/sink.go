@@ -119,6 +119,9 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	if opts != nil {
 		o = *opts
 	}
+	if o.Sequence { // issue 39: the numbers are written into text lines, not journal entries
+		return nil, errors.New("journald: asyncbus.Options.Sequence is not supported yet")
+	}
 	h, err := asyncbus.Open(s, opts)
 	if err != nil {
 		return nil, err

@@ -749,6 +749,14 @@ func TestReplaceAttrRefused(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestSequenceRefused (issue 39): the numbers are written into text
+// lines; an OTLP record has no place for them yet.
+func TestSequenceRefused(t *testing.T) {
+	_, err := NewHandler(Options{Endpoint: "http://127.0.0.1:1"}, &asyncbus.Options{Sequence: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Options.Sequence is not supported yet")
+}
+
 // TestConcurrentProducersExactlyOnceInOrder: producers log through a
 // small ring while the collector refuses every third request; every
 // record arrives exactly once, in per-producer order.
