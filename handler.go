@@ -97,6 +97,7 @@ type shared struct {
 	recorder    *recorder    // recorder.go: Options.FlightRecorder; nil: off
 	logged      *levelCounts // levelcounts.go: Stats.LoggedTrace and after
 	seq         bool         // sequence.go: Options.Sequence, records carry headroom for the number
+	room        int          // sequence.go: the headroom encodeRecord and handleAttrs leave (bus.SeqRoom when seq)
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -172,6 +173,9 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		onError:   o.OnError,
 		logged:    newLevelCounts(),
 		seq:       o.Sequence,
+	}
+	if c.seq {
+		c.room = bus.SeqRoom
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
@@ -277,7 +281,8 @@ func (h *Handler) encodeRecord(ctx context.Context, r slog.Record, b *buffer) {
 		b.fields.AddAttr(slog.String(stackTraceKey, top))
 		fields = b.fields.attrs
 	}
-	b.data = h.enc.AppendRecord(b.data[:0], &r, fields)
+	b.room = h.core.room // sequence.go
+	b.data = h.enc.AppendRecord(b.data[:b.room], &r, fields)
 	if below != "" {
 		b.data = append(b.data, below...)
 		b.data = append(b.data, '\n')
@@ -311,7 +316,8 @@ func (h *Handler) handleAttrs(ctx context.Context, t time.Time, level slog.Level
 	// Without WithAttrs/WithGroup state, top-level extra attributes land
 	// exactly where a record's attributes would (after the built-ins and
 	// the logger name), with the same ReplaceAttr groups (none).
-	b.data = h.enc.Append(b.data[:0], slog.NewRecord(t, level, msg, 0), extra)
+	b.room = h.core.room // sequence.go
+	b.data = h.enc.Append(b.data[:b.room], slog.NewRecord(t, level, msg, 0), extra)
 	return h.enqueue(b, level, msg)
 }
 
@@ -343,8 +349,8 @@ func (h *Handler) contextFields(ctx context.Context, b *buffer) []slog.Attr {
 // msg is the record's message, for the report of a record after Close.
 func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
 	syncLevel := levelNow(h.core.syncLevel)
-	if h.core.seq {
-		b.data = withSeqRoom(b.data) // sequence.go
+	if h.core.seq && b.room == 0 {
+		b.data = withSeqRoom(b.data) // sequence.go: a line encoded without the room
 	}
 	var err error
 	switch {
@@ -565,6 +571,7 @@ type buffer struct {
 	fields FieldWriter
 	extra  []slog.Attr // HandleAttrs: context fields followed by the caller's attrs
 	stripe uint32      // the stripe of the per-level counts this buffer adds to (levelcounts.go)
+	room   int         // sequence.go: headroom for the number before the line in data (0 or bus.SeqRoom)
 }
 
 // maxPooledBuffer keeps one huge record from pinning its buffer forever.
@@ -573,6 +580,7 @@ const maxPooledBuffer = 64 << 10
 var bufPool = sync.Pool{New: func() any { return &buffer{data: make([]byte, 0, 1024), stripe: newStripe()} }}
 
 func (b *buffer) release() {
+	b.room = 0
 	if cap(b.data) > maxPooledBuffer {
 		return
 	}

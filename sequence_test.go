@@ -155,3 +155,28 @@ func BenchmarkSequence(b *testing.B) {
 		}
 	}
 }
+
+func TestSequenceFlightRecorderEntryTakesOneNumber(t *testing.T) {
+	var buf bytes.Buffer
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Sequence: true, FlightRecorder: &asyncbus.FlightRecorder{}})
+	l := slog.New(h)
+	l.Info("before")
+	l.Debug("kept 1")
+	l.Debug("kept 2")
+	l.Error("trigger")
+	l.Info("after")
+	require.NoError(t, h.Close())
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	require.Len(t, lines, 7, buf.String())
+	var seqs []any
+	var msgs []string
+	for _, line := range lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		seqs = append(seqs, m["seq"])
+		msgs = append(msgs, m["msg"].(string))
+	}
+	assert.Equal(t, []string{"before", "asyncbus: flight recorder: records kept before the next one", "kept 1", "kept 2",
+		"asyncbus: flight recorder: end", "trigger", "after"}, msgs)
+	assert.Equal(t, []any{1.0, 2.0, nil, nil, nil, nil, 3.0}, seqs, "the entry's first line carries its number")
+}
