@@ -54,6 +54,8 @@ type workload struct {
 var workloads = []workload{
 	{name: "json/1", goroutines: 1},
 	{name: "json/4", goroutines: 4},
+	{name: "json-seq/1", goroutines: 1, options: asyncbus.Options{Sequence: true}},
+	{name: "json-seq/4", goroutines: 4, options: asyncbus.Options{Sequence: true}},
 }
 
 func main() {
@@ -63,8 +65,8 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("perfgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	rounds := fs.Int("rounds", 25, "alternating rounds per workload (the median is taken)")
-	records := fs.Int("records", 15000, "records per goroutine per run")
+	rounds := fs.Int("rounds", 21, "alternating rounds per workload (the median is taken)")
+	records := fs.Int("records", 10000, "records per goroutine per run")
 	slack := fs.Float64("slack", 1.20, "the largest ratio allowed, as a multiple of the baseline's")
 	update := fs.String("update", "", "measure with 3× the rounds and write the baseline to this file (cmd/perfgate/baseline.json)")
 	if err := fs.Parse(args); err != nil {
