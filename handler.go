@@ -100,6 +100,8 @@ type tree struct {
 	recorder    *recorder       // recorder.go: Options.Features.FlightRecorder; nil: off
 	logged      *levelCounts    // levelcounts.go: Stats.LoggedTrace and after
 	listed      *openlist.Entry // closing.go: its place among the open handlers that shutdown.CloseAll closes
+	seq         bool            // sequence.go: Options.Features.Sequence, records carry headroom for the number
+	room        int             // sequence.go: the headroom the encode stage leaves (bus.SeqRoom when seq)
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -174,6 +176,10 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		out:       w,
 		onError:   o.OnError,
 		logged:    newLevelCounts(),
+		seq:       o.Features.Sequence,
+	}
+	if c.seq {
+		c.room = bus.SeqRoom
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal
@@ -241,6 +247,9 @@ func (h *Handler) enqueue(b *buffer, level slog.Level, msg string) error {
 // copy into b first. b is released once the bus has taken p.
 func (h *Handler) enqueueBytes(b *buffer, p []byte, level slog.Level, msg string) error {
 	syncLevel := levelNow(h.tree.syncLevel)
+	if h.tree.seq && b.room == 0 {
+		p = h.withSeqRoom(b, p) // sequence.go: a line encoded without the room
+	}
 	var err error
 	switch {
 	case level >= slog.LevelError && level < syncLevel && h.tree.errsKept:
@@ -411,9 +420,11 @@ func flushedAfterClose(err error) error {
 // from the same NewHandler share. It is cheap and safe at any time.
 func (h *Handler) Stats() Stats {
 	s := statsFrom(h.tree.bus.Stats())
-	h.tree.sample.addStats(&s)   // sample.go
-	h.tree.recorder.addStats(&s) // recorder.go
-	h.tree.logged.addStats(&s)   // levelcounts.go
+	h.tree.sample.addStats(&s)    // sample.go
+	h.tree.recorder.addStats(&s)  // recorder.go
+	h.tree.logged.addStats(&s)    // levelcounts.go
+	h.tree.addSeqStats(&s)        // sequence.go
+	addDelayStats(&s, h.tree.bus) // stats.go
 	return s
 }
 
@@ -468,6 +479,7 @@ type buffer struct {
 	fields FieldWriter
 	extra  []slog.Attr // HandleAttrs: context fields followed by the caller's attrs
 	stripe uint32      // the stripe of the per-level counts this buffer adds to (levelcounts.go)
+	room   int         // sequence.go: headroom for the number before the line in data (0 or bus.SeqRoom)
 }
 
 // maxPooledBuffer keeps one huge record from pinning its buffer forever.
@@ -476,6 +488,7 @@ const maxPooledBuffer = 64 << 10
 var bufPool = sync.Pool{New: func() any { return &buffer{data: make([]byte, 0, 1024), stripe: newStripe()} }}
 
 func (b *buffer) release() {
+	b.room = 0
 	if cap(b.data) > maxPooledBuffer {
 		return
 	}

@@ -76,7 +76,8 @@ func (h *Handler) encode(ctx context.Context, r *slog.Record, attrs []slog.Attr)
 			b.extra = append(append(b.extra[:0], fields...), attrs...)
 			extra = b.extra
 		}
-		b.data = h.enc.Append(b.data[:0], *r, extra)
+		b.room = h.tree.room // sequence.go: the number's headroom
+		b.data = h.enc.Append(b.data[:b.room], *r, extra)
 		return b
 	}
 	var below string
@@ -99,7 +100,8 @@ func (h *Handler) appendRecord(ctx context.Context, r *slog.Record, fields []slo
 		b.data = h.rec.AppendRecord(b.data[:0], ctx, *r, h.name, fields)
 		return
 	}
-	b.data = h.enc.AppendRecord(b.data[:0], r, fields)
+	b.room = h.tree.room // sequence.go: the number's headroom
+	b.data = h.enc.AppendRecord(b.data[:b.room], r, fields)
 }
 
 // contextFields runs the Features.Context hook into b's FieldWriter.

@@ -295,7 +295,7 @@ func (h *Handler) keep(ctx context.Context, r *slog.Record, attrs []slog.Attr) b
 	if t.IsZero() {
 		t = time.Now()
 	}
-	res := rc.add(b.data, t, id, grouped)
+	res := rc.add(b.data[b.room:], t, id, grouped) // without the number's headroom (sequence.go)
 	if res == addKept {
 		h.tree.logged.add(r.Level, b) // levelcounts.go: counted as kept
 	}
@@ -322,7 +322,7 @@ func (h *Handler) withKept(ctx context.Context, rc *recorder, b *buffer) (out *b
 		slog.Int("records", n), slog.Time("first", first), slog.String("span", last.Sub(first).String())), nil)
 	out.data = append(out.data, kept...)
 	out.data = rc.marker.Append(out.data, recorderMarker(now, "asyncbus: flight recorder: end", slog.Int("records", n)), nil)
-	out.data = append(out.data, b.data...)
+	out.data = append(out.data, b.data[b.room:]...) // the entry gets one headroom, in enqueue
 	kb.release()
 	b.release()
 	return out, n

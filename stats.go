@@ -1,6 +1,10 @@
 package asyncbus
 
-import "github.com/asyncbus/asyncbus/internal/bus"
+import (
+	"time"
+
+	"github.com/asyncbus/asyncbus/internal/bus"
+)
 
 // Stats is a snapshot of a handler's counters; handlers derived from one
 // NewHandler share them. Enqueued is derived, not counted on the hot path:
@@ -96,6 +100,22 @@ type Stats struct {
 	LoggedFatal uint64
 	// LoggedOther counts those below LevelTrace (logr's V(9) and beyond).
 	LoggedOther uint64
+
+	// group: proofs (issue 39)
+	// RunID is the run identity the records carry with their sequence
+	// numbers (Options.Features.Sequence): 16 hex digits, random per NewHandler or
+	// Open, shared by the handlers derived from it; "" when Sequence is off.
+	RunID string
+	// QueueDelayP50, QueueDelayP99 and QueueDelayMax are how long records
+	// waited between Handle and the output taking them, over the last 10
+	// to 20 seconds: per batch written by the handler's goroutine (records
+	// a caller wrote itself did not wait), the median, 99th percentile and
+	// largest of the batches' oldest records' waits. Each is an upper
+	// bound, above the true wait by at most one round of the drainer (the
+	// write before, or an idle wait of at most MaxLatency/2); the two
+	// quantiles are also rounded up to a histogram bucket (at most 25 %).
+	// Zero before the first batch.
+	QueueDelayP50, QueueDelayP99, QueueDelayMax time.Duration
 }
 
 func statsFrom(s bus.Stats) Stats {
@@ -150,4 +170,10 @@ func drainerStatsFrom(s bus.Stats) DrainerStats {
 		Parks:       s.Parks,
 		Wakeups:     s.Wakeups,
 	}
+}
+
+// addDelayStats sets the Stats.QueueDelay fields.
+func addDelayStats(s *Stats, b *bus.Bus) {
+	d := b.QueueDelay()
+	s.QueueDelayP50, s.QueueDelayP99, s.QueueDelayMax = d.P50, d.P99, d.Max
 }

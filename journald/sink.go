@@ -122,6 +122,9 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	if opts != nil {
 		o = *opts
 	}
+	if o.Features.Sequence { // the numbers are written into text lines, not journal entries
+		return nil, errors.New("journald: asyncbus.Options.Features.Sequence is not supported yet")
+	}
 	return asyncbus.OpenWithEncoder(s, newEncoder(s.identifier, o.AddSource, o.Encoding.LoggerKey, o.ReplaceAttr), opts)
 }
 

@@ -165,6 +165,9 @@ func TestRegisterMetrics(t *testing.T) {
 	assert.Equal(t, int64(0), got[MetricQueueDepth][""])
 	assert.Contains(t, got, MetricQueueHigh)
 	assert.Positive(t, got[MetricCapacity][""])
+	assert.Equal(t, map[string]int64{"p50": st.QueueDelayP50.Microseconds(), "p99": st.QueueDelayP99.Microseconds(), "max": st.QueueDelayMax.Microseconds()},
+		got[MetricQueueDelay])
+	assert.Positive(t, got[MetricQueueDelay]["max"], "the batches waited")
 
 	require.NoError(t, reg.Unregister())
 	assert.Empty(t, collect(t, reader))
@@ -178,7 +181,7 @@ func TestRegisterMetricsErrors(t *testing.T) {
 	require.Error(t, err)
 }
 
-// collect returns metric name → "reason" or "level" attribute (or "") → value.
+// collect returns metric name → "reason", "level" or "stat" attribute (or "") → value.
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]map[string]int64 {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
@@ -201,7 +204,10 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]map[string]int6
 			for _, p := range points {
 				reason, ok := p.Attributes.Value("reason")
 				if !ok {
-					reason, _ = p.Attributes.Value("level")
+					reason, ok = p.Attributes.Value("level")
+				}
+				if !ok {
+					reason, _ = p.Attributes.Value("stat")
 				}
 				if out[m.Name] == nil {
 					out[m.Name] = map[string]int64{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/asyncbus/asyncbus"
 	"go.opentelemetry.io/otel/attribute"
@@ -25,8 +26,7 @@ const (
 	MetricWrittenByte = "asyncbus.written.bytes"    // counter: Stats.WrittenBytes
 	MetricLogged      = "asyncbus.records.logged"   // counter: Stats.LoggedTrace to LoggedOther, by level
 	MetricOccupancy   = "asyncbus.queue.occupancy"  // gauge: Stats.QueueDepth / Stats.Capacity (0 to 1)
-	// The queue delay (issue 39) goes here, and into RegisterMetrics'
-	// callback beside MetricOccupancy, once Stats carries it.
+	MetricQueueDelay  = "asyncbus.queue.delay"      // gauge: Stats.QueueDelayP50, P99, Max (µs), by stat
 )
 
 // Values of the "reason" attribute on [MetricDropped].
@@ -34,6 +34,15 @@ var (
 	dropOverflow = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "overflow")))
 	dropClosed   = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "closed")))
 )
+
+// queueDelayStat is the "stat" attribute on [MetricQueueDelay] for
+// Stats.QueueDelayP50, QueueDelayP99 and QueueDelayMax, in that order.
+var queueDelayStat = func() (opts [3]metric.ObserveOption) {
+	for i, name := range []string{"p50", "p99", "max"} {
+		opts[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("stat", name)))
+	}
+	return opts
+}()
 
 // loggedLevel is the "level" attribute on [MetricLogged] for Stats.LoggedTrace
 // to LoggedOther, in that order.
@@ -58,7 +67,11 @@ var loggedLevel = func() (opts [7]metric.ObserveOption) {
 //   - gauges asyncbus.queue.depth, .high_water and .capacity (bytes in the
 //     ring), asyncbus.queue.occupancy (depth over capacity, from 0 to 1:
 //     the one to alert on, as a full ring makes callers wait or drop) and
-//     asyncbus.batch.size (the bus's current target batch size).
+//     asyncbus.batch.size (the bus's current target batch size);
+//   - gauge asyncbus.queue.delay, in microseconds, how long records waited
+//     between Handle and the output over the last 10 to 20 seconds
+//     (attribute stat = "p50", "p99" or "max": Stats.QueueDelayP50,
+//     QueueDelayP99, QueueDelayMax).
 //
 // asyncbus.batches and asyncbus.batch.size come from DrainerStats, a
 // debugging view whose fields may change between asyncbus versions: graph
@@ -94,6 +107,7 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 	occupancy, err := meter.Float64ObservableGauge(MetricOccupancy, metric.WithUnit("1"),
 		metric.WithDescription("Fraction of the ring in use: bytes queued over capacity."))
 	errs = append(errs, err)
+	delay := gauge(MetricQueueDelay, "us", "How long records waited between Handle and the output over the last 10-20 s, per batch: p50, p99, max.")
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("otelbridge: creating instruments: %w", err)
 	}
@@ -112,11 +126,14 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 		o.ObserveInt64(capacity, clamp(s.Capacity))
 		o.ObserveInt64(batch, clamp(d.BatchTarget))
 		o.ObserveFloat64(occupancy, occupancyOf(s))
+		for i, d := range [...]time.Duration{s.QueueDelayP50, s.QueueDelayP99, s.QueueDelayMax} {
+			o.ObserveInt64(delay, d.Microseconds(), queueDelayStat[i])
+		}
 		for i, n := range [...]uint64{s.LoggedTrace, s.LoggedDebug, s.LoggedInfo, s.LoggedWarn, s.LoggedError, s.LoggedFatal, s.LoggedOther} {
 			o.ObserveInt64(logged, clamp(n), loggedLevel[i])
 		}
 		return nil
-	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch, logged, occupancy)
+	}, enqueued, written, dropped, failed, batches, bytes, depth, high, capacity, batch, logged, occupancy, delay)
 	if err != nil {
 		return nil, fmt.Errorf("otelbridge: registering callback: %w", err)
 	}

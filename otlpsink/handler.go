@@ -39,6 +39,9 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	if opts != nil && opts.ReplaceAttr != nil {
 		return nil, errors.New("otlpsink: asyncbus.Options.ReplaceAttr is not supported")
 	}
+	if opts != nil && opts.Features.Sequence { // issue 39: the numbers are written into text lines, not OTLP records
+		return nil, errors.New("otlpsink: asyncbus.Options.Features.Sequence is not supported yet")
+	}
 	// Bound the retries of the ring file replay that runs inside.
 	replayDeadline := time.Now().Add(s.cfg.replayWait).UnixNano()
 	s.giveUpAt.Store(replayDeadline)

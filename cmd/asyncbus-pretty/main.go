@@ -38,6 +38,13 @@
 // badge with their count ([DROPPED 42]), as do sampling markers
 // ([SUPPRESSED 7]).
 //
+// With -check it prints nothing of the records: it reads the numbers
+// asyncbus's Options.Features.Sequence writes, from the files in the order given
+// (rotated files oldest first, ".gz" ones included) or standard input,
+// and reports per run identity the numbers missing, duplicated and out of
+// order, and the records drop markers account for; it exits 1 when a gap
+// is not accounted for by a drop marker.
+//
 // Colour follows -color: auto (the default) colours a terminal unless
 // NO_COLOR is set, CLICOLOR=0 or TERM=dumb, and colours anything when
 // FORCE_COLOR or CLICOLOR_FORCE is set; always; never.
@@ -69,6 +76,7 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	fs := flag.NewFlagSet("asyncbus-pretty", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	checkFlag := fs.Bool("check", false, "check Options.Features.Sequence's numbers instead of printing: per run, gaps, duplicates, order, and whether drop markers account for every gap (exit 1 if not)")
 	followFlag := fs.Bool("f", false, "follow the file as it grows, across rotation and truncation (like tail -F)")
 	levelFlag := fs.String("level", "", "hide records below this level: trace, debug, info, warn, error, fatal, or a form such as info+2")
 	colorFlag := fs.String("color", "auto", "colour: auto (on a terminal, per NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE, TERM=dumb), always or never")
@@ -89,6 +97,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 			return 0
 		}
 		return 2
+	}
+	if *checkFlag {
+		return check(fs.Args(), stdin, stdout, stderr) // check.go
 	}
 	if *levelFlag != "" {
 		l, err := parseMinLevel(*levelFlag)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -43,6 +45,13 @@ func (p *parser) parse(r *record, line string) bool {
 func (p *parser) parsePlain(r *record, s string) bool {
 	if s == "" { // nothing but colour sequences
 		return false
+	}
+	if pre, ok := parseSeqPrefix([]byte(s)); ok { // seq.go: asyncbus's Options.Features.Sequence
+		if !p.parsePlain(r, string(pre.rest)) {
+			return false
+		}
+		r.attrs = append([]slog.Attr{slog.String("seq", strconv.FormatUint(pre.seq, 10)), slog.String("run", pre.run)}, r.attrs...)
+		return true
 	}
 	if strings.IndexByte(s, '\t') >= 0 {
 		if p.parseZapConsole(r, s) {

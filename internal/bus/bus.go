@@ -230,6 +230,12 @@ type Bus struct {
 	rep        reporter // runs OnError off the drainer (drainer.go)
 
 	d drainer // drainer-private state
+
+	// seq numbers records (Config.Sequence, seq.go; issue 39): used by the
+	// drainer and by a write-through's producer, whoever owns the ring's
+	// order. Both already write the write-through state's lines; a record
+	// in the ring never touches it on the producer's side.
+	seq seqState
 }
 
 // ringOff is an offset into the ring's memory, in [0, capacity). Ring

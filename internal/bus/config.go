@@ -180,6 +180,14 @@ type Config struct {
 	// 1 ms (or from RetryMax, if that is shorter); <= 0 means
 	// DefaultRetryMax.
 	RetryMax time.Duration
+	// Sequence, if not SeqOff, numbers records in the order they are
+	// written, with RunID (seq.go): every record enqueued must then begin
+	// with SeqRoom bytes of headroom, where the prefix is written. Not
+	// with RingFile (New refuses it).
+	Sequence SeqFormat
+	// RunID is the run identity written with the numbers (RunIDLen hex
+	// digits; default NewRunID()).
+	RunID string
 }
 
 // Write retry defaults: a batch is tried DefaultWriteAttempts times, the
@@ -262,6 +270,15 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	if cfg.RetryMax > 0 {
 		b.retryMax = cfg.RetryMax
 		b.retryBase = min(b.retryBase, cfg.RetryMax)
+	}
+	if cfg.Sequence != SeqOff { // issue 39: sequence numbers (seq.go)
+		if cfg.RingFile != "" {
+			return nil, errSeqRingFile
+		}
+		b.seq = seqState{format: cfg.Sequence, run: cfg.RunID, next: 1}
+		if len(b.seq.run) != RunIDLen {
+			b.seq.run = NewRunID()
+		}
 	}
 	if cfg.RingFile != "" {
 		if err := b.openRing(cfg); err != nil {

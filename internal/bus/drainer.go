@@ -80,6 +80,10 @@ type drainer struct {
 	callStart int64
 	// The reasons idleWait looks for, bound once (no closure per wait).
 	readyWanted, readyHasWork, readyCommitted func() bool
+	// Issue 39. seqMarker is the numbered copy of marker (Config.Sequence,
+	// seq.go); qd is the queue's delay (queuedelay.go).
+	seqMarker []byte
+	qd        queueDelay
 }
 
 func (d *drainer) init(b *Bus) {
@@ -123,6 +127,7 @@ func (b *Bus) run() {
 			d.takeFlushes()
 		}
 		t := b.tail.Load()
+		d.qd.observe(t&^closedBit, b.nanotime()) // issue 39: the queue's delay (queuedelay.go)
 		if t&closedBit != 0 && !d.closing {
 			d.closing = true
 		}
@@ -270,6 +275,9 @@ func (d *drainer) collect() {
 			rec := b.side[d.pos]
 			delete(b.side, d.pos)
 			b.mu.Unlock()
+			if b.seq.on() { // issue 39 (seq.go); the side table's copy is ours to write
+				rec = b.seq.number(rec)
+			}
 			d.views = append(d.views, rec)
 			d.kinds = append(d.kinds, kOversize)
 			d.ovBytes += int64(len(rec))
@@ -278,7 +286,14 @@ func (d *drainer) collect() {
 		default:
 			n := h & lenMask
 			start, end := off+hdrSize, off+hdrSize+ringOff(n)
-			d.views = append(d.views, b.mem[start:end:end])
+			view := b.mem[start:end:end]
+			// issue 39 (seq.go): number the record in ring order, unless it
+			// is the rest of one a write-through numbered (wtRest: loaded
+			// after the header's acquire load, as in restIndex).
+			if b.seq.on() && b.wtRest.Load() != d.pos+1 {
+				view = b.seq.number(view)
+			}
+			d.views = append(d.views, view)
 			d.kinds = append(d.kinds, kRecord)
 			d.bytes += int(n)
 			d.pos += align8(hdrSize + n)
@@ -322,6 +337,7 @@ func (d *drainer) idle() {
 		return
 	}
 	d.park()
+	d.qd.woke(b.nanotime()) // issue 39 (queuedelay.go)
 	d.sleep, d.sleptAtCap = idleSleepMin, false
 }
 

@@ -70,7 +70,14 @@ func (d *drainer) takeGap() {
 
 func (d *drainer) addMarker(n uint64) {
 	d.marker = d.formatMarker(n)
-	d.views = append(d.views, d.marker)
+	view := d.marker
+	if d.b.seq.on() { // issue 39 (seq.go): the marker accounts for the n lost numbers
+		d.seqMarker = d.b.seq.marker(d.seqMarker, d.marker, n)
+		if len(d.marker) > 0 {
+			view = d.seqMarker
+		}
+	}
+	d.views = append(d.views, view)
 	d.kinds = append(d.kinds, kMarker)
 }
 

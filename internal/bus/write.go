@@ -56,8 +56,12 @@ func (d *drainer) writeRound(act batchAction) {
 		if admitted {
 			start := b.nanotime()
 			done, off = d.write()
+			end := b.nanotime()
+			if done > 0 { // issue 39: the queue's delay (queuedelay.go)
+				d.qd.written(d.head, end)
+			}
 			if done == len(d.views) {
-				d.measure(b.nanotime() - start)
+				d.measure(end - start)
 			}
 			if cap(d.staging) > maxStagingKeep {
 				d.staging = nil // a batch of large (oversize) records: do not keep its copy's memory

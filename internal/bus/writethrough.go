@@ -82,7 +82,17 @@ func (b *Bus) tryWriteThrough(p []byte, t, need uint64, force bool) wtResult {
 		b.failed.Add(1) // Close's count skipped our reservation
 		return wtCounted
 	}
+	raw := p
+	if b.seq.on() { // issue 39 (seq.go): the record takes its number with the ring's order
+		p = b.seq.number(p)
+	}
 	n, err := b.writeOne(p)
+	if n == 0 && b.seq.on() {
+		// Nothing went out: the record goes to the ring as it came (its
+		// headroom is rewritten there) and gets this number back.
+		p = raw
+		b.seq.next--
+	}
 	if !b.wtClaim.CompareAndSwap(wtWriting, wtIdle) {
 		// Close gave up during the call and left this record to us.
 		if n == len(p) {

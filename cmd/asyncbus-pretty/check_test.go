@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseSeqPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		line, run, rest string
+		seq             uint64
+		ok              bool
+	}{
+		{`{"seq":12,"run":"ab01","msg":"x"}`, "ab01", `{"msg":"x"}`, 12, true},
+		{`{"seq":1,"run":"ab01"}`, "ab01", `{}`, 1, true},
+		{`seq=7 run=ff00 time=t msg=x`, "ff00", `time=t msg=x`, 7, true},
+		{`seq=7 run=ff00 11:38:23.762 INFO  hello`, "ff00", `11:38:23.762 INFO  hello`, 7, true},
+		{`{"seq":"12","run":"ab"}`, "", "", 0, false},                    // a string: not ours
+		{`{"run":"ab","seq":1}`, "", "", 0, false},                       // not first: not ours
+		{`seq=7 run=XYZ msg=x`, "", "", 0, false},                        // not hex
+		{`seq=x run=ab msg=x`, "", "", 0, false},                         // not a number
+		{`{"seq":99999999999999999999999,"run":"ab"}`, "", "", 0, false}, // overflows
+		{`time=t seq=7 run=ab`, "", "", 0, false},
+	} {
+		t.Run(tc.line, func(t *testing.T) {
+			p, ok := parseSeqPrefix([]byte(tc.line))
+			require.Equal(t, tc.ok, ok)
+			if ok {
+				assert.Equal(t, tc.seq, p.seq)
+				assert.Equal(t, tc.run, p.run)
+				assert.Equal(t, tc.rest, string(p.rest))
+			}
+		})
+	}
+}
+
+// drop is a JSON drop marker numbered seq for n records.
+func drop(seq, n string) string {
+	return `{"seq":` + seq + `,"run":"aa","time":"2026-12-02T10:00:00Z","level":"WARN","msg":"asyncbus: records dropped","dropped":` + n + `}`
+}
+
+func rec(seq string) string { return `{"seq":` + seq + `,"run":"aa","msg":"m"}` }
+
+func TestCheckReports(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		code  int
+		want  []string
+	}{
+		{"contiguous", []string{rec("1"), rec("2"), rec("3")}, 0,
+			[]string{"run aa: numbers 1-3: 3 records, 0 dropped at 0 drop markers, 0 missing, 0 duplicated, 0 out of order: ok"}},
+		{"gap covered by a drop marker", []string{rec("1"), drop("2", "5"), rec("7")}, 0,
+			[]string{"numbers 1-7: 2 records, 5 dropped at 1 drop markers, 0 missing"}},
+		{"a marker short of the gap", []string{rec("1"), drop("2", "2"), rec("7")}, 1,
+			[]string{"3 missing", "missing: 4-6", "FAIL: unexplained gaps"}},
+		{"unexplained gap", []string{rec("1"), rec("4")}, 1, []string{"2 missing", "missing: 2-3"}},
+		{"first numbers missing", []string{rec("3"), rec("4")}, 1, []string{"missing: 1-2"}},
+		{"duplicates", []string{rec("1"), rec("2"), rec("2"), rec("1")}, 0, []string{"2 duplicated", "duplicated, first: [2 1]"}},
+		{"out of order", []string{rec("1"), rec("3"), rec("2")}, 0, []string{"0 missing, 0 duplicated, 1 out of order: ok"}},
+		{"two runs", []string{rec("1"), `seq=1 run=bb msg=x`, rec("2"), `seq=2 run=bb msg=x`}, 0,
+			[]string{"run aa: numbers 1-2", "run bb: numbers 1-2"}},
+		{"unnumbered lines", []string{rec("1"), "panic: boom", `{"msg":"other"}`, rec("2")}, 0, []string{"2 lines without a number"}},
+		{"nothing numbered", []string{`{"msg":"x"}`}, 0, []string{"no numbered lines"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			in := strings.NewReader(strings.Join(tc.lines, "\n") + "\n")
+			code := check(nil, in, &out, &errOut)
+			assert.Equal(t, tc.code, code, out.String())
+			for _, w := range tc.want {
+				assert.Contains(t, out.String(), w)
+			}
+		})
+	}
+}
+
+func TestCheckReadsFilesInOrderAndGzip(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "app-1.log.gz")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write([]byte(rec("1") + "\n" + rec("2") + "\n"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(old, gz.Bytes(), 0o600))
+	cur := filepath.Join(dir, "app.log")
+	require.NoError(t, os.WriteFile(cur, []byte(rec("3")+"\n"+rec("4")), 0o600)) // no final newline
+	run := func(args ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), append([]string{"-check"}, args...), strings.NewReader(""), &out, &errOut)
+		return code, out.String() + errOut.String()
+	}
+	code, out := run(old, cur)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "numbers 1-4: 4 records, 0 dropped at 0 drop markers, 0 missing, 0 duplicated, 0 out of order: ok")
+	code, out = run(cur)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "missing: 1-2")
+	code, out = run(cur, old)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "2 out of order")
+	code, out = run(filepath.Join(dir, "absent.log"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "absent.log")
+}

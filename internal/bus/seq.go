@@ -1,0 +1,117 @@
+package bus
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strconv"
+)
+
+// SeqFormat is how records carry their sequence number and run identity
+// (Config.Sequence): the drainer, or a producer writing through, writes a
+// prefix into the SeqRoom bytes of headroom every record then begins with.
+type SeqFormat uint8
+
+const (
+	// SeqOff: no numbers, no headroom (the default).
+	SeqOff SeqFormat = iota
+	// SeqJSON: `{"seq":N,"run":"R",` takes the place of the record's
+	// opening brace, so both keys are the object's first.
+	SeqJSON
+	// SeqKV: `seq=N run=R ` goes in front of the record.
+	SeqKV
+)
+
+// SeqRoom is the headroom, in bytes, in front of every record enqueued on
+// a bus with Config.Sequence set: the longest prefix (a JSON one with a
+// 20-digit number and a 16-digit run identity is 53 bytes) fits in it.
+const SeqRoom = 64
+
+// RunIDLen is the length of a run identity: 16 hex digits, 64 random bits.
+const RunIDLen = 16
+
+// NewRunID returns a random run identity.
+func NewRunID() string {
+	var b [RunIDLen / 2]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
+	return hex.EncodeToString(b[:])
+}
+
+// seqState numbers records in the order they reach the output.
+//
+// Why no atomic: the numbers follow the ring's order, which one goroutine
+// owns at a time: the drainer, which numbers entries as it collects them
+// (in ring order, before their write), or the producer writing through,
+// whose reservation found every earlier entry consumed (its head load
+// acquires the drainer's head store, which follows the numbering) and
+// which holds wmu; the drainer collects past that reservation only after
+// adopting the producer's wtHead store (acquire/release), which follows
+// the producer's numbering. So every access to next happens-before the
+// next one, and producers off the write-through path never touch it.
+type seqState struct {
+	format SeqFormat
+	run    string // the run identity, RunIDLen hex digits
+	next   uint64 // the number the next record gets (the first is 1)
+}
+
+// on reports whether records carry numbers.
+func (s *seqState) on() bool { return s.format != SeqOff }
+
+// number gives the record rec (SeqRoom bytes of headroom, then the
+// encoded line) the next number: it writes the prefix at the end of the
+// headroom and returns the line to write, which starts at the prefix.
+func (s *seqState) number(rec []byte) []byte {
+	if len(rec) < SeqRoom {
+		return rec // not ours (cannot happen: the handler adds the room)
+	}
+	var buf [SeqRoom]byte
+	line := rec[SeqRoom:]
+	p := s.appendPrefix(buf[:0], s.next, len(line) > 0 && line[0] == '{', len(line) > 1 && line[1] == '}')
+	s.next++
+	start := SeqRoom - len(p)
+	if s.format == SeqJSON && len(line) > 0 && line[0] == '{' {
+		start++ // the prefix's own brace replaces the line's
+	}
+	copy(rec[start:], p)
+	return rec[start:]
+}
+
+// marker returns the drop marker line m with the number of the first of
+// the n records lost at its gap, appended to dst[:0]: the numbers of the
+// lost records are the marker's and the n-1 after it, so the next record
+// has the marker's number plus n.
+func (s *seqState) marker(dst, m []byte, n uint64) []byte {
+	obj := s.format == SeqJSON && len(m) > 0 && m[0] == '{'
+	dst = s.appendPrefix(dst[:0], s.next, obj, len(m) > 1 && m[1] == '}')
+	s.next += n
+	if obj {
+		m = m[1:]
+	}
+	return append(dst, m...)
+}
+
+// appendPrefix appends the prefix for number n: the JSON object's opening
+// (obj; without the trailing comma for an empty object) or key=value pairs.
+func (s *seqState) appendPrefix(dst []byte, n uint64, obj, empty bool) []byte {
+	if s.format == SeqJSON && obj {
+		dst = append(dst, `{"seq":`...)
+		dst = strconv.AppendUint(dst, n, 10)
+		dst = append(dst, `,"run":"`...)
+		dst = append(dst, s.run...)
+		if empty {
+			return append(dst, '"')
+		}
+		return append(dst, `",`...)
+	}
+	dst = append(dst, "seq="...)
+	dst = strconv.AppendUint(dst, n, 10)
+	dst = append(dst, " run="...)
+	dst = append(dst, s.run...)
+	return append(dst, ' ')
+}
+
+// errSeqRingFile is New's answer to Sequence with RingFile.
+var errSeqRingFile = errors.New("sequence numbers are not supported with a ring file yet")
+
+// RunID is the run identity written with the numbers (Config.Sequence).
+func (b *Bus) RunID() string { return b.seq.run }

@@ -1,0 +1,131 @@
+package bus
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func withRoom(line string) []byte { return append(make([]byte, SeqRoom), line...) }
+
+func TestSeqNumber(t *testing.T) {
+	run := strings.Repeat("ab", RunIDLen/2)
+	for _, tc := range []struct {
+		name   string
+		format SeqFormat
+		next   uint64
+		line   string
+		want   string
+	}{
+		{"json", SeqJSON, 1, `{"msg":"x"}` + "\n", `{"seq":1,"run":"` + run + `","msg":"x"}` + "\n"},
+		{"json empty object", SeqJSON, 7, "{}\n", `{"seq":7,"run":"` + run + `"}` + "\n"},
+		{"json largest number", SeqJSON, 1<<64 - 1, `{"a":1}`, `{"seq":18446744073709551615,"run":"` + run + `","a":1}`},
+		{"json format, not an object", SeqJSON, 3, "plain\n", "seq=3 run=" + run + " plain\n"},
+		{"kv", SeqKV, 42, "time=t msg=x\n", "seq=42 run=" + run + " time=t msg=x\n"},
+		{"kv empty", SeqKV, 1, "", "seq=1 run=" + run + " "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := seqState{format: tc.format, run: run, next: tc.next}
+			assert.Equal(t, tc.want, string(s.number(withRoom(tc.line))))
+			assert.Equal(t, tc.next+1, s.next)
+		})
+	}
+}
+
+func TestSeqMarkerTakesTheLostNumbers(t *testing.T) {
+	run := strings.Repeat("01", RunIDLen/2)
+	s := seqState{format: SeqJSON, run: run, next: 10}
+	got := s.marker(nil, []byte(`{"msg":"asyncbus: records dropped","dropped":5}`+"\n"), 5)
+	assert.Equal(t, `{"seq":10,"run":"`+run+`","msg":"asyncbus: records dropped","dropped":5}`+"\n", string(got))
+	assert.EqualValues(t, 15, s.next, "the next record follows the five lost")
+
+	k := seqState{format: SeqKV, run: run, next: 1}
+	assert.Equal(t, "seq=1 run="+run+" msg=dropped dropped=2\n", string(k.marker(nil, []byte("msg=dropped dropped=2\n"), 2)))
+	assert.EqualValues(t, 3, k.next)
+}
+
+func TestNewRunIDIsRandomHex(t *testing.T) {
+	a, b := NewRunID(), NewRunID()
+	assert.Len(t, a, RunIDLen)
+	assert.NotEqual(t, a, b)
+	for _, c := range a {
+		assert.True(t, c >= '0' && c <= '9' || c >= 'a' && c <= 'f', a)
+	}
+}
+
+const testRun = "0123456789abcdef"
+
+// numbered is the line a record gets with number n (SeqKV).
+func numbered(n int, line []byte) []byte {
+	return append([]byte("seq="+strconv.Itoa(n)+" run="+testRun+" "), line...)
+}
+
+// A write-through that fails or writes short: the record keeps the number
+// it went out with (the rest is not numbered again) or, when nothing went
+// out, gets it back from the drainer; the output is whole and in order.
+func TestSeqWriteThroughFailureKeepsNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sink *streamSink
+	}{
+		{"error", &streamSink{failAt: map[int]bool{1: true, 3: true}}},
+		{"short", &streamSink{maxWrite: 7}},
+		{"fine", &streamSink{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTestBus(t, tc.sink, Config{WriteThrough: true, Sequence: SeqKV, RunID: testRun}, fastRetry)
+			var want [][]byte
+			for i := range 5 {
+				p := payload(i, 30)
+				want = append(want, numbered(i+1, p))
+				require.NoError(t, b.Enqueue(withRoom(string(p))))
+			}
+			closeBus(t, b)
+			assert.Equal(t, want, splitLines(tc.sink.bytes()))
+			st := b.Stats()
+			requireAccounting(t, st)
+			assert.EqualValues(t, 5, st.Written)
+		})
+	}
+}
+
+// Producers racing through write-through and the ring: the numbers are
+// 1..N in output order, and each producer's records keep their order.
+func TestSeqStressNumbersInOutputOrder(t *testing.T) {
+	const producers, each = 8, 2000
+	sink := &streamSink{}
+	b := newTestBus(t, sink, Config{WriteThrough: true, Capacity: 64 << 10, Sequence: SeqKV, RunID: testRun}, nil)
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range each {
+				line := fmt.Sprintf("p=%d i=%d\n", p, i)
+				if err := b.Enqueue(withRoom(line)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	closeBus(t, b)
+	lines := splitLines(sink.bytes())
+	require.Len(t, lines, producers*each)
+	next := make([]int, producers)
+	for n, line := range lines {
+		var seq, p, i int
+		var run string
+		_, err := fmt.Sscanf(string(line), "seq=%d run=%s p=%d i=%d\n", &seq, &run, &p, &i)
+		require.NoError(t, err, "%q", line)
+		require.Equal(t, n+1, seq, "%q", line)
+		require.Equal(t, testRun, run)
+		require.Equal(t, next[p], i, "producer %d in order", p)
+		next[p]++
+	}
+	assert.Positive(t, b.Stats().WriteThrough, "some records were written through")
+}

@@ -1,0 +1,182 @@
+package asyncbus_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/asyncbus/asyncbus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSequenceInEveryFormat(t *testing.T) {
+	for _, tc := range []struct {
+		format asyncbus.Format
+		first  string // the start of line 1, with %s for the run identity
+	}{
+		{asyncbus.JSON, `{"seq":1,"run":"%s","time":`},
+		{asyncbus.ZapJSON, `{"seq":1,"run":"%s","level":"info"`},
+		{asyncbus.GCPJSON, `{"seq":1,"run":"%s","time":`},
+		{asyncbus.ECSJSON, `{"seq":1,"run":"%s",`},
+		{asyncbus.DatadogJSON, `{"seq":1,"run":"%s",`},
+		{asyncbus.Text, `seq=1 run=%s time=`},
+		{asyncbus.Logfmt, `seq=1 run=%s ts=`},
+		{asyncbus.Console, `seq=1 run=%s `},
+		{asyncbus.ZapConsole, `seq=1 run=%s `},
+	} {
+		t.Run(tc.format.String(), func(t *testing.T) {
+			var buf bytes.Buffer
+			h := asyncbus.NewHandler(&buf, &asyncbus.Options{Format: tc.format, Encoding: asyncbus.EncodingOptions{Color: asyncbus.ColorNever}, Features: asyncbus.FeatureOptions{Sequence: true}})
+			require.Len(t, h.Stats().RunID, 16)
+			l := slog.New(h)
+			for i := range 3 {
+				l.Info("hello", "i", i)
+			}
+			require.NoError(t, h.Close())
+			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+			require.Len(t, lines, 3)
+			assert.True(t, strings.HasPrefix(lines[0], fmt.Sprintf(tc.first, h.Stats().RunID)), lines[0])
+			for i, line := range lines {
+				if strings.HasPrefix(line, "{") {
+					var m map[string]any
+					require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+					assert.EqualValues(t, i+1, m["seq"])
+					assert.Equal(t, h.Stats().RunID, m["run"])
+				} else {
+					assert.True(t, strings.HasPrefix(line, fmt.Sprintf("seq=%d run=%s ", i+1, h.Stats().RunID)), line)
+				}
+			}
+		})
+	}
+}
+
+func TestSequenceOffWritesNoKeys(t *testing.T) {
+	var buf bytes.Buffer
+	h := asyncbus.NewHandler(&buf, nil)
+	slog.New(h).Info("hello")
+	require.NoError(t, h.Close())
+	assert.True(t, strings.HasPrefix(buf.String(), `{"time":`), buf.String())
+	assert.Empty(t, h.Stats().RunID)
+}
+
+func TestSequenceEmptyObjectStaysJSON(t *testing.T) {
+	// A ReplaceAttr that removes every key leaves an empty object: the
+	// numbers must not add a trailing comma.
+	var buf bytes.Buffer
+	drop := func([]string, slog.Attr) slog.Attr { return slog.Attr{} }
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{ReplaceAttr: drop, Features: asyncbus.FeatureOptions{Sequence: true}})
+	slog.New(h).Info("gone")
+	require.NoError(t, h.Close())
+	assert.Equal(t, fmt.Sprintf(`{"seq":1,"run":"%s"}`+"\n", h.Stats().RunID), buf.String())
+}
+
+func TestSequenceWriteThroughTakesItsNumberInOrder(t *testing.T) {
+	// A quiet handler on a regular file writes records through on the
+	// caller's goroutine; an Error record after them waits for its write.
+	path := filepath.Join(t.TempDir(), "app.log")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	h := asyncbus.NewHandler(f, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
+	l := slog.New(h)
+	for i := range 20 {
+		if i%5 == 4 {
+			l.Error("bad", "i", i)
+		} else {
+			l.Info("ok", "i", i)
+		}
+	}
+	require.NoError(t, h.Close())
+	require.NoError(t, f.Close())
+	st := h.Stats()
+	require.Positive(t, st.WriteThrough, "some records were written through")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	require.Len(t, lines, 20)
+	for i, line := range lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		assert.EqualValues(t, i+1, m["seq"], line)
+		assert.EqualValues(t, i, m["i"], line)
+	}
+}
+
+func TestSequenceWithRingFileIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	_, err := asyncbus.Open(&buf, &asyncbus.Options{Ring: asyncbus.RingOptions{File: filepath.Join(dir, "ring")}, Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Options.Features.Sequence is not supported with Options.Ring.File yet; Open refused it")
+
+	var reported []error
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{OnError: func(err error) { reported = append(reported, err) }, Ring: asyncbus.RingOptions{File: filepath.Join(dir, "ring2")}, Features: asyncbus.FeatureOptions{Sequence: true}})
+	slog.New(h).Info("kept")
+	require.NoError(t, h.Close())
+	require.Len(t, reported, 1)
+	assert.Contains(t, reported[0].Error(), "writing without sequence numbers")
+	assert.True(t, strings.HasPrefix(buf.String(), `{"time":`), buf.String())
+}
+
+// BenchmarkSequence is Options.Features.Sequence's cost: the same records into
+// io.Discard with the numbers off and on, from 1 goroutine and from 4
+// (RunParallel with GOMAXPROCS*parallelism goroutines).
+func BenchmarkSequence(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		for _, g := range []int{1, 4} {
+			name := fmt.Sprintf("seq=%v/goroutines=%d", on, g)
+			b.Run(name, func(b *testing.B) {
+				h := asyncbus.NewHandler(io.Discard, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: on}})
+				defer h.Close()
+				l := slog.New(h)
+				ctx := context.Background()
+				b.ReportAllocs()
+				if g == 1 {
+					for b.Loop() {
+						l.LogAttrs(ctx, slog.LevelInfo, "request handled", slog.String("method", "GET"), slog.Int("status", 200))
+					}
+					return
+				}
+				b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						l.LogAttrs(ctx, slog.LevelInfo, "request handled", slog.String("method", "GET"), slog.Int("status", 200))
+					}
+				})
+			})
+		}
+	}
+}
+
+func TestSequenceFlightRecorderEntryTakesOneNumber(t *testing.T) {
+	var buf bytes.Buffer
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true, FlightRecorder: &asyncbus.FlightRecorder{}}})
+	l := slog.New(h)
+	l.Info("before")
+	l.Debug("kept 1")
+	l.Debug("kept 2")
+	l.Error("trigger")
+	l.Info("after")
+	require.NoError(t, h.Close())
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	require.Len(t, lines, 7, buf.String())
+	var seqs []any
+	var msgs []string
+	for _, line := range lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		seqs = append(seqs, m["seq"])
+		msgs = append(msgs, m["msg"].(string))
+	}
+	assert.Equal(t, []string{"before", "asyncbus: flight recorder: records kept before the next one", "kept 1", "kept 2",
+		"asyncbus: flight recorder: end", "trigger", "after"}, msgs)
+	assert.Equal(t, []any{1.0, 2.0, nil, nil, nil, nil, 3.0}, seqs, "the entry's first line carries its number")
+}
