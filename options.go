@@ -361,10 +361,8 @@ func levelPanics(l slog.Leveler) (panics bool) {
 // over the network (core.Closer, otlpsink): a log call must not wait for a
 // collector's round trips and back-off.
 func (o *Options) exitSafe(w io.Writer) bool {
-	if _, remote := w.(core.Closer); remote {
-		return false
-	}
-	return o.Overflow == Block && o.BlockTimeout == 0
+	_, remote := w.(core.Closer)
+	return bus.CallersMayTouch(bus.Overflow(o.Overflow), o.BlockTimeout, remote)
 }
 
 // errorsWritten reports whether Error records wait for their write before
@@ -373,7 +371,7 @@ func (o *Options) exitSafe(w io.Writer) bool {
 // a sink that retries over the network (core.Closer, otlpsink).
 func (o *Options) errorsWritten(w io.Writer) bool {
 	_, remote := w.(core.Closer)
-	return !remote
+	return bus.ErrorsWait(remote)
 }
 
 // busConfig is the bus configuration for validated options and output w.
