@@ -56,6 +56,7 @@ type Bus struct {
 	writeThrough bool          // Config.WriteThrough, without a ring file: CallersMayTouch's answer
 	yieldShift   uint          // see maxYieldShift
 	direct       directCheck   // which write-throughs cannot block for long (see directWriter); nil: none
+	facts        callerFact    // the caller policy's facts of the configuration (factDrop, factTouch, factDirect, factDurable)
 	stopped      chan struct{} // closed once the books are final: every record written or counted, every waiter answered
 
 	// The ring: its memory and the cursors tail, head and wtHead, each

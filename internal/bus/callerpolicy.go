@@ -1,6 +1,9 @@
 package bus
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // callerAction is what a log call does about the output for its record.
 type callerAction uint8
@@ -55,77 +58,90 @@ const (
 
 func (s queueState) String() string { return [...]string{"empty", "queued", "full"}[s] }
 
-// callerInputs is everything the caller policy reads. The zero value of
-// each output-health field is the healthiest (fast, not inside a call,
-// quiet, nothing ahead to keep order behind): see callerActionFor.
-type callerInputs struct {
+// callerFact is one yes-or-no input of the caller policy, a bit of
+// callerInputs.facts. Each output-health fact (reentrant, busy,
+// orderAhead, backlogged) is set when the output is less healthy: the
+// zero value is the healthiest (see callerActionFor).
+type callerFact uint16
+
+const (
 	// The configuration.
-	overflow Overflow
-	remote   bool // the output retries over a network: callers never write to it nor wait for it
-	touch    bool // callers may write to or wait quietly for the output: callersMayTouch's answer, in Config.WriteThrough
-	direct   bool // the output is a file, a pipe or io.Discard: its writes cannot block for long
-	durable  bool // the ring lives in a file (Config.RingFile)
+	factDrop    callerFact = 1 << iota // Overflow is Drop
+	factRemote                         // the output retries over a network: callers never write to it nor wait for it
+	factTouch                          // callers may write to or wait quietly for the output: CallersMayTouch's answer, in Config.WriteThrough
+	factDirect                         // the output is a file, a pipe or io.Discard: its writes cannot block for long
+	factDurable                        // the ring lives in a file (Config.RingFile)
 
 	// The call.
-	written     bool // the record must be written before the call returns (the root's Error records)
-	synced      bool // the record must be written and synced before the call returns (the root's SyncLevel records)
-	cancellable bool // a done channel or context can end the call's waits
-	cancelled   bool // that channel is closed already
-	oversize    bool // the record lives on the heap (longer than maxRecord)
+	factWritten     // the record must be written before the call returns (the root's Error records)
+	factSynced      // the record must be written and synced before the call returns (the root's SyncLevel records)
+	factCancellable // a done channel or context can end the call's waits
+	factCancelled   // that channel is closed already
+	factOversize    // the record lives on the heap (longer than maxRecord)
 
 	// The output's health.
-	speed      uint32 // the breaker's verdict: speedFast, speedSlow, speedStuck
-	reentrant  bool   // the caller is inside a call into the output (an output logging through its handler)
-	busy       bool   // a call into the output is in flight or ended within QuietAfter (not quiet)
-	orderAhead bool   // a drop marker, owed bytes or the drainer's own call must reach the output first
-	backlogged bool   // at its measured rate the output cannot write ahead and the record within ErrorWaitMax
+	factReentrant  // the caller is inside a call into the output (an output logging through its handler)
+	factBusy       // a call into the output is in flight or ended within QuietAfter (not quiet)
+	factOrderAhead // a drop marker, owed bytes or the drainer's own call must reach the output first
+	factBacklogged // at its measured rate the output cannot write ahead and the record within ErrorWaitMax
+)
 
-	// The ring.
-	queue queueState
-	ahead uint64 // queueBehind: bytes of unwritten entries ahead of the record
+// callerInputs is everything the caller policy reads, in 16 bytes so that
+// asking costs a log call next to nothing.
+type callerInputs struct {
+	facts callerFact
+	speed uint8      // the breaker's verdict: speedFast, speedSlow, speedStuck
+	queue queueState // what the record found in the ring
+	ahead uint64     // queueBehind: bytes of unwritten entries ahead of the record
 }
+
+// has reports whether every fact in f is set.
+func (in callerInputs) has(f callerFact) bool { return in.facts&f == f }
+
+// any reports whether one of the facts in f is set.
+func (in callerInputs) any(f callerFact) bool { return in.facts&f != 0 }
 
 // callerActionFor is the one answer to "may this log call touch or wait
 // for the output, and how?".
 //
 // It is monotonic in the output's health: with a slower speed, or
-// reentrant, busy, orderAhead or backlogged set, it never answers a write
-// or a wait where the healthier inputs answer callerReturn
-// (TestCallerActionMonotonic). Callers rely on that to ask first with the
-// healthy zero values, which cost no load of the breaker's words, and to
-// gather the output's health only when that answer is not callerReturn
-// (Bus.callerAction).
+// factReentrant, factBusy, factOrderAhead or factBacklogged set, it never
+// answers a write or a wait where the healthier inputs answer
+// callerReturn (TestCallerActionMonotonic). Callers rely on that to ask
+// first with the healthy zero values, which cost no load of the breaker's
+// words, and to gather the output's health only when that answer is not
+// callerReturn (Bus.callerAction).
 func callerActionFor(in callerInputs) callerAction {
 	switch {
 	case in.queue == queueFull:
 		return roomAction(in)
-	case in.remote:
+	case in.has(factRemote):
 		return callerReturn
 	case in.queue == queueEmpty:
 		// Write-through: only a record that would otherwise sit alone in
 		// the ring, into an output that cannot keep the caller long.
-		if in.touch && in.direct && !in.cancellable && !in.oversize && !in.orderAhead &&
-			in.speed == speedFast && (in.written || !in.busy) {
+		if in.has(factTouch|factDirect) && !in.any(factCancellable|factOversize|factOrderAhead) &&
+			in.speed == speedFast && (in.has(factWritten) || !in.has(factBusy)) {
 			return callerWriteThrough
 		}
 		return callerReturn // committed; asked again as queueBehind
 	}
 	switch {
-	case in.synced:
-		if in.speed <= speedSlow && !in.reentrant {
+	case in.has(factSynced):
+		if in.speed <= speedSlow && !in.has(factReentrant) {
 			return callerWaitSynced
 		}
-	case in.written:
-		if in.speed <= speedSlow && !in.reentrant && !in.backlogged {
+	case in.has(factWritten):
+		if in.speed <= speedSlow && !in.any(factReentrant|factBacklogged) {
 			return callerWaitWritten
 		}
-	case in.oversize:
+	case in.has(factOversize):
 		// A durable ring does not hold oversize records: only the output
 		// keeps one across a crash, so it is back-pressure, as a full ring.
-		if in.durable && in.overflow == Block && !in.cancellable && !in.reentrant {
+		if in.has(factDurable) && !in.any(factDrop|factCancellable|factReentrant) {
 			return callerWaitWritten
 		}
-	case in.touch && !in.cancellable && in.ahead <= QuietWaitDepth && in.speed == speedFast && !in.reentrant:
+	case in.has(factTouch) && !in.any(factCancellable|factReentrant) && in.ahead <= QuietWaitDepth && in.speed == speedFast:
 		return callerWaitQuiet
 	}
 	return callerReturn
@@ -134,9 +150,9 @@ func callerActionFor(in callerInputs) callerAction {
 // roomAction is callerActionFor for a full ring.
 func roomAction(in callerInputs) callerAction {
 	switch {
-	case in.overflow == Drop, in.cancelled:
+	case in.any(factDrop | factCancelled):
 		return callerDrop
-	case in.reentrant:
+	case in.has(factReentrant):
 		return callerSpinRoom
 	}
 	return callerWaitRoom
@@ -153,17 +169,46 @@ func callersMayTouch(overflow Overflow, blockTimeout time.Duration, remote bool)
 	return overflow == Block && blockTimeout == 0 && !remote
 }
 
+// configFacts are the facts of a configuration: mode overflow, with a
+// BlockTimeout or not, an output of unknown kind or not (direct), remote
+// or not, a durable ring or not.
+func configFacts(overflow Overflow, blockTimeout time.Duration, direct, remote, durable bool) callerFact {
+	var f callerFact
+	if overflow == Drop {
+		f |= factDrop
+	}
+	if callersMayTouch(overflow, blockTimeout, remote) && !durable {
+		f |= factTouch
+	}
+	if direct {
+		f |= factDirect
+	}
+	if remote {
+		f |= factRemote
+	}
+	if durable {
+		f |= factDurable
+	}
+	return f
+}
+
+// runtimeFacts are the facts of a running bus: its mode, and what New
+// made of Config.WriteThrough (touch), the output's kind (direct) and
+// Config.RingFile (durable).
+func runtimeFacts(overflow Overflow, touch, direct, durable bool) callerFact {
+	f := configFacts(overflow, 0, direct, false, durable) &^ factTouch
+	if touch {
+		f |= factTouch
+	}
+	return f
+}
+
 // CallersMayTouch is the caller policy's answer for a configuration: true
 // when records may be written through on the caller's goroutine and wait
 // quietly for their write (the value for Config.WriteThrough).
 func CallersMayTouch(overflow Overflow, blockTimeout time.Duration, remote bool) bool {
-	return callerActionFor(callerInputs{
-		overflow: overflow,
-		remote:   remote,
-		touch:    callersMayTouch(overflow, blockTimeout, remote),
-		direct:   true,
-		queue:    queueEmpty,
-	}) == callerWriteThrough
+	in := callerInputs{facts: configFacts(overflow, blockTimeout, true, remote, false), queue: queueEmpty}
+	return callerActionFor(in) == callerWriteThrough
 }
 
 // ErrorsWait is the caller policy's answer for an output: true when
@@ -171,26 +216,41 @@ func CallersMayTouch(overflow Overflow, blockTimeout time.Duration, remote bool)
 // Error records, EnqueueWritten) wait for their write, in every mode;
 // false for a remote output, which callers never wait on.
 func ErrorsWait(remote bool) bool {
-	return callerActionFor(callerInputs{remote: remote, written: true, queue: queueBehind}) == callerWaitWritten
+	in := callerInputs{facts: configFacts(Block, 0, false, remote, false) | factWritten, queue: queueBehind}
+	return callerActionFor(in) == callerWaitWritten
+}
+
+// mayAct reports whether the caller policy may answer anything but
+// callerReturn for an ordinary record (not one that must be written or
+// synced) committed behind ahead bytes: only when callers may touch the
+// output and the queue ahead is short, or for an oversize record of a
+// durable ring. The busy path asks it instead of the policy: one load of a
+// read-only field and two comparisons (TestCallerPolicyMayAct checks it
+// against callerActionFor).
+func (b *Bus) mayAct(ahead uint64) bool {
+	return (b.facts&factTouch != 0 && ahead <= QuietWaitDepth) || (ahead == math.MaxUint64 && b.facts&factDurable != 0)
 }
 
 // callerAction asks the caller policy about a committed record (in.queue
 // queueBehind) of n bytes: first with the output's health at its
-// healthiest, the zero values, which answers callerReturn on the busy
-// path at no cost; then with the breaker's speed and the output's
+// healthiest, the zero values, which costs no load of the breaker's
+// words; then with the breaker's speed and the output's
 // backlog; last with whether the caller is inside a call into the output
 // (a stack walk while a call is in flight). Each early answer is final
 // because the policy is monotonic in the output's health.
 func (b *Bus) callerAction(in callerInputs, n uint64) callerAction {
-	act := callerActionFor(in)
-	if act == callerReturn {
-		return act
+	if callerActionFor(in) == callerReturn {
+		return callerReturn
 	}
-	in.speed = b.outputSpeed()
-	in.backlogged = in.written && !in.oversize && !b.writableWithin(in.ahead+n, ErrorWaitMax)
-	if act = callerActionFor(in); act == callerReturn {
-		return act
+	in.speed = uint8(b.outputSpeed())
+	if in.has(factWritten) && !in.has(factOversize) && !b.writableWithin(in.ahead+n, ErrorWaitMax) {
+		in.facts |= factBacklogged
 	}
-	in.reentrant = b.inOutputCall()
+	if callerActionFor(in) == callerReturn {
+		return callerReturn
+	}
+	if b.inOutputCall() {
+		in.facts |= factReentrant
+	}
 	return callerActionFor(in)
 }

@@ -9,18 +9,19 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// file, pipe and network describe the outputs a user can plug in, as the
-// caller policy sees them in a bus configured by the root for mode.
+// file, unknownOutput and network describe the outputs a user can plug
+// in, as the caller policy sees them in a bus configured by the root for
+// mode overflow, with a BlockTimeout or not.
 func file(overflow Overflow, blockTimeout time.Duration) callerInputs {
-	return callerInputs{overflow: overflow, touch: CallersMayTouch(overflow, blockTimeout, false), direct: true}
+	return callerInputs{facts: configFacts(overflow, blockTimeout, true, false, false)}
 }
 
 func unknownOutput(overflow Overflow, blockTimeout time.Duration) callerInputs {
-	return callerInputs{overflow: overflow, touch: CallersMayTouch(overflow, blockTimeout, false)}
+	return callerInputs{facts: configFacts(overflow, blockTimeout, false, false, false)}
 }
 
 func network(overflow Overflow, blockTimeout time.Duration) callerInputs {
-	return callerInputs{overflow: overflow, remote: true, touch: CallersMayTouch(overflow, blockTimeout, true), direct: false}
+	return callerInputs{facts: configFacts(overflow, blockTimeout, false, true, false)}
 }
 
 // with returns in changed by each of the changes.
@@ -31,23 +32,28 @@ func with(in callerInputs, changes ...func(*callerInputs)) callerInputs {
 	return in
 }
 
+// set returns the change that sets facts f.
+func set(f callerFact) func(*callerInputs) { return func(in *callerInputs) { in.facts |= f } }
+
 var (
-	empty        = func(in *callerInputs) { in.queue = queueEmpty }
-	shortQueue   = func(in *callerInputs) { in.queue, in.ahead = queueBehind, 400 }
-	longQueue    = func(in *callerInputs) { in.queue, in.ahead = queueBehind, QuietWaitDepth+1 }
-	full         = func(in *callerInputs) { in.queue = queueFull }
-	errorLevel   = func(in *callerInputs) { in.written = true }
-	syncLevel    = func(in *callerInputs) { in.synced = true }
-	busy         = func(in *callerInputs) { in.busy = true }
-	slow         = func(in *callerInputs) { in.speed = speedSlow }
-	stuck        = func(in *callerInputs) { in.speed = speedStuck }
-	reentrant    = func(in *callerInputs) { in.reentrant = true }
-	markerAhead  = func(in *callerInputs) { in.orderAhead = true }
-	backlogged   = func(in *callerInputs) { in.backlogged = true }
-	withDone     = func(in *callerInputs) { in.cancellable = true }
-	doneClosed   = func(in *callerInputs) { in.cancellable, in.cancelled = true, true }
-	oversized    = func(in *callerInputs) { in.oversize, in.queue, in.ahead = true, queueBehind, math.MaxUint64 }
-	durableRing  = func(in *callerInputs) { in.durable, in.touch = true, false }
+	empty       = func(in *callerInputs) { in.queue = queueEmpty }
+	shortQueue  = func(in *callerInputs) { in.queue, in.ahead = queueBehind, 400 }
+	longQueue   = func(in *callerInputs) { in.queue, in.ahead = queueBehind, QuietWaitDepth+1 }
+	full        = func(in *callerInputs) { in.queue = queueFull }
+	errorLevel  = set(factWritten)
+	syncLevel   = set(factSynced)
+	busy        = set(factBusy)
+	slow        = func(in *callerInputs) { in.speed = speedSlow }
+	stuck       = func(in *callerInputs) { in.speed = speedStuck }
+	reentrant   = set(factReentrant)
+	markerAhead = set(factOrderAhead)
+	backlogged  = set(factBacklogged)
+	withDone    = set(factCancellable)
+	doneClosed  = set(factCancellable | factCancelled)
+	oversized   = func(in *callerInputs) {
+		in.facts, in.queue, in.ahead = in.facts|factOversize, queueBehind, math.MaxUint64
+	}
+	durableRing  = func(in *callerInputs) { in.facts = in.facts&^factTouch | factDurable }
 	blockTimeout = time.Second
 )
 
@@ -157,4 +163,24 @@ func TestCallersMayTouch(t *testing.T) {
 	assert.False(t, CallersMayTouch(Block, 0, true))
 	assert.True(t, ErrorsWait(false))
 	assert.False(t, ErrorsWait(true))
+}
+
+// TestCallerPolicyMayAct checks the busy path's shortcut: where mayAct
+// says no, the policy answers callerReturn for an ordinary record, in
+// every configuration, with or without a done channel.
+func TestCallerPolicyMayAct(t *testing.T) {
+	for facts := callerFact(0); facts <= factDrop|factTouch|factDirect|factDurable; facts++ {
+		if facts&^(factDrop|factTouch|factDirect|factDurable) != 0 {
+			continue
+		}
+		b := &Bus{facts: facts}
+		for _, ahead := range []uint64{0, 8, QuietWaitDepth, QuietWaitDepth + 8, 1 << 20, math.MaxUint64} {
+			for _, done := range []<-chan struct{}{nil, make(chan struct{})} {
+				in := b.queuedInputs(0, done, ahead)
+				if !b.mayAct(ahead) {
+					assert.Equal(t, callerReturn.String(), callerActionFor(in).String(), "facts %b, ahead %d", facts, ahead)
+				}
+			}
+		}
+	}
 }

@@ -289,6 +289,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	if cfg.slowCall != 0 {
 		b.slowCall = int64(cfg.slowCall)
 	}
+	b.facts = runtimeFacts(b.overflow, b.writeThrough, b.direct != nil, b.file != nil)
 	b.kind = detectOutputKind(w)
 	b.output = outputName(w)
 	b.d.init(b)

@@ -202,7 +202,9 @@
 // for its write or its sync, wait or spin for room, drop, or return. The
 // Enqueue variants, SyncBounded and the root's configuration
 // (CallersMayTouch, ErrorsWait) all ask it; callerInputs lists what it
-// reads, and TestCallerActionFor holds its table.
+// reads, and TestCallerActionFor holds its table. The busy path of
+// Enqueue asks mayAct first, a necessary condition for any answer but
+// "return" that TestCallerPolicyMayAct checks against the policy.
 //
 // # Accounting
 //

@@ -42,8 +42,7 @@ func (b *Bus) Sync(ctx context.Context) error {
 // (an output logging through its handler); it then returns ErrWaitBound,
 // the records still queued.
 func (b *Bus) SyncBounded(ctx context.Context) error {
-	in := callerInputs{overflow: b.overflow, touch: b.writeThrough, synced: true, queue: queueBehind}
-	if b.callerAction(in, 0) != callerWaitSynced {
+	if b.callerAction(b.queuedInputs(factSynced, nil, 0), 0) != callerWaitSynced {
 		return ErrWaitBound
 	}
 	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, SyncWaitMax) // atomic, row tail

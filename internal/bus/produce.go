@@ -39,7 +39,10 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 	if err != nil || wrote {
 		return err
 	}
-	switch b.callerAction(b.queuedInputs(false, done, ahead), uint64(len(p))) {
+	if !b.mayAct(ahead) {
+		return nil // the busy path
+	}
+	switch b.callerAction(b.queuedInputs(0, done, ahead), uint64(len(p))) {
 	case callerWaitWritten:
 		b.waitOversize(end)
 	case callerWaitQuiet:
@@ -55,19 +58,15 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 }
 
 // queuedInputs describes to the caller policy a record committed behind
-// ahead bytes (MaxUint64: an oversize record).
-func (b *Bus) queuedInputs(written bool, done <-chan struct{}, ahead uint64) callerInputs {
-	return callerInputs{
-		overflow:    b.overflow,
-		touch:       b.writeThrough,
-		direct:      b.direct != nil,
-		durable:     b.file != nil,
-		written:     written,
-		cancellable: done != nil,
-		oversize:    ahead == math.MaxUint64,
-		queue:       queueBehind,
-		ahead:       ahead,
+// ahead bytes (MaxUint64: an oversize record), with the facts of its call.
+func (b *Bus) queuedInputs(call callerFact, done <-chan struct{}, ahead uint64) callerInputs {
+	if done != nil {
+		call |= factCancellable
 	}
+	if ahead == math.MaxUint64 {
+		call |= factOversize
+	}
+	return callerInputs{facts: b.facts | call, queue: queueBehind, ahead: ahead}
 }
 
 // EnqueueWrittenCtx is EnqueueWritten bounded by ctx: when ctx ends, a wait
@@ -88,7 +87,7 @@ func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
 	if err != nil || wrote {
 		return err
 	}
-	if b.callerAction(b.queuedInputs(true, ctx.Done(), ahead), uint64(len(p))) != callerWaitWritten {
+	if b.callerAction(b.queuedInputs(factWritten, ctx.Done(), ahead), uint64(len(p))) != callerWaitWritten {
 		return nil // stuck, backlogged or reentrant: waiting would only hold the caller
 	}
 	if ctx.Done() == nil {
@@ -175,15 +174,14 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 // emptyInputs describes to the caller policy a record whose reservation
 // found the ring empty.
 func (b *Bus) emptyInputs(written bool, done <-chan struct{}) callerInputs {
-	return callerInputs{
-		overflow:    b.overflow,
-		touch:       b.writeThrough,
-		direct:      b.direct != nil,
-		durable:     b.file != nil,
-		written:     written,
-		cancellable: done != nil,
-		queue:       queueEmpty,
+	in := callerInputs{facts: b.facts, queue: queueEmpty}
+	if written {
+		in.facts |= factWritten
 	}
+	if done != nil {
+		in.facts |= factCancellable
+	}
+	return in
 }
 
 // commit copies rec into the entry at ring offset off and publishes it.
@@ -336,7 +334,13 @@ const (
 // its timeout) or waits for the drainer to free space: in line (roomline.go),
 // where only the front spins and parks. A nil return means "try again".
 func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
-	in := callerInputs{overflow: b.overflow, cancelled: chanClosed(w.done), queue: queueFull, reentrant: w.bypass}
+	in := callerInputs{facts: b.facts, queue: queueFull}
+	if chanClosed(w.done) {
+		in.facts |= factCancelled
+	}
+	if w.bypass {
+		in.facts |= factReentrant
+	}
 	if callerActionFor(in) == callerDrop {
 		b.kick()
 		return b.drop(t)
@@ -348,7 +352,10 @@ func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 		}
 	}
 	if w.me == nil && !w.bypass {
-		if in.reentrant = b.inOutputCall(); callerActionFor(in) == callerWaitRoom {
+		if b.inOutputCall() {
+			in.facts |= factReentrant
+		}
+		if callerActionFor(in) == callerWaitRoom {
 			b.joinLine(w) // first in line, or behind those who came first
 			return nil
 		}

@@ -18,7 +18,10 @@ func (b *Bus) awaitTurn(w *waitState, t uint64) (bool, error) {
 		if w.bypass || b.lineLen.Load() == 0 { // atomic, row lineLen: a non-zero length is a waiter really in line
 			return false, nil
 		}
-		in := callerInputs{overflow: b.overflow, queue: queueFull, reentrant: b.inOutputCall()}
+		in := callerInputs{facts: b.facts, queue: queueFull}
+		if b.inOutputCall() {
+			in.facts |= factReentrant
+		}
 		if callerActionFor(in) == callerSpinRoom {
 			w.bypass = true
 			return false, nil

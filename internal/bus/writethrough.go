@@ -162,14 +162,18 @@ func (b *Bus) mayWriteThrough(t uint64, n int, in callerInputs) bool {
 	// after this load belongs to a record refused concurrently with ours:
 	// its marker after our record is in order; a marker at or below t is
 	// held behind a rest committed here, see drainer.collect.)
-	in.orderAhead = b.gapPos.Load() <= t || // atomic, row gapPos: a drop registers its gap with a store under dropMu
-		b.owing.Load() // atomic, row owing: see owing; the drainer writes the owed bytes before our record
-	in.speed = b.outputSpeed() // the breaker (callerwait.go)
-	in.busy = !b.quiet()
+	if b.gapPos.Load() <= t || // atomic, row gapPos: a drop registers its gap with a store under dropMu
+		b.owing.Load() { // atomic, row owing: the drainer writes the owed bytes before our record
+		in.facts |= factOrderAhead
+	}
+	in.speed = uint8(b.outputSpeed()) // the breaker (callerGate)
+	if !b.quiet() {
+		in.facts |= factBusy
+	}
 	if callerActionFor(in) != callerWriteThrough {
 		return false
 	}
-	return b.direct(n) && (in.written || b.wtAllow())
+	return b.direct(n) && (in.has(factWritten) || b.wtAllow())
 }
 
 // writeOne makes the write-through's one call into the output and returns
