@@ -434,10 +434,8 @@ func levelPanics(l slog.Leveler) (panics bool) {
 // over the network (Closer, otlpsink): a log call must not wait for a
 // collector's round trips and back-off.
 func (o *Options) exitSafe(w io.Writer) bool {
-	if _, remote := w.(Closer); remote {
-		return false
-	}
-	return o.Ring.Overflow == Block && o.Ring.BlockTimeout == 0
+	_, remote := w.(Closer)
+	return bus.CallersMayTouch(bus.Overflow(o.Ring.Overflow), o.Ring.BlockTimeout, remote)
 }
 
 // errorsWritten reports whether Error records wait for their write before
@@ -446,7 +444,7 @@ func (o *Options) exitSafe(w io.Writer) bool {
 // a sink that retries over the network (Closer, otlpsink).
 func (o *Options) errorsWritten(w io.Writer) bool {
 	_, remote := w.(Closer)
-	return !remote
+	return bus.ErrorsWait(remote)
 }
 
 // busConfig is the bus configuration for validated options and output w.

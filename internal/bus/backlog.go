@@ -9,19 +9,19 @@ import "sync/atomic"
 // the drainer goroutine, whose read position it reads); after a Close that
 // gave up it returns 0, what was left being counted as failed.
 func (b *Bus) Backlog() uint64 {
-	if b.final.Load() { // atomic: set by the give-up's count (giveup.go), which owns what is left
+	if b.final.Load() { // atomic, row final: set by the give-up's count (giveup.go), which owns what is left
 		return 0
 	}
 	d := &b.d
 	// The drainer is in the output's call: its read position stays put,
 	// and no producer reserves at or past it beyond the tail loaded here.
-	end := b.tail.Load() &^ closedBit
+	end := b.tail.Load() &^ closedBit // atomic, row tail
 	var n uint64
 	for p := d.pos; p < end; {
-		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // acquire: pairs with the commit's release store
+		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // atomic, row header word: acquire: pairs with the commit's release store
 		switch {
 		case h&flagCommit == 0:
-			if wh := b.wtHead.Load(); wh > p { // written through: in the output already
+			if wh := b.wtHead.Load(); wh > p { // atomic, row wtHead: written through: in the output already
 				p = wh
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,11 +27,10 @@ const (
 	VerySlowCall = QuietWaitMax
 	// SlowDirectCall is SlowCall for outputs a caller may write to itself
 	// (files, pipes with room), whose writes cannot block for long unless
-	// the file system is sick. A wall-clock bound cannot tell a sick disk
-	// from a CPU-starved process: on a loaded machine such a write is
-	// often descheduled for 20 ms or more, and tripping on one cost a
-	// quiet program its last lines at exit. So only SlowCallsToTrip slow
-	// calls in a row trip it, and a call in flight for StuckDirectCall.
+	// the file system is sick: only SlowCallsToTrip calls in a row over it
+	// trip the breaker, or one in flight for StuckDirectCall (a wall clock
+	// cannot tell a sick disk from a CPU-starved process: see
+	// docs/design.md, The breaker).
 	SlowDirectCall = QuietWaitMax
 	// StuckDirectCall: a call into a file or pipe in flight this long
 	// (a pipe whose reader stopped) trips the breaker while it lasts.
@@ -51,7 +51,41 @@ const (
 	SyncWaitMax = 5 * time.Second
 )
 
-// Output speeds, as the breaker records them (the low byte of Bus.speed),
+// callerGate is what the caller policy reads of the output: the breaker
+// (the call in flight, the last call's speed), the quiet check (when the
+// last call ended), and the callers' rate limits, with their bounds and
+// the bus's clock. Calls into the output write it once each (beginCall,
+// endCall); producers read it only when they may touch or wait for the
+// output. Its words are in the package documentation's caller gate table.
+type callerGate struct {
+	// Read-only after New.
+	epoch        time.Time // monotonic origin of the bus's clock (nanotime, the rate limits)
+	slowCall     int64     // the breaker's bounds in ns: SlowCall or SlowDirectCall,
+	verySlowCall int64     // VerySlowCall or none (MaxInt64),
+	inFlightSlow int64     // and VerySlowCall or StuckDirectCall
+	quietAfter   int64     // QuietAfter in ns (< 0: always quiet, tests)
+
+	// callSince is when the call into the output in flight began (ns,
+	// nanotime), 0 if none; speed is how fast the last one was.
+	callSince atomic.Int64
+	speed     atomic.Uint32
+	// lastCallEnd is when the last call into the output returned (ns,
+	// nanotime; 0 before the first): the handler is quiet once it is
+	// QuietAfter old and no call is in flight (quiet).
+	lastCallEnd atomic.Int64
+	// wtLimit is the write-through's rate limit (its CAS is uncontended:
+	// only the producer holding wmu uses it, see tryWriteThrough).
+	wtLimit rateLimit
+	_       pad
+	// qwLimit is the quiet wait's rate limit, updated by CAS from any
+	// producer that found a short queue (see quietAllow). Its own line: at
+	// high rates it is read (not written: the limit is spent) by the few
+	// records per drainer round that find a short queue, and it must not
+	// make the breaker's line bounce when it is written.
+	qwLimit rateLimit
+}
+
+// Output speeds, as the breaker records them (the low byte of callerGate.speed),
 // slowest last.
 const (
 	speedFast  = 0 // fewer than SlowCallsToTrip calls over SlowCall in a row, none over VerySlowCall
@@ -59,12 +93,12 @@ const (
 	speedStuck = 2 // the last call, or the one in flight, took longer than ErrorWaitMax: no wait at all
 )
 
-// speedStreakShift: Bus.speed's second byte counts the slow calls in a row.
+// speedStreakShift: callerGate.speed's second byte counts the slow calls in a row.
 const speedStreakShift = 8
 
-// nextSpeed is the breaker's transition, as a Bus.speed word (the speed,
+// nextSpeed is the breaker's transition, as a callerGate.speed word (the speed,
 // and the slow calls in a row), after a call that took d ns.
-func (b *Bus) nextSpeed(prev uint32, d int64) uint32 {
+func (b *callerGate) nextSpeed(prev uint32, d int64) uint32 {
 	if d <= b.slowCall {
 		return speedFast
 	}
@@ -80,7 +114,7 @@ func (b *Bus) nextSpeed(prev uint32, d int64) uint32 {
 }
 
 // inFlightSpeed is what a call in flight for d ns says of the output.
-func (b *Bus) inFlightSpeed(d int64) uint32 {
+func (b *callerGate) inFlightSpeed(d int64) uint32 {
 	switch {
 	case d > int64(ErrorWaitMax):
 		return speedStuck
@@ -92,37 +126,37 @@ func (b *Bus) inFlightSpeed(d int64) uint32 {
 
 // nanotime is the bus's monotonic clock: ns since New, never 0 after it
 // (callSince uses 0 for "no call in flight").
-func (b *Bus) nanotime() int64 { return int64(time.Since(b.epoch)) + 1 }
+func (b *callerGate) nanotime() int64 { return int64(time.Since(b.epoch)) + 1 }
 
 // beginCall marks a call into the output as in flight and returns its
 // start. Calls never overlap: the drainer's hold wmu or happen while
 // write-throughs are off (owed bytes), and a write-through holds wmu.
-func (b *Bus) beginCall() int64 {
+func (b *callerGate) beginCall() int64 {
 	now := b.nanotime()
-	b.callSince.Store(now) // atomic: producers read it to see a stuck call (outputSpeed)
+	b.callSince.Store(now) // atomic, row callSince: producers read it to see a stuck call (outputSpeed)
 	return now
 }
 
 // endCall ends the call begun at start and records how fast it was.
-func (b *Bus) endCall(start int64) {
+func (b *callerGate) endCall(start int64) {
 	now := b.nanotime()
 	b.lastCallEnd.Store(now) // atomic, row lastCallEnd: before callSince's 0, which quiet loads first
-	b.callSince.Store(0)     // atomic: see beginCall
+	b.callSince.Store(0)     // atomic, row callSince: see beginCall
 	// Load and store, not a CAS: calls never overlap, so endCall has one
 	// caller at a time. Stored only on a change, so fast calls leave the
 	// line clean.
-	prev := b.speed.Load()
+	prev := b.speed.Load() // atomic, row speed
 	if s := b.nextSpeed(prev, now-start); s != prev {
-		b.speed.Store(s)
+		b.speed.Store(s) // atomic, row speed
 	}
 }
 
 // outputSpeed is what a caller deciding whether to touch or wait for the
 // output knows of it: the last call's speed, or worse if the call in
 // flight has already taken longer.
-func (b *Bus) outputSpeed() uint32 {
-	s := b.speed.Load() & 0xff  // atomic, row lastCallEnd: endCall's store; the low byte is the speed
-	since := b.callSince.Load() // atomic: beginCall's store
+func (b *callerGate) outputSpeed() uint32 {
+	s := b.speed.Load() & 0xff  // atomic, row speed: endCall's store; the low byte is the speed
+	since := b.callSince.Load() // atomic, row callSince: beginCall's store
 	if since != 0 && s != speedStuck {
 		s = max(s, b.inFlightSpeed(b.nanotime()-since))
 	}
@@ -133,13 +167,13 @@ func (b *Bus) outputSpeed() uint32 {
 // in flight and none has ended for QuietAfter. Busy logging keeps the
 // drainer calling, so it is never quiet; the record of a quiet moment, and
 // no other, writes itself through.
-func (b *Bus) quiet() bool {
+func (b *callerGate) quiet() bool {
 	if b.quietAfter < 0 {
 		return true
 	}
 	// callSince first (seq-cst): endCall stores lastCallEnd before it
 	// clears callSince, so a 0 here comes with that call's end.
-	if b.callSince.Load() != 0 {
+	if b.callSince.Load() != 0 { // atomic, row callSince
 		return false
 	}
 	end := b.lastCallEnd.Load() // atomic, row lastCallEnd: endCall's store
@@ -147,22 +181,22 @@ func (b *Bus) quiet() bool {
 }
 
 // inOutputCall reports whether the calling goroutine is inside a call into
-// this process's outputs (a writer that logs through the handler it
+// this process's outputs (an output that logs through the handler it
 // serves, from its Write, WriteBatch or Sync): waiting for the drainer
 // there would wait for the call that waits. Only a caller about to wait
 // pays for the stack walk, and only while a call is in flight.
-func (b *Bus) inOutputCall() bool {
-	if b.callSince.Load() == 0 { // atomic: no call in flight, so not inside one
+func (b *callerGate) inOutputCall() bool {
+	if b.callSince.Load() == 0 { // atomic, row callSince: no call in flight, so not inside one
 		return false
 	}
-	return onStack(sinkWriteFrame, sinkWriteBatchFrame, sinkSyncFrame)
+	return onStack(outputWriteFrame, outputWriteBatchFrame, outputSyncFrame)
 }
 
-// The wrappers every call into an output goes through (sinkcall.go).
+// The wrappers every call into an output goes through (outputcall.go).
 const (
-	sinkWriteFrame      = "github.com/asyncbus/asyncbus/internal/bus.sinkWrite"
-	sinkWriteBatchFrame = "github.com/asyncbus/asyncbus/internal/bus.sinkWriteBatch"
-	sinkSyncFrame       = "github.com/asyncbus/asyncbus/internal/bus.sinkSync"
+	outputWriteFrame      = "github.com/asyncbus/asyncbus/internal/bus.outputWrite"
+	outputWriteBatchFrame = "github.com/asyncbus/asyncbus/internal/bus.outputWriteBatch"
+	outputSyncFrame       = "github.com/asyncbus/asyncbus/internal/bus.outputSync"
 )
 
 // onStack reports whether one of the functions named is on the calling
@@ -193,9 +227,9 @@ func onStack(names ...string) bool {
 type directCheck func(n int) bool
 
 // directWriter returns the check for w: io.Discard and a regular file (an
-// *os.File, or a writer with a Path() method: filesink.File) always qualify; a pipe
+// *os.File, or an output with a Path() method: filesink.File) always qualify; a pipe
 // qualifies while it has room for the record (Linux); anything else
-// (terminals, sockets, writers of unknown kind) never does: its write may
+// (terminals, sockets, outputs of unknown kind) never does: its write may
 // wait for a reader or a network.
 func directWriter(w io.Writer) directCheck {
 	if w == io.Discard {
@@ -213,7 +247,7 @@ func directWriter(w io.Writer) directCheck {
 			return pipeRoom(o)
 		}
 	case interface{ Path() string }:
-		if p, ok := sinkPath(o); ok && p != "" {
+		if p, ok := outputPath(o); ok && p != "" {
 			return always
 		}
 	}
@@ -224,12 +258,6 @@ func always(int) bool { return true }
 
 // quietWaitFor is how long a quiet wait may last.
 func (b *Bus) quietWaitFor() time.Duration { return min(QuietWaitMax, b.maxLatency) }
-
-// callerMayWait reports whether a caller may wait for the drainer to write
-// its record, given the slowest speed that still allows it.
-func (b *Bus) callerMayWait(worst uint32) bool {
-	return b.outputSpeed() <= worst && !b.inOutputCall()
-}
 
 // waitWritten waits until the record ending at end is written, for at most
 // bound (the quiet wait's, or an Error record's). At the bound the record
@@ -288,22 +316,18 @@ var (
 
 // quietAllow applies the quiet wait's rate limit. Once the limit is spent
 // it costs a clock read and one load.
-func (b *Bus) quietAllow() bool { return b.qwLimit.allow(b.nanotime()) }
+func (b *callerGate) quietAllow() bool { return b.qwLimit.allow(b.nanotime()) }
 
 // waitOversize waits, with a ring file, until the oversize record ending at
 // end is written: its bytes are on the heap, not in the file, so only the
-// output keeps it across a kill -9. It is back-pressure like a full ring:
-// in Block mode it waits until the write, or for at most BlockTimeout; in
-// Drop mode, with a done channel, or from inside a call into the output it
-// does not wait (the record is then kept in memory only, and a crash
-// before its write counts it in Stats.Unrecovered at the next start).
-func (b *Bus) waitOversize(end uint64, done <-chan struct{}) error {
-	if b.overflow == Drop || done != nil || b.inOutputCall() {
-		return nil
-	}
+// output keeps it across a kill -9. It is back-pressure like a full ring
+// (the caller policy's callerWaitWritten for such a record, in Block mode
+// without a done channel): it waits until the write, or for at most
+// BlockTimeout. Otherwise the record is kept in memory only, and a crash
+// before its write counts it in Stats.Unrecovered at the next start.
+func (b *Bus) waitOversize(end uint64) {
 	// The drainer's answer (failures since the last Flush) is not this
 	// call's result: a failed write is counted and reported as for any
 	// record.
 	_ = b.wait(context.Background(), end, false, false, b.blockTimeout)
-	return nil
 }

@@ -29,7 +29,7 @@ func exitSafeBus(t testing.TB, w io.Writer, cfg Config) *Bus {
 }
 
 func TestBreakerTransitions(t *testing.T) {
-	b := &Bus{slowCall: int64(SlowCall), verySlowCall: int64(VerySlowCall), inFlightSlow: int64(VerySlowCall)}
+	b := &callerGate{slowCall: int64(SlowCall), verySlowCall: int64(VerySlowCall), inFlightSlow: int64(VerySlowCall)}
 	fast, slow := int64(10*time.Microsecond), int64(2*SlowCall)
 	verySlow, hung := int64(2*VerySlowCall), int64(2*ErrorWaitMax)
 	word := func(speed, streak uint32) uint32 { return speed | streak<<speedStreakShift }
@@ -414,7 +414,7 @@ func (s *reentrantSink) Write(p []byte) (int, error) {
 // descheduled on a loaded machine) trips nothing, four in a row do, and a
 // call in flight trips the breaker only past StuckDirectCall.
 func TestBreakerForFilesAndPipes(t *testing.T) {
-	b := &Bus{slowCall: int64(SlowDirectCall), verySlowCall: math.MaxInt64, inFlightSlow: int64(StuckDirectCall)}
+	b := &callerGate{slowCall: int64(SlowDirectCall), verySlowCall: math.MaxInt64, inFlightSlow: int64(StuckDirectCall)}
 	slow := int64(2 * SlowDirectCall)
 	s := uint32(speedFast)
 	for i := range SlowCallsToTrip - 1 {

@@ -32,17 +32,17 @@ func (o Overflow) String() string {
 	return "Overflow(" + strconv.Itoa(int(o)) + ")"
 }
 
-// BatchWriter is implemented by sinks that accept a whole batch of records at
+// BatchWriter is implemented by outputs that accept a whole batch of records at
 // once (e.g. filesink, with writev). records are whole records (each ends with
 // the producer's bytes, typically '\n'); the slices alias the ring and are
 // valid only during the call. It returns how many leading records were written
-// completely; on a short/partial write the sink must either complete the record
+// completely; on a short/partial write the output must either complete the record
 // or cut back to the last whole record, and report err.
 type BatchWriter interface {
 	WriteBatch(records [][]byte) (written int, err error)
 }
 
-// Syncer is implemented by sinks that can flush to stable storage (*os.File
+// Syncer is implemented by outputs that can flush to stable storage (*os.File
 // does). Flush and Close call it.
 type Syncer interface{ Sync() error }
 
@@ -88,14 +88,14 @@ type Config struct {
 	// *RingFileError before starting fresh. Oversize records (> maxRecord)
 	// are not durable. Unix only.
 	RingFile string
-	// sinkPosition, used with RingFile, reports where the sink's output ends.
+	// outputPosition, used with RingFile, reports where the output ends.
 	// The drainer records it before each batch, so that recovery can tell how
 	// much of a batch interrupted by a crash reached the output and replay
 	// exactly the rest. Default: fstat for an *os.File on a regular file, stat
-	// of Path() for writers with a Path() string method (filesink.File);
+	// of Path() for outputs with a Path() string method (filesink.File);
 	// otherwise the position is unknown and an interrupted batch is replayed
 	// whole (its records may then appear twice).
-	sinkPosition func() (SinkPosition, error)
+	outputPosition func() (OutputPosition, error)
 	// maxRecord is the largest record stored inline in the ring; longer ones
 	// take the oversize side path. Default Capacity/8, so one record can never
 	// occupy more than an eighth of the ring and a burst of large records
@@ -126,7 +126,7 @@ type Config struct {
 	// maxBatch is the records per drain round at high load (default 4096).
 	// Only tests change it.
 	maxBatch int
-	// OnError is called with a *SinkError when the sink fails, rate-limited
+	// OnError is called with a *OutputError when the output fails, rate-limited
 	// to about once per second per distinct situation (operation and error
 	// text), with the number of suppressed repeats. It runs on a reporter
 	// goroutine of its own, never the drainer's, so it may Enqueue, Flush
@@ -142,7 +142,7 @@ type Config struct {
 	// or returns nothing, no line is written and OnError is told how many
 	// records were lost there.
 	DropMarker func(dst []byte, dropped uint64) []byte
-	// WriteThrough lets a producer write its record to the sink itself, on
+	// WriteThrough lets a producer write its record to the output itself, on
 	// its own goroutine, when the ring is empty and the drainer is not
 	// writing: a quiet logger is then synchronous (nothing waits in the ring
 	// when the process exits), a busy one batched. The rate of such writes
@@ -171,9 +171,9 @@ type Config struct {
 	// slowCall overrides SlowCall, the breaker's bound (tests).
 	slowCall time.Duration
 	// WriteAttempts is how many times the drainer tries to write a batch to
-	// a failing sink, backing off between attempts, before the batch's
+	// a failing output, backing off between attempts, before the batch's
 	// remaining records count as failed; <= 0 means DefaultWriteAttempts.
-	// While the sink keeps failing, each later batch gets one attempt (a
+	// While the output keeps failing, each later batch gets one attempt (a
 	// probe) at the back-off interval, until a write makes progress.
 	WriteAttempts int
 	// RetryMax caps the back-off between attempts, which doubles from
@@ -242,10 +242,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	mem := ringMemory(cfg, capacity)
 	b := &Bus{
 		w:            w,
-		mem:          mem,
-		base:         unsafe.Pointer(&mem[0]),
-		capacity:     capacity,
-		mask:         capacity - 1,
+		ring:         ring{mem: mem, base: unsafe.Pointer(&mem[0]), capacity: capacity, mask: capacity - 1},
 		overflow:     cfg.Overflow,
 		blockTimeout: cfg.BlockTimeout,
 		maxLatency:   cfg.MaxLatency,
@@ -253,16 +250,16 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		maxBatch:     cfg.maxBatch,
 		onError:      cfg.OnError,
 		dropMarker:   cfg.DropMarker,
-		wakeCh:       make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		stopped:      make(chan struct{}),
-		abort:        make(chan struct{}),
 		retryBase:    time.Millisecond,
 		retryMax:     DefaultRetryMax,
 		retries:      DefaultWriteAttempts,
 		spaceCh:      make(chan struct{}),
 		side:         make(map[uint64][]byte),
 	}
+	b.abort = make(chan struct{})
+	b.idleStrategy.init()
 	b.applyDefaults(cfg)
 	if cfg.WriteAttempts > 0 {
 		b.retries = cfg.WriteAttempts
@@ -285,9 +282,9 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 			return nil, err
 		}
 	}
-	settleTornTail(w) // a sink's held torn-tail report is due now that any replay is done (ringfile.go)
-	b.gapPos.Store(math.MaxUint64)
-	b.writeThrough = cfg.WriteThrough && b.ring == nil
+	settleTornTail(w)              // an output's held torn-tail report is due now that any replay is done (ringfile.go)
+	b.gapPos.Store(math.MaxUint64) // atomic, row gapPos
+	b.writeThrough = cfg.WriteThrough && b.file == nil
 	b.wtLimit.set(WriteThroughRate, WriteThroughBurst, cfg.wtInterval, cfg.wtBurst)
 	b.qwLimit.set(QuietWaitRate, QuietWaitBurst, cfg.qwInterval, cfg.qwBurst)
 	b.quietAfter = int64(QuietAfter)
@@ -309,7 +306,8 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	if cfg.slowCall != 0 {
 		b.slowCall = int64(cfg.slowCall)
 	}
-	b.sink = detectSink(w)
+	b.facts = runtimeFacts(b.overflow, b.writeThrough, b.direct != nil, b.file != nil)
+	b.kind = detectOutputKind(w)
 	b.output = outputName(w)
 	b.d.init(b)
 	if adjust != nil {

@@ -29,22 +29,19 @@ type drainer struct {
 	ovBytes   int64  // oversize bytes in views
 	target    int
 
-	sleep      time.Duration // next idle sleep
-	sleptAtCap bool
 	// gather is set after an idle sleep and after a round of fewer than
 	// minBatch records: the next batch, if small, waits up to gatherFor for
 	// more (see run).
 	gather     bool
 	gatherFor  time.Duration
 	lastGather time.Duration // the last gather wait decided on, 0 for none (tests read it after Close)
-	timer      *time.Timer
 	now        func() time.Time
 
 	failStreak int
 	lastErr    error
 	// health is the output's state (health.go). Once a batch spent its
 	// retry budget (failing), later batches fail at once, without a call
-	// into the sink, until probeAt; the first batch after probeAt, or one
+	// into the output, until probeAt; the first batch after probeAt, or one
 	// a Flush or Close waits for, makes one attempt (probing), and any
 	// progress ends the failing state. So a dead output costs callers
 	// nothing while it is probed with back-off.
@@ -91,14 +88,11 @@ func (d *drainer) init(b *Bus) {
 	d.views = make([][]byte, 0, b.maxBatch+1)
 	d.kinds = make([]viewKind, 0, b.maxBatch+1)
 	d.target = b.minBatch
-	b.batchTarget.Store(uint64(d.target))
-	d.sleep = idleSleepMin
-	d.timer = time.NewTimer(time.Hour)
-	d.timer.Stop()
+	b.batchTarget.Store(uint64(d.target)) // atomic, row batchTarget
 	d.now = time.Now
 	d.readyWanted, d.readyHasWork, d.readyCommitted = d.wanted, d.hasWork, d.committedAtPos
 	d.limiter = make(map[string]*limitState)
-	if b.sink == sinkWritev {
+	if b.kind == outputWritev {
 		d.wv.init(b.w)
 	}
 	b.rep.init(b.onError)
@@ -111,29 +105,29 @@ func (b *Bus) run() {
 	// Runs before done is closed: the drainer is the reports' only sender,
 	// and finish has queued its last one.
 	defer b.rep.stop()
-	if b.ring != nil {
+	if b.file != nil {
 		// Runs before done is closed: every reservation below the final tail
 		// was committed and consumed, and Enqueue after Close never touches the
 		// ring, so nothing uses the mapping any more.
-		defer b.ring.close()
+		defer b.file.close()
 	}
 	for {
-		if b.aborted.Load() { // atomic: a Close gave up (giveUp)
+		if b.aborted.Load() { // atomic, row aborted: a Close gave up (giveUp)
 			d.abandon()
 			return
 		}
 		d.adoptHead()
-		if b.flushPending.Load() {
+		if b.flushPending.Load() { // atomic, row flushPending
 			d.takeFlushes()
 		}
-		t := b.tail.Load()
+		t := b.tail.Load()                       // atomic, row tail
 		d.qd.observe(t&^closedBit, b.nanotime()) // issue 39: the queue's delay (queuedelay.go)
 		if t&closedBit != 0 && !d.closing {
 			d.closing = true
 		}
 		urgent := d.closing || len(d.reqs) > 0
-		if depth := (t &^ closedBit) - d.head; depth > b.highWater.Load() {
-			atomicMax(&b.highWater, depth)
+		if depth := (t &^ closedBit) - d.head; depth > b.highWater.Load() { // atomic, row highWater
+			atomicMax(&b.highWater, depth) // atomic, row highWater
 		}
 		d.collect()
 		if len(d.views) > 0 {
@@ -153,7 +147,7 @@ func (b *Bus) run() {
 			d.waitUncommitted()
 			continue
 		}
-		if len(d.reqs) > 0 || b.gapPos.Load() <= d.pos {
+		if len(d.reqs) > 0 || b.gapPos.Load() <= d.pos { // atomic, row gapPos
 			// Same: a Flush waits on a record being copied or written
 			// through, and so does a marker whose gap collect left for
 			// after a write-through in flight (hasWork would not let idle
@@ -165,12 +159,12 @@ func (b *Bus) run() {
 	}
 }
 
-// handleBatch decides what to do with the batch collected (decide) and
+// handleBatch decides what to do with the batch collected (batchAction) and
 // does it: gather more, hold it until the probe, or write it (or fail it
 // fast) and answer the Flushes it completes. t is the round's tail.
 func (d *drainer) handleBatch(urgent bool, t uint64) {
 	b := d.b
-	act := d.decide(urgent, t)
+	act := d.batchAction(urgent, t)
 	if act == actGather {
 		// Light or moderate load: wait for a worthwhile batch, within
 		// MaxLatency (docs/design.md, Batching). Flush, Close, a full
@@ -181,7 +175,7 @@ func (d *drainer) handleBatch(urgent bool, t uint64) {
 			d.collect()
 		}
 		d.gather = false
-		act = d.decide(urgent, t)
+		act = d.batchAction(urgent, t)
 	}
 	d.gather = false
 	if act == actHold {
@@ -200,7 +194,7 @@ func (d *drainer) handleBatch(urgent bool, t uint64) {
 		d.gather = true
 		d.gatherFor = min(b.maxLatency/2, b.maxLatency-d.now().Sub(start))
 	}
-	d.sleep, d.sleptAtCap = idleSleepMin, false
+	b.idleStrategy.reset()
 	d.answerFlushes()
 }
 
@@ -215,12 +209,12 @@ func (d *drainer) adoptHead() {
 		return
 	}
 	// Atomic acquire: pairs with the producer's release store of wtHead.
-	if h := b.wtHead.Load(); h > d.head {
+	if h := b.wtHead.Load(); h > d.head { // atomic, row wtHead
 		d.head, d.pos = h, h
 		// Release store, as in release: only now may producers reserve
 		// the memory below h+capacity, i.e. at the old read position.
-		b.head.Store(h)
-		if b.waiters.Load() > 0 { // seq-cst after the store, as in release
+		b.head.Store(h)           // atomic, row head
+		if b.waiters.Load() > 0 { // atomic, row waiters: seq-cst after the store, as in release
 			b.broadcastSpace()
 		}
 	}
@@ -232,7 +226,7 @@ func (d *drainer) collect() {
 	b := d.b
 	limit := d.batchCap()
 	for d.nrec < d.target && d.bytes < limit {
-		if g := b.gapPos.Load(); g <= d.pos {
+		if g := b.gapPos.Load(); g <= d.pos { // atomic, row gapPos
 			if len(d.views) > 0 {
 				return // cut the batch at the gap; the marker opens the next one
 			}
@@ -250,7 +244,7 @@ func (d *drainer) collect() {
 				return
 			}
 			b.wmu.Unlock()
-			if b.wtRest.Load() != d.pos+1 {
+			if b.wtRest.Load() != d.pos+1 { // atomic, row wtRest
 				d.takeGap()
 			}
 		}
@@ -261,7 +255,7 @@ func (d *drainer) collect() {
 		// Acquire load: pairs with the producer's release store of the header,
 		// so the payload (or the side-table entry) is visible once we see
 		// flagCommit. Consumed space is zeroed, so no stale word can match.
-		h := atomic.LoadUint64(b.hdr(off))
+		h := atomic.LoadUint64(b.hdr(off)) // atomic, row header word
 		if h&flagCommit == 0 {
 			return
 		}
@@ -305,7 +299,7 @@ func (d *drainer) collect() {
 // adapt sets the next round's batch target from the backlog.
 func (d *drainer) adapt(roundFull bool) {
 	b := d.b
-	depth := (b.tail.Load() &^ closedBit) - d.head
+	depth := (b.tail.Load() &^ closedBit) - d.head // atomic, row tail
 	t := d.target
 	switch {
 	case depth >= b.hwBytes:
@@ -317,7 +311,7 @@ func (d *drainer) adapt(roundFull bool) {
 	}
 	if t != d.target {
 		d.target = t
-		b.batchTarget.Store(uint64(t))
+		b.batchTarget.Store(uint64(t)) // atomic, row batchTarget
 	}
 }
 
@@ -326,28 +320,22 @@ func (d *drainer) adapt(roundFull bool) {
 func (d *drainer) idle() {
 	b := d.b
 	d.gather, d.gatherFor = true, b.maxLatency/2
-	limit := max(b.maxLatency/2, time.Microsecond)
-	if d.sleep < limit || !d.sleptAtCap {
-		s := min(d.sleep, limit)
-		if s == limit {
-			d.sleptAtCap = true
-		}
+	if s := b.nextIdle(max(b.maxLatency/2, time.Microsecond)); s > 0 {
 		d.sleepFor(s, true)
-		d.sleep = min(2*d.sleep, limit)
 		return
 	}
 	d.park()
 	d.qd.woke(b.nanotime()) // issue 39 (queuedelay.go)
-	d.sleep, d.sleptAtCap = idleSleepMin, false
+	b.idleStrategy.reset()
 }
 
 // waitUncommitted waits, for a Flush or Close, for the reservation at pos,
 // not committed yet. Usually its producer is between its CAS and its header
 // store, a few instructions away: yield to it. A producer writing through
 // holds wmu (whose only other user is this goroutine) and may stay in the
-// sink's Write for long, or for ever on a hung output: park in stWaitWT
+// output's Write for long, or for ever on a hung output: park in stWaitWT
 // until it is done rather than spin. It returns false if Close gave up
-// while a write-through was still in the sink: the drainer stops waiting.
+// while a write-through was still in the output: the drainer stops waiting.
 func (d *drainer) waitUncommitted() bool {
 	b := d.b
 	if b.wmu.TryLock() {
@@ -370,16 +358,16 @@ func (d *drainer) waitUncommitted() bool {
 // Block callers waiting for space are not counted: a full ring is past the
 // high watermark, where every commit wakes a sleeping drainer, and a ring
 // that is full of reservations not committed yet is no work the drainer
-// could do (counting them made an idle drainer spin until the commit).
+// could do.
 func (d *drainer) wanted() bool {
 	b := d.b
-	return b.flushPending.Load() || b.tail.Load()&closedBit != 0
+	return b.flushPending.Load() || b.tail.Load()&closedBit != 0 // atomic, rows flushPending, tail
 }
 
 func (d *drainer) hasWork() bool {
 	b := d.b
 	return d.committedAtPos() ||
-		b.flushPending.Load() ||
-		b.tail.Load()&closedBit != 0 ||
-		b.gapPos.Load() <= d.pos
+		b.flushPending.Load() || // atomic, row flushPending
+		b.tail.Load()&closedBit != 0 || // atomic, row tail
+		b.gapPos.Load() <= d.pos // atomic, row gapPos
 }

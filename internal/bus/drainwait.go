@@ -5,6 +5,71 @@ import (
 	"time"
 )
 
+// idleStrategy is how the drainer waits when it has nothing to write, and
+// how producers, Flush, Sync and Close wake it (as Aeron's IdleStrategy or
+// the Disruptor's WaitStrategy): sleeps of idleSleepMin doubling up to a
+// cap, one sleep at the cap, then a park; a wake-up token ends any of
+// them. Its words are in the package documentation's idle strategy table.
+type idleStrategy struct {
+	state   atomic.Uint32 // stRunning / stSleeping / stParked / stWaitWT
+	wakeups atomic.Uint64 // Stats.Wakeups: tokens sent (wake)
+	parks   atomic.Uint64 // Stats.Parks: unbounded waits begun (wait)
+	wakeCh  chan struct{} // capacity 1: a wake-up token is never lost and never blocks the sender
+
+	// Drainer-private.
+	timer      *time.Timer   // the drainer's one timer: idle sleeps, gathers, retry back-offs
+	sleep      time.Duration // the next idle sleep
+	sleptAtCap bool          // the sleep at the cap is done: the next idle step parks
+}
+
+func (s *idleStrategy) init() {
+	s.wakeCh = make(chan struct{}, 1)
+	s.timer = time.NewTimer(time.Hour)
+	s.timer.Stop()
+	s.reset()
+}
+
+// reset starts the back-off again, after work.
+func (s *idleStrategy) reset() { s.sleep, s.sleptAtCap = idleSleepMin, false }
+
+// nextIdle is the back-off's next step below limit: a sleep of that long,
+// or, once a sleep at the limit is done, 0: park.
+func (s *idleStrategy) nextIdle(limit time.Duration) time.Duration {
+	if s.sleep >= limit && s.sleptAtCap {
+		return 0
+	}
+	d := min(s.sleep, limit)
+	if d == limit {
+		s.sleptAtCap = true
+	}
+	s.sleep = min(2*s.sleep, limit)
+	return d
+}
+
+// wake ends the drainer's wait in state st (not stRunning): the CAS makes
+// exactly one waker send the token; the channel has room for it, so the
+// send never blocks.
+func (s *idleStrategy) wake(st uint32) {
+	if s.state.CompareAndSwap(st, stRunning) { // atomic, row state: one waker per wait
+		s.wakeups.Add(1) // atomic, row wakeups
+		select {
+		case s.wakeCh <- struct{}{}:
+		default: // a token is already pending
+		}
+	}
+}
+
+// Drainer states, in idleStrategy.state.
+const (
+	stRunning  = 0
+	stSleeping = 1 // bounded sleep (<= MaxLatency/2); producers wake it only past the high watermark
+	stParked   = 2 // unbounded wait; the first producer that commits wakes it
+	// stWaitWT: unbounded wait for a Flush or Close behind a write-through
+	// still in the output (see drainer.waitUncommitted); like stParked, and the
+	// producer that ends the write-through also wakes it (tryWriteThrough).
+	stWaitWT = 3
+)
+
 // waitOutcome says how a drainer's wait ended.
 type waitOutcome uint8
 
@@ -33,30 +98,34 @@ const (
 // sleeping drainer (stSleeping) only past the high watermark: below it the
 // sleep's own bound (at most MaxLatency/2) is the wake-up.
 func (d *drainer) idleWait(st uint32, dur time.Duration, ready func() bool) waitOutcome {
-	b := d.b
-	b.state.Store(st) // seq-cst, before ready's loads (see above)
-	if ready() && b.state.CompareAndSwap(st, stRunning) {
+	return d.b.idleStrategy.wait(st, dur, ready, d.b.abort)
+}
+
+// wait is idleWait: see there.
+func (s *idleStrategy) wait(st uint32, dur time.Duration, ready func() bool, abort <-chan struct{}) waitOutcome {
+	s.state.Store(st)                                     // atomic, row state: seq-cst, before ready's loads (see idleWait)
+	if ready() && s.state.CompareAndSwap(st, stRunning) { // atomic, row state: a waker may have taken it first
 		return waitWoken
 	}
 	var expired <-chan time.Time
 	if dur > 0 {
-		d.timer.Reset(dur)
-		expired = d.timer.C
+		s.timer.Reset(dur)
+		expired = s.timer.C
 	} else {
-		b.parks.Add(1)
+		s.parks.Add(1) // atomic, row parks
 	}
 	out := waitWoken
 	select {
 	case <-expired: // nil without a timer: never
 		out = waitTimedOut
-	case <-b.wakeCh:
-	case <-b.abort:
+	case <-s.wakeCh:
+	case <-abort:
 		out = waitAborted
 	}
 	if dur > 0 && out != waitTimedOut {
-		d.timer.Stop() // Go 1.23 timers: no stale tick survives Stop
+		s.timer.Stop() // Go 1.23 timers: no stale tick survives Stop
 	}
-	b.state.Store(stRunning)
+	s.state.Store(stRunning) // atomic, row state
 	return out
 }
 
@@ -68,12 +137,12 @@ func (d *drainer) sleepFor(dur time.Duration, wakeable bool) bool {
 	if wakeable {
 		return d.idleWait(stSleeping, dur, d.readyWanted) != waitAborted
 	}
-	d.timer.Reset(dur)
+	d.b.timer.Reset(dur)
 	select {
-	case <-d.timer.C:
+	case <-d.b.timer.C:
 		return true
 	case <-d.b.abort:
-		d.timer.Stop()
+		d.b.timer.Stop()
 		return false
 	}
 }
@@ -85,6 +154,6 @@ func (d *drainer) park() { d.idleWait(stParked, 0, d.readyHasWork) }
 // committed, or a write-through past head is there to adopt.
 func (d *drainer) committedAtPos() bool {
 	b := d.b
-	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(b.offsetOf(d.pos)))&flagCommit != 0) ||
-		b.wtHead.Load() > d.head // a write-through to adopt (see tryWriteThrough's wake-up)
+	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(b.offsetOf(d.pos)))&flagCommit != 0) || // atomic, row header word
+		b.wtHead.Load() > d.head // atomic, row wtHead: a write-through to adopt (see tryWriteThrough's wake-up)
 }

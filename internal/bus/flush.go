@@ -11,22 +11,22 @@ import (
 
 type flushReq struct {
 	target uint64
-	sync   bool       // Flush: sync the sink once target is written; false: written is enough (EnqueueWritten)
+	sync   bool       // Flush: sync the output once target is written; false: written is enough (EnqueueWritten)
 	mark   bool       // Flush: its answer moves the "failures reported" mark; false: Sync and EnqueueWritten
 	ch     chan error // buffered 1
 }
 
 // Flush returns once every record committed before the call has been handed
-// to the sink (or counted as failed), and the sink has been Sync()ed if it is
-// a Syncer. It returns ctx.Err() if ctx ends first, a *SinkError if the sync
+// to the output (or counted as failed), and the output has been Sync()ed if it is
+// a Syncer. It returns ctx.Err() if ctx ends first, a *OutputError if the sync
 // failed or if records failed since the previous Flush was answered (so a
 // failure is always reported to the next Flush, even one called after the
 // failure), and nil after Close has drained. With Config.WriteAttempts
 // above the default, a Flush waiting for a batch that is still being
 // retried is answered once the default attempts are spent, with a
-// *SinkError marked Retrying (errors.Is ErrRetrying), the records queued.
+// *OutputError marked Retrying (errors.Is ErrRetrying), the records queued.
 func (b *Bus) Flush(ctx context.Context) error {
-	return b.wait(ctx, b.tail.Load()&^closedBit, true, true, 0) // every record committed before now lies below
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, true, 0) // atomic, row tail: every record committed before now lies below
 }
 
 // Sync is Flush for a record that must be on disk before its caller goes on
@@ -34,18 +34,18 @@ func (b *Bus) Flush(ctx context.Context) error {
 // reports failures since the previous Flush answer, but does not move that
 // mark, so the next Flush or Close still reports them.
 func (b *Bus) Sync(ctx context.Context) error {
-	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, 0)
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, 0) // atomic, row tail
 }
 
 // SyncBounded is Sync for a log call: it waits at most SyncWaitMax, and not
 // at all while the output is stuck or from inside a call into the output
-// (a writer logging through its handler); it then returns ErrWaitBound,
+// (an output logging through its handler); it then returns ErrWaitBound,
 // the records still queued.
 func (b *Bus) SyncBounded(ctx context.Context) error {
-	if !b.callerMayWait(speedSlow) {
+	if b.callerAction(b.queuedInputs(factSynced, nil, 0), 0) != callerWaitSynced {
 		return ErrWaitBound
 	}
-	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, SyncWaitMax)
+	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, SyncWaitMax) // atomic, row tail
 }
 
 // ErrWaitBound is returned by SyncBounded when the output did not answer
@@ -53,7 +53,7 @@ func (b *Bus) SyncBounded(ctx context.Context) error {
 var ErrWaitBound = errors.New("the output did not answer within the wait's bound; the records stay queued")
 
 // wait returns once the drainer has written everything below target, and
-// synced the sink if sync is set (see Flush for the errors); mark says
+// synced the output if sync is set (see Flush for the errors); mark says
 // whether its answer moves the mark of failures reported. With bound > 0
 // it returns ErrWaitBound once bound has passed.
 func (b *Bus) wait(ctx context.Context, target uint64, sync, mark bool, bound time.Duration) error {
@@ -88,7 +88,7 @@ func (b *Bus) request(req flushReq) {
 	b.mu.Lock()
 	b.flushReqs = append(b.flushReqs, req)
 	b.mu.Unlock()
-	b.flushPending.Store(true) // seq-cst after the append: the drainer takes the list when it sees the flag
+	b.flushPending.Store(true) // atomic, row flushPending: seq-cst after the append: the drainer takes the list when it sees the flag
 	b.kick()
 }
 
@@ -106,13 +106,13 @@ func (b *Bus) forget(req flushReq) {
 func (b *Bus) Closed() bool {
 	// An atomic load of tail: Close sets closedBit with an atomic Or before
 	// it does anything else, so a call that follows Close sees it.
-	return b.tail.Load()&closedBit != 0
+	return b.tail.Load()&closedBit != 0 // atomic, row tail
 }
 
 // Close stops accepting records (later Enqueue calls return ErrClosed and are
-// counted), drains the ring, syncs the sink and stops the drainer. It is
+// counted), drains the ring, syncs the output and stops the drainer. It is
 // idempotent and safe from several goroutines; every call waits for the same
-// drain, and gets the same error: a *SinkError when any record failed in the
+// drain, and gets the same error: a *OutputError when any record failed in the
 // bus's whole life (Failed is Stats.Failed, Err the last output error), even
 // one an earlier Flush already reported, or when the final sync failed;
 // nil when every record accepted was written. If ctx ends first, Close gives up (giveUp): before it returns
@@ -120,7 +120,7 @@ func (b *Bus) Closed() bool {
 // caller is answered, and no new call into the output starts.
 func (b *Bus) Close(ctx context.Context) error {
 	b.closeOnce.Do(func() {
-		b.tail.Or(closedBit) // atomic: from now on every reservation CAS fails
+		b.tail.Or(closedBit) // atomic, row tail: from now on every reservation CAS fails
 		b.broadcastSpace()   // parked Block producers re-check and see closed
 		b.wakeLine()         // so do those in line behind them
 		b.kick()
@@ -150,15 +150,15 @@ type pendingFlush struct {
 // mark does not move for them: if their records fail in the end, the next
 // Flush and Close still report it.
 //
-// It runs inside a write round, where no write-through can reach the sink
+// It runs inside a write round, where no write-through can reach the output
 // (the drainer holds wmu in write; admit runs while bytes are owed, when
-// write-through is off), so the sink is synced without taking wmu.
+// write-through is off), so the output is synced without taking wmu.
 func (d *drainer) answerWaiting(err error) {
 	d.takeFlushes()
 	d.answerWritten(d.head, true)
-	failed := d.b.failed.Load()
+	failed := d.b.failed.Load() // atomic, row failed
 	for _, r := range d.reqs {
-		r.ch <- &SinkError{Op: "write", Output: d.b.output, Err: err, Failed: failed - r.failedAt, Retrying: true}
+		r.ch <- &OutputError{Op: "write", Output: d.b.output, Err: err, Failed: failed - r.failedAt, Retrying: true}
 	}
 	clear(d.reqs)
 	d.reqs = d.reqs[:0]
@@ -166,7 +166,7 @@ func (d *drainer) answerWaiting(err error) {
 
 func (d *drainer) takeFlushes() {
 	b := d.b
-	b.flushPending.Store(false) // before taking the list: a later append sets it again
+	b.flushPending.Store(false) // atomic, row flushPending: before taking the list: a later append sets it again
 	b.mu.Lock()
 	reqs := b.flushReqs
 	b.flushReqs = d.spareReqs[:0] // the list's two arrays alternate: appends allocate nothing
@@ -183,7 +183,7 @@ func (d *drainer) answerFlushes() { d.answerWritten(d.pos, false) }
 
 // answerWritten answers every request whose target is at or below upTo
 // (written), after one sync if any of them asks for it; excluded says the
-// caller already keeps write-throughs from the sink (see answerWaiting), so
+// caller already keeps write-throughs from the output (see answerWaiting), so
 // the sync must not take wmu.
 func (d *drainer) answerWritten(upTo uint64, excluded bool) {
 	if len(d.reqs) == 0 {
@@ -208,11 +208,11 @@ func (d *drainer) answerWritten(upTo uint64, excluded bool) {
 	switch {
 	case !needSync: // EnqueueWritten asks for the write only
 	case excluded:
-		syncErr = d.syncSinkExcluded()
+		syncErr = d.syncOutputExcluded()
 	default:
 		syncErr = d.sync()
 	}
-	failed := d.b.failed.Load()
+	failed := d.b.failed.Load() // atomic, row failed
 	keep := d.reqs[:0]
 	for _, r := range d.reqs {
 		if r.target > upTo {
@@ -238,9 +238,9 @@ func (d *drainer) result(syncErr error, failed uint64) error {
 		if err == nil {
 			err = errAborted
 		}
-		return &SinkError{Op: "write", Output: d.b.output, Err: err, Failed: failed}
+		return &OutputError{Op: "write", Output: d.b.output, Err: err, Failed: failed}
 	case syncErr != nil:
-		return &SinkError{Op: "sync", Output: d.b.output, Err: syncErr}
+		return &OutputError{Op: "sync", Output: d.b.output, Err: syncErr}
 	}
 	return nil
 }
@@ -257,16 +257,16 @@ func (d *drainer) finish() {
 	if n := b.takeGaps(math.MaxUint64, true); n > 0 {
 		// Drops registered at the very end (a Drop racing with Close).
 		d.addMarker(n)
-		d.writeRound(d.decide(true, b.tail.Load()))
+		d.writeRound(d.batchAction(true, b.tail.Load())) // atomic, row tail
 	}
 	syncErr := d.sync()
-	failed := b.failed.Load()
+	failed := b.failed.Load() // atomic, row failed
 	for _, r := range d.reqs {
 		r.ch <- d.result(syncErr, failed-r.failedAt)
 	}
 	d.reqs = nil
 	b.closeErr = d.result(syncErr, failed) // every failure of the bus's life: see Close
-	d.timer.Stop()
+	d.b.timer.Stop()
 	close(b.stopped) // after closeErr: waiters read it once they see stopped
 }
 

@@ -67,7 +67,7 @@ func TestRaisedBudgetDoesNotHoldWaiters(t *testing.T) {
 
 	require.NoError(t, b.Enqueue(payload(0, 10)))
 	err := b.Flush(context.Background())
-	var se *SinkError
+	var se *OutputError
 	require.ErrorAs(t, err, &se, "Flush returns while the batch is retried")
 	assert.ErrorIs(t, err, errDown)
 	assert.True(t, se.Retrying)

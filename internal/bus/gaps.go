@@ -21,7 +21,7 @@ func (b *Bus) drop(t uint64) error {
 		b.dropMu.Unlock()
 		return b.dropClosed()
 	}
-	b.dropped.Add(1)
+	b.dropped.Add(1) // atomic, row dropped
 	i := len(b.gaps)
 	for i > 0 && b.gaps[i-1].pos > t { // nearly always appends or hits the last gap
 		i--
@@ -33,7 +33,7 @@ func (b *Bus) drop(t uint64) error {
 	}
 	// Atomic store under the lock: the drainer checks the lowest gap with one
 	// load per entry and takes the lock only when it has reached it.
-	b.gapPos.Store(b.gaps[0].pos)
+	b.gapPos.Store(b.gaps[0].pos) // atomic, row gapPos
 	b.dropMu.Unlock()
 	return ErrDropped
 }
@@ -54,7 +54,7 @@ func (b *Bus) takeGaps(pos uint64, final bool) uint64 {
 	if len(b.gaps) > 0 {
 		next = b.gaps[0].pos
 	}
-	b.gapPos.Store(next)
+	b.gapPos.Store(next) // atomic, row gapPos
 	return n
 }
 

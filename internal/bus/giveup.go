@@ -3,6 +3,7 @@ package bus
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -31,6 +32,27 @@ const (
 	callAbandoned = 2
 )
 
+// giveUpState is the give-up of a Close whose context ended: the abort
+// channel every wait also watches, the flag a call into the output checks
+// first, the drainer's call state, and whether the books are final. Its
+// words are in the package documentation's give-up table.
+type giveUpState struct {
+	abort     chan struct{} // closed when a Close ctx expired: give up on the remaining records
+	abortOnce sync.Once
+	// aborted is set (with abort closed) when a Close gave up; call is the
+	// drainer's call state (callNone, callOut, callAbandoned); final is
+	// set once the books are final after a give-up, when records left in
+	// the ring are counted as failed rather than queued.
+	aborted atomic.Bool
+	call    atomic.Uint32
+	final   atomic.Bool
+	// abortCause (the context's error) and stuckFor (how long the call
+	// into the output in flight had run) are set by giveUp before aborted,
+	// for the GiveUpError.
+	abortCause error
+	stuckFor   time.Duration
+}
+
 // enterCall is called before each call into the output. It returns false,
 // making no call, once a Close has given up.
 func (d *drainer) enterCall() bool {
@@ -45,9 +67,9 @@ func (d *drainer) enterCall() bool {
 // the output may hold; the wait is not a call the breaker times.
 func (d *drainer) enterLock() bool {
 	b := d.b
-	b.call.Store(callOut) // seq-cst, before the load of aborted (see above)
-	if b.aborted.Load() {
-		b.call.Store(callNone)
+	b.call.Store(callOut) // atomic, row call: seq-cst, before the load of aborted (see above)
+	if b.aborted.Load() { // atomic, row aborted
+		b.call.Store(callNone) // atomic, row call
 		return false
 	}
 	return true
@@ -62,7 +84,7 @@ func (d *drainer) leaveCall() {
 		b.endCall(d.callStart)
 		d.callStart = 0
 	}
-	if !b.call.CompareAndSwap(callOut, callNone) { // atomic: giveUp may have moved it to callAbandoned
+	if !b.call.CompareAndSwap(callOut, callNone) { // atomic, row call: giveUp may have moved it to callAbandoned
 		runtime.Goexit()
 	}
 }
@@ -73,12 +95,12 @@ func (d *drainer) leaveCall() {
 func (b *Bus) giveUp(cause error) {
 	b.abortOnce.Do(func() {
 		b.abortCause = cause
-		if since := b.callSince.Load(); since != 0 { // atomic: a call into the output (the drainer's or a write-through) is in flight
+		if since := b.callSince.Load(); since != 0 { // atomic, row callSince: a call into the output (the drainer's or a write-through) is in flight
 			b.stuckFor = time.Duration(b.nanotime() - since)
 		}
-		b.aborted.Store(true) // seq-cst, before the CAS of call (see above); publishes the two fields above to the drainer
-		close(b.abort)        // ends the drainer's sleeps and parks
-		if b.call.CompareAndSwap(callOut, callAbandoned) {
+		b.aborted.Store(true)                              // atomic, row aborted: seq-cst, before the CAS of call (see above); publishes the two fields above to the drainer
+		close(b.abort)                                     // ends the drainer's sleeps and parks
+		if b.call.CompareAndSwap(callOut, callAbandoned) { // atomic, row call
 			// The drainer is in a call into the output and will not touch
 			// its state until the call returns; then it exits.
 			b.d.abandon()
@@ -100,12 +122,12 @@ func (d *drainer) abandon() {
 	failed += left
 	lostBytes += leftBytes
 	b.takeGaps(^uint64(0), true) // their drops are counted; no marker will be written
-	b.written.Add(written)
-	b.writtenBytes.Add(wbytes)
-	b.markers.Add(markers)
-	b.failed.Add(failed)
-	b.final.Store(true) // after the counts: Stats loads final first (Stats)
-	total := b.failed.Load()
+	b.written.Add(written)       // atomic, row written
+	b.writtenBytes.Add(wbytes)   // atomic, row writtenBytes
+	b.markers.Add(markers)       // atomic, row markers
+	b.failed.Add(failed)         // atomic, row failed
+	b.final.Store(true)          // atomic, row final: after the counts: Stats loads final first (Stats)
+	total := b.failed.Load()     // atomic, row failed
 	b.closeErr = &GiveUpError{Output: b.output, Stuck: b.stuckFor, Lost: failed, LostBytes: lostBytes,
 		Failed: total, LastErr: d.lastErr, Err: b.abortCause} // every failure of the bus's life, as finish reports (see Close)
 	d.takeFlushes() // the drainer is in its call or gone: its state is ours
@@ -134,15 +156,15 @@ func (d *drainer) batchBytesLeft(done int) uint64 {
 // except one being written through, which its producer then counts.
 func (d *drainer) countLeft() (n, bytes uint64) {
 	b := d.b
-	end := b.tail.Load() &^ closedBit // final: closedBit was set before any give-up
+	end := b.tail.Load() &^ closedBit // atomic, row tail: final: closedBit was set before any give-up
 	for p := d.pos; p < end; {
-		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // acquire: pairs with the commit's release store
+		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // atomic, row header word: acquire: pairs with the commit's release store
 		switch {
 		case h&flagCommit == 0:
-			if wh := b.wtHead.Load(); wh > p { // written through: in the output already
+			if wh := b.wtHead.Load(); wh > p { // atomic, row wtHead: written through: in the output already
 				p = wh
-			} else if b.wtStart.Load() == p+1 && b.wtClaim.CompareAndSwap(wtWriting, wtAbandoned) {
-				p = b.wtEnd.Load() // its producer counts it (tryWriteThrough)
+			} else if b.wtStart.Load() == p+1 && b.wtClaim.CompareAndSwap(wtWriting, wtAbandoned) { // atomic, rows wtStart, wtClaim
+				p = b.wtEnd.Load() // atomic, row wtEnd: its producer counts it (tryWriteThrough)
 			} else {
 				runtime.Gosched()
 			}
@@ -150,7 +172,7 @@ func (d *drainer) countLeft() (n, bytes uint64) {
 			p += h & lenMask
 		case h&flagOversize != 0:
 			b.mu.Lock()
-			b.oversizeBytes.Add(-int64(len(b.side[p])))
+			b.oversizeBytes.Add(-int64(len(b.side[p]))) // atomic, row oversizeBytes
 			bytes += uint64(len(b.side[p]))
 			delete(b.side, p)
 			b.mu.Unlock()

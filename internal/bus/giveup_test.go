@@ -195,7 +195,7 @@ func TestCloseGivesUpAnswersErrorWaiters(t *testing.T) {
 	defer cancel()
 	require.ErrorIs(t, b.Close(ctx), context.DeadlineExceeded)
 	awaitAll(t, &wg, "the Error caller")
-	var se *SinkError
+	var se *OutputError
 	require.ErrorAs(t, waitErr, &se, "answered with the give-up's count")
 	close(w.gate)
 	requireAccounting(t, b.Stats())

@@ -402,7 +402,7 @@ func closeBus(t testing.TB, b *Bus) {
 func closeBusFailed(t testing.TB, b *Bus, sinkErr error) {
 	t.Helper()
 	err := b.Close(context.Background())
-	var se *SinkError
+	var se *OutputError
 	require.ErrorAs(t, err, &se)
 	require.ErrorIs(t, err, sinkErr)
 	require.NotZero(t, se.Failed)

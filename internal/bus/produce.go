@@ -12,17 +12,17 @@ import (
 // ErrDropped (ring full in Drop mode, or Block timeout expired) or ErrClosed.
 // In Block mode without timeout it waits for space. With
 // Config.WriteThrough, a record that finds the ring empty may be written to
-// the sink before Enqueue returns (see tryWriteThrough), and one that finds a
+// the output before Enqueue returns (see tryWriteThrough), and one that finds a
 // short queue ahead of it may wait until the drainer has written it (the
 // quiet wait, see Config.WriteThrough); Enqueue's result is the same
 // either way.
 func (b *Bus) Enqueue(p []byte) error { return b.EnqueueUntil(p, nil) }
 
-// EnqueueWritten is Enqueue for records that must reach the sink before the
+// EnqueueWritten is Enqueue for records that must reach the output before the
 // call returns (the root handler's Error level): the record is written
 // through when the ring is empty (whatever the rate), and otherwise
 // EnqueueWritten waits until the drainer has written it. It does not sync
-// the sink (Flush does). Besides Enqueue's errors it returns a *SinkError
+// the output (Flush does). Besides Enqueue's errors it returns a *OutputError
 // when records failed since the previous Flush answer, a Retrying one as
 // Flush does, and after Close the result of the final drain.
 func (b *Bus) EnqueueWritten(p []byte) error {
@@ -36,18 +36,37 @@ func (b *Bus) EnqueueWritten(p []byte) error {
 // a write on the caller's goroutine could not be interrupted.
 func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 	end, wrote, ahead, err := b.enqueue(p, false, done)
-	if err == nil && ahead == math.MaxUint64 && b.ring != nil {
-		return b.waitOversize(end, done)
-	}
-	if err != nil || wrote || !b.writeThrough || done != nil || ahead > QuietWaitDepth ||
-		!b.callerMayWait(speedFast) || !b.quietAllow() {
+	if err != nil || wrote {
 		return err
 	}
-	// The record was accepted: what the drainer answers (failures since
-	// the last Flush) is not this call's result. Its failure, if any, is
-	// counted and reported by OnError, Flush and Close as for any record.
-	b.waitWritten(end, b.quietWaitFor())
+	if !b.mayAct(ahead) {
+		return nil // the busy path
+	}
+	switch b.callerAction(b.queuedInputs(0, done, ahead), uint64(len(p))) {
+	case callerWaitWritten:
+		b.waitOversize(end)
+	case callerWaitQuiet:
+		if b.quietAllow() {
+			// The record was accepted: what the drainer answers (failures
+			// since the last Flush) is not this call's result. Its failure,
+			// if any, is counted and reported by OnError, Flush and Close as
+			// for any record.
+			b.waitWritten(end, b.quietWaitFor())
+		}
+	}
 	return nil
+}
+
+// queuedInputs describes to the caller policy a record committed behind
+// ahead bytes (MaxUint64: an oversize record), with the facts of its call.
+func (b *Bus) queuedInputs(call callerFact, done <-chan struct{}, ahead uint64) callerInputs {
+	if done != nil {
+		call |= factCancellable
+	}
+	if ahead == math.MaxUint64 {
+		call |= factOversize
+	}
+	return callerInputs{facts: b.facts | call, queue: queueBehind, ahead: ahead}
 }
 
 // EnqueueWrittenCtx is EnqueueWritten bounded by ctx: when ctx ends, a wait
@@ -61,15 +80,15 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 // cannot write the bytes queued ahead of the record and the record itself
 // within ErrorWaitMax (a backlog), while the output is stuck (a call into
 // it has taken longer), or when the caller is itself inside a call into
-// the output (a writer logging through its handler); the record then stays
+// the output (an output logging through its handler); the record then stays
 // queued and the result is nil.
 func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
 	end, wrote, ahead, err := b.enqueue(p, true, ctx.Done())
-	if err != nil || wrote || !b.callerMayWait(speedSlow) {
+	if err != nil || wrote {
 		return err
 	}
-	if ahead != math.MaxUint64 && !b.writableWithin(ahead+uint64(len(p)), ErrorWaitMax) {
-		return nil // it cannot be written in time: waiting would only hold the caller
+	if b.callerAction(b.queuedInputs(factWritten, ctx.Done(), ahead), uint64(len(p))) != callerWaitWritten {
+		return nil // stuck, backlogged or reentrant: waiting would only hold the caller
 	}
 	if ctx.Done() == nil {
 		return b.waitWritten(end, ErrorWaitMax) // pooled: an Error record allocates nothing either
@@ -97,9 +116,9 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 		// so h <= t. Read the other way round, a producer paused between the
 		// loads could see a head already past its tail, making t+total-h
 		// wrap and a ring with room look full.
-		h := b.head.Load()    // atomic acquire: the space below h is consumed and zeroed
-		wh := b.wtHead.Load() // atomic acquire, before tail too: wh <= t
-		t := b.tail.Load()    // atomic: may observe closedBit set by Close
+		h := b.head.Load()    // atomic acquire, row head: the space below h is consumed and zeroed
+		wh := b.wtHead.Load() // atomic, row wtHead: atomic acquire, before tail too: wh <= t
+		t := b.tail.Load()    // atomic, row tail: may observe closedBit set by Close
 		if t&closedBit != 0 {
 			b.leaveLine(&w)
 			return 0, false, 0, b.dropClosed()
@@ -124,15 +143,15 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 			continue
 		}
 		// The one contended write: a CAS, because the padding decision depends on t.
-		if !b.tail.CompareAndSwap(t, t+total) {
+		if !b.tail.CompareAndSwap(t, t+total) { // atomic, row tail
 			continue
 		}
 		if w.me != nil {
 			b.leaveLine(&w) // the next in line may reserve while we copy
 		}
-		if (h == t || wh == t) && total == need && b.writeThrough && b.direct != nil && done == nil {
+		if (h == t || wh == t) && total == need && b.writeThrough {
 			// The ring was empty when we reserved (see tryWriteThrough).
-			switch b.tryWriteThrough(p, t, need, force) {
+			switch b.tryWriteThrough(p, t, need, b.emptyInputs(force, done)) {
 			case wtWritten, wtCounted:
 				return t + need, true, 0, nil
 			case wtCommitted:
@@ -143,7 +162,7 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 		if total != need {
 			// Commit the padding at once (release): the drainer skips it; our own
 			// record then starts at offset 0.
-			atomic.StoreUint64(b.hdr(off), flagCommit|flagPadding|(b.capacity-uint64(off)))
+			atomic.StoreUint64(b.hdr(off), flagCommit|flagPadding|(b.capacity-uint64(off))) // atomic, row header word
 			off = 0
 		}
 		b.commit(off, p)
@@ -152,19 +171,32 @@ func (b *Bus) enqueue(p []byte, force bool, done <-chan struct{}) (end uint64, w
 	}
 }
 
+// emptyInputs describes to the caller policy a record whose reservation
+// found the ring empty.
+func (b *Bus) emptyInputs(written bool, done <-chan struct{}) callerInputs {
+	in := callerInputs{facts: b.facts, queue: queueEmpty}
+	if written {
+		in.facts |= factWritten
+	}
+	if done != nil {
+		in.facts |= factCancellable
+	}
+	return in
+}
+
 // commit copies rec into the entry at ring offset off and publishes it.
 func (b *Bus) commit(off ringOff, rec []byte) {
 	n := uint64(len(rec))
 	copy(b.mem[off+hdrSize:off+hdrSize+ringOff(n)], rec)
 	word := flagCommit | n
-	if b.ring != nil {
-		// Durable ring: the checksum rides in the spare bits of the same
+	if b.file != nil {
+		// Durable queue: the checksum rides in the spare bits of the same
 		// word, so the commit is still one atomic store (see ringfile.go).
 		word |= recordSum(rec) << sumShift
 	}
 	// Release store: the payload written above happens-before the drainer's
 	// atomic load that observes flagCommit.
-	atomic.StoreUint64(b.hdr(off), word)
+	atomic.StoreUint64(b.hdr(off), word) // atomic, row header word
 }
 
 // wakeAfterCommit wakes the drainer if it may be waiting for the record
@@ -186,8 +218,8 @@ func (b *Bus) commit(off ringOff, rec []byte) {
 // our record), and our state load, later still, sees stParked. When the
 // drainer waits at a written-through reservation instead, see tryWriteThrough.
 func (b *Bus) wakeAfterCommit(t, end, depth uint64) {
-	if depth >= b.hwBytes || b.head.Load() >= t || b.wtHead.Load() >= t {
-		if s := b.state.Load(); s != stRunning {
+	if depth >= b.hwBytes || b.head.Load() >= t || b.wtHead.Load() >= t { // atomic, rows head, wtHead
+		if s := b.state.Load(); s != stRunning { // atomic, row state
 			b.wake(s, depth)
 		}
 	}
@@ -207,8 +239,8 @@ func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uin
 	sz := int64(len(p))
 	w := waitState{done: done}
 	for {
-		h := b.head.Load() // before tail, as in Enqueue, so that h <= t
-		t := b.tail.Load()
+		h := b.head.Load() // atomic, row head: before tail, as in Enqueue, so that h <= t
+		t := b.tail.Load() // atomic, row tail
 		if t&closedBit != 0 {
 			b.leaveLine(&w)
 			return 0, false, math.MaxUint64, b.dropClosed()
@@ -222,7 +254,7 @@ func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uin
 		}
 		// Outstanding oversize bytes are bounded by capacity; one record is
 		// always admitted when none is outstanding, so any size makes progress.
-		ob := b.oversizeBytes.Load()
+		ob := b.oversizeBytes.Load() // atomic, row oversizeBytes
 		if t+hdrSize-h > b.capacity || (ob > 0 && ob+sz > int64(b.capacity)) {
 			if err := b.waitForRoom(&w, t, h, ob); err != nil {
 				b.leaveLine(&w)
@@ -231,12 +263,12 @@ func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uin
 			continue
 		}
 		// An 8-byte entry never needs padding: offsets are multiples of 8.
-		if !b.tail.CompareAndSwap(t, t+hdrSize) {
+		if !b.tail.CompareAndSwap(t, t+hdrSize) { // atomic, row tail
 			continue
 		}
 		b.leaveLine(&w)
-		b.oversizeBytes.Add(sz)
-		b.oversize.Add(1)
+		b.oversizeBytes.Add(sz) // atomic, row oversizeBytes
+		b.oversize.Add(1)       // atomic, row oversize
 		cp := append([]byte(nil), p...)
 		b.mu.Lock()
 		b.side[t] = cp
@@ -245,15 +277,15 @@ func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, bool, uin
 		// Release store after the map insert (mutex) so the drainer finds the entry.
 		// The length bits carry the record's length (lenMask if larger), which
 		// only ring-file recovery reads: the drainer ignores them.
-		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize|min(uint64(len(p)), lenMask))
+		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize|min(uint64(len(p)), lenMask)) // atomic, row header word
 		b.wakeAfterCommit(t, t+hdrSize, t+hdrSize-h)
 		return t + hdrSize, false, math.MaxUint64, nil
 	}
 }
 
 func (b *Bus) dropClosed() error {
-	b.dropped.Add(1)
-	b.droppedClosed.Add(1)
+	b.dropped.Add(1)       // atomic, row dropped
+	b.droppedClosed.Add(1) // atomic, row droppedClosed
 	return ErrClosed
 }
 
@@ -264,13 +296,7 @@ func (b *Bus) wake(s uint32, depth uint64) {
 	if s == stSleeping && depth < b.hwBytes {
 		return // a bounded sleep ends within MaxLatency/2 anyway
 	}
-	if b.state.CompareAndSwap(s, stRunning) {
-		b.wakeups.Add(1)
-		select {
-		case b.wakeCh <- struct{}{}:
-		default: // a token is already pending
-		}
-	}
+	b.idleStrategy.wake(s)
 }
 
 // kick wakes the drainer whether it is parked or sleeping (Flush, Close, full
@@ -278,12 +304,8 @@ func (b *Bus) wake(s uint32, depth uint64) {
 // (flushPending, closedBit, a committed record) before loading state, and the
 // drainer re-checks those after storing stParked (see park).
 func (b *Bus) kick() {
-	if s := b.state.Load(); s != stRunning && b.state.CompareAndSwap(s, stRunning) {
-		b.wakeups.Add(1)
-		select {
-		case b.wakeCh <- struct{}{}:
-		default:
-		}
+	if s := b.state.Load(); s != stRunning { // atomic, row state: a running drainer re-checks the reasons
+		b.idleStrategy.wake(s)
 	}
 }
 
@@ -293,7 +315,7 @@ type waitState struct {
 	done     <-chan struct{} // EnqueueUntil, EnqueueWrittenCtx: closed, the wait ends in a drop; nil: never
 	me       *roomWaiter     // this producer's place in the line for room; nil: not in it
 	front    bool            // me is the line's front: it may reserve
-	bypass   bool            // a writer logging through its own handler: never in line
+	bypass   bool            // an output logging through its own handler: never in line
 }
 
 // maxYieldShift: past the high watermark, producers yield once per
@@ -312,15 +334,16 @@ const (
 // its timeout) or waits for the drainer to free space: in line (roomline.go),
 // where only the front spins and parks. A nil return means "try again".
 func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
-	if b.overflow == Drop {
-		b.kick()
-		return b.drop(t)
+	in := callerInputs{facts: b.facts, queue: queueFull}
+	if chanClosed(w.done) {
+		in.facts |= factCancelled
 	}
-	select {
-	case <-w.done: // a nil channel never fires
+	if w.bypass {
+		in.facts |= factReentrant
+	}
+	if callerActionFor(in) == callerDrop {
 		b.kick()
 		return b.drop(t)
-	default:
 	}
 	if w.spins == 0 {
 		b.kick() // a full ring is past any watermark: make sure the drainer runs
@@ -329,11 +352,14 @@ func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 		}
 	}
 	if w.me == nil && !w.bypass {
-		if !b.inOutputCall() {
+		if b.inOutputCall() {
+			in.facts |= factReentrant
+		}
+		if callerActionFor(in) == callerWaitRoom {
 			b.joinLine(w) // first in line, or behind those who came first
 			return nil
 		}
-		w.bypass = true
+		w.bypass = true // callerSpinRoom
 	}
 	w.spins++
 	switch {
@@ -346,10 +372,10 @@ func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 	if b.blockTimeout > 0 && !time.Now().Before(w.deadline) {
 		return b.drop(t)
 	}
-	if b.inOutputCall() {
-		// A writer logging through its own handler while the ring is
-		// full: the room it would wait for is freed only after its own
-		// call returns.
+	if w.bypass {
+		// callerSpinRoom, spun out: an output logging through its own
+		// handler while the ring is full, whose room is freed only after
+		// its own call returns.
 		return b.drop(t)
 	}
 	// Park. Lost-wake-up argument (all operations sequentially consistent):
@@ -357,12 +383,12 @@ func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 	// then loads waiters. Either our re-check sees the new head, or the
 	// drainer's load sees waiters > 0 and closes the channel we took before
 	// the re-check.
-	b.waiters.Add(1)
-	defer b.waiters.Add(-1)
+	b.waiters.Add(1)        // atomic, row waiters
+	defer b.waiters.Add(-1) // atomic, row waiters
 	b.mu.Lock()
 	ch := b.spaceCh
 	b.mu.Unlock()
-	if b.tail.Load() != t || b.head.Load() != h || (ob >= 0 && b.oversizeBytes.Load() != ob) {
+	if b.tail.Load() != t || b.head.Load() != h || (ob >= 0 && b.oversizeBytes.Load() != ob) { // atomic, rows tail, head, oversizeBytes
 		return nil // something moved: retry at once (the caller recomputes)
 	}
 	var timeout <-chan time.Time

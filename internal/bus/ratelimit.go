@@ -34,12 +34,12 @@ func (l *rateLimit) allow(now int64) bool {
 		return true
 	}
 	for {
-		tat := l.tat.Load() // atomic: other callers update it by CAS
+		tat := l.tat.Load() // atomic, row wtLimit.tat, qwLimit.tat: other callers update it by CAS
 		if tat-now > l.tolerance {
 			return false
 		}
 		// CAS: two callers allowed from one tat would spend one token.
-		if l.tat.CompareAndSwap(tat, max(tat, now)+l.interval) {
+		if l.tat.CompareAndSwap(tat, max(tat, now)+l.interval) { // atomic, row wtLimit.tat, qwLimit.tat
 			return true
 		}
 	}

@@ -11,28 +11,28 @@ import (
 	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
-// SinkError reports a failure of the sink. It is passed to Config.OnError and
+// OutputError reports a failure of the output. It is passed to Config.OnError and
 // returned by Flush and Close.
-type SinkError struct {
+type OutputError struct {
 	Op         string // "write" or "sync"
 	Output     string // the output's name (see outputName)
-	Err        error  // the sink's error
+	Err        error  // the output's error
 	Failed     uint64 // records given up on (counted in Stats.Failed) because of this situation, for Flush/Close
 	Suppressed uint64 // OnError only: similar errors not reported since the last report
 	Retrying   bool   // Flush, Sync, EnqueueWritten: answered while the records are still retried (Config.WriteAttempts)
 }
 
-// ErrRetrying is matched (errors.Is) by a *SinkError answered to Flush,
+// ErrRetrying is matched (errors.Is) by a *OutputError answered to Flush,
 // Sync or EnqueueWritten while the records it waited for are still being
 // retried (Config.WriteAttempts above the default).
 var ErrRetrying = errors.New("the records stay queued and are retried")
 
 // Is reports whether target is ErrRetrying and e was answered while
 // retrying.
-func (e *SinkError) Is(target error) bool { return e.Retrying && target == ErrRetrying }
+func (e *OutputError) Is(target error) bool { return e.Retrying && target == ErrRetrying }
 
 // Error implements error.
-func (e *SinkError) Error() string {
+func (e *OutputError) Error() string {
 	msg := e.Err.Error()
 	if pe, ok := e.Err.(*fs.PathError); ok && pe.Path == e.Output {
 		msg = pe.Err.Error() // "write /dev/full: ..." would repeat op and output
@@ -50,8 +50,8 @@ func (e *SinkError) Error() string {
 	return s
 }
 
-// Unwrap returns the sink's error.
-func (e *SinkError) Unwrap() error { return e.Err }
+// Unwrap returns the output's error.
+func (e *OutputError) Unwrap() error { return e.Err }
 
 type limitState struct {
 	last       time.Time
@@ -60,10 +60,10 @@ type limitState struct {
 
 // Report passes err to OnError through the bus's reporter: the goroutine
 // that delivers the bus's own reports, one at a time, and that Close waits
-// for. It is for a sink's own reports (retries, partial successes); a full
+// for. It is for an output's own reports (retries, partial successes); a full
 // queue counts the report as lost, as for the bus's own. It returns false,
 // taking nothing, before the drainer has started (a ring file's replay)
-// and once the bus has closed (the sink used on by itself): the caller then
+// and once the bus has closed (the output used on by itself): the caller then
 // delivers the report itself.
 func (b *Bus) Report(err error) bool { return b.rep.send(err) }
 
@@ -134,7 +134,7 @@ func (d *drainer) report(op string, err error) {
 	e.last = now
 	s := e.suppressed
 	e.suppressed = 0
-	b.rep.send(&SinkError{Op: op, Output: b.output, Err: err, Suppressed: s})
+	b.rep.send(&OutputError{Op: op, Output: b.output, Err: err, Suppressed: s})
 }
 
 // reportQueue is how many reports may wait for a slow OnError. The
@@ -149,9 +149,9 @@ const reportQueue = 64
 // the count is delivered as a report of its own.
 type reporter struct {
 	onError func(error)
-	// queue takes the reports: the drainer's, and a sink's (Bus.Report).
+	// queue takes the reports: the drainer's, and an output's (Bus.Report).
 	// mu orders every send before the close in stop, and stopped refuses
-	// sends after it (a sink used on after its handler closed).
+	// sends after it (an output used on after its handler closed).
 	queue   chan error
 	mu      sync.Mutex
 	stopped bool
@@ -182,7 +182,7 @@ func (r *reporter) send(err error) bool {
 	select {
 	case r.queue <- err:
 	default:
-		r.lost.Add(1) // atomic: the reporter goroutine swaps it
+		r.lost.Add(1) // atomic, row lost: the reporter goroutine swaps it
 	}
 	return true
 }
@@ -222,7 +222,7 @@ func (r *reporter) deliver(late *lateReport) {
 
 func (r *reporter) tellLost() {
 	// Swap: every lost report is told exactly once, even with send racing.
-	if n := r.lost.Swap(0); n > 0 {
+	if n := r.lost.Swap(0); n > 0 { // atomic, row lost
 		r.call(fmt.Errorf("asyncbus: %s lost: OnError was too slow to take them", plural.Count(n, "error report", "error reports")))
 	}
 }

@@ -24,7 +24,7 @@ func TestSinkErrorText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := &SinkError{Op: "write", Output: "/var/log/app.log", Err: errSink, Failed: tt.failed, Suppressed: tt.suppressed}
+			err := &OutputError{Op: "write", Output: "/var/log/app.log", Err: errSink, Failed: tt.failed, Suppressed: tt.suppressed}
 			require.Equal(t, tt.want, err.Error())
 			require.ErrorIs(t, err, errSink)
 		})
@@ -34,12 +34,12 @@ func TestSinkErrorText(t *testing.T) {
 func TestOnErrorRateLimited(t *testing.T) {
 	var clock atomic.Int64
 	sink := &batchSink{fail: func(int) error { return errSink }}
-	var got []*SinkError
+	var got []*OutputError
 	var mu sync.Mutex
 	cfg := Config{Capacity: 1024, OnError: func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		var se *SinkError
+		var se *OutputError
 		require.ErrorAs(t, err, &se)
 		got = append(got, se)
 	}}

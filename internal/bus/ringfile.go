@@ -25,10 +25,10 @@ package bus
 //	offset 4096  the ring: capacity bytes, the layout of package async
 //
 // A state slot holds the drainer's cursors: head (everything below it has
-// been written to the sink), zeroed (everything below it has been zeroed),
+// been written to the output), zeroed (everything below it has been zeroed),
 // and the batch being written: end (its end; end == head when no write is
 // in flight), pre (bytes of a drop marker written in front of its records),
-// and the sink's position before it (size, -1 if unknown, and the device and
+// and the output's position before it (size, -1 if unknown, and the device and
 // inode of the output), followed by a CRC-32C of those seven words. The
 // drainer publishes a new state by filling the slot that is not current and
 // then storing generation+1: the generation word is a single aligned 8-byte
@@ -45,20 +45,20 @@ package bus
 //
 // # Ordering (drainer)
 //
-// For each batch: publish {end: batch end, sink position now}; write to the
-// sink; publish {head: batch end}; zero the consumed ring space; publish
+// For each batch: publish {end: batch end, output position now}; write to the
+// output; publish {head: batch end}; zero the consumed ring space; publish
 // {zeroed: batch end}; only then publish head to producers (Bus.head). The
-// sink's write system call has returned before the state that says "written"
+// output's write system call has returned before the state that says "written"
 // is stored, so a crash can never mark unwritten records as written. A crash
 // during the write leaves the batch "in flight"; recovery then checks how far
-// the sink got (for a file sink: its bytes after its size before the batch,
+// the output got (for a file output: its bytes after its size before the batch,
 // compared with the batch's records, which are still in the ring) and
 // replays the rest.
 //
 // # Recovery (before the bus accepts anything)
 //
-//  1. The in-flight batch, if any: with a known sink position, the records
-//     whose bytes are in the sink where the batch put them are skipped
+//  1. The in-flight batch, if any: with a known output position, the records
+//     whose bytes are in the output where the batch put them are skipped
 //     (exactly once); a record counts as there only if the file's bytes are
 //     its bytes, never by the file's size alone (see flightDone). If other
 //     bytes stand where a record belongs (something appended to the file
@@ -76,10 +76,10 @@ package bus
 //     its repair raises no alarm for a record nothing lost.
 //  2. Scan from head to zeroed+capacity (beyond that lies space the dead
 //     drainer consumed but had not finished zeroing) and write every committed
-//     record whose checksum matches to the sink, in ring order, in chunks that
+//     record whose checksum matches to the output, in ring order, in chunks that
 //     follow the same in-flight protocol, so a crash during recovery is
 //     recovered the same way.
-//  3. Sync the sink, zero the ring and publish an empty state.
+//  3. Sync the output, zero the ring and publish an empty state.
 //
 // Reservations that were never committed (the producer died between its CAS
 // and its header store, possibly half-way through copying its record) have
@@ -162,26 +162,26 @@ func (e *RingFileError) Error() string {
 	return s
 }
 
-// SinkPosition says where a file sink's output ends: the device and inode of
-// the file and its size. See Config.sinkPosition.
-type SinkPosition struct {
+// OutputPosition says where a file output ends: the device and inode of
+// the file and its size. See Config.outputPosition.
+type OutputPosition struct {
 	Dev, Ino uint64
 	Size     int64
 }
 
 // Ring file format constants (see the comment at the top of this file).
 const (
-	ringMagic       = "ABUSRING"
-	ringVersion     = 1
-	ringHeaderSize  = 4096
-	ringStaticCRC   = 24  // offset of the CRC of the static header
-	ringSlot0       = 64  // offset of state slot 0
-	ringSlotSize    = 64  // 8 words: 7 state words + CRC
-	ringGeneration  = 192 // offset of the generation word
-	sumShift        = 32
-	sumMask         = uint64(1)<<29 - 1 // bits 32..60 of a header word
-	entryFlags      = flagCommit | flagPadding | flagOversize
-	unknownSinkSize = -1
+	ringMagic         = "ABUSRING"
+	ringVersion       = 1
+	ringHeaderSize    = 4096
+	ringStaticCRC     = 24  // offset of the CRC of the static header
+	ringSlot0         = 64  // offset of state slot 0
+	ringSlotSize      = 64  // 8 words: 7 state words + CRC
+	ringGeneration    = 192 // offset of the generation word
+	sumShift          = 32
+	sumMask           = uint64(1)<<29 - 1 // bits 32..60 of a header word
+	entryFlags        = flagCommit | flagPadding | flagOversize
+	unknownOutputSize = -1
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -195,13 +195,13 @@ func recordSum(p []byte) uint64 {
 
 // ringState is one state slot: the drainer's persisted cursors.
 type ringState struct {
-	head   uint64 // all records below were written to the sink
+	head   uint64 // all records below were written to the output
 	zeroed uint64 // all ring space below was zeroed
 	end    uint64 // end of the batch in flight; == head when none
 	pre    uint64 // bytes written before the batch's first record (a drop marker)
-	size   int64  // sink size before the batch, or unknownSinkSize
-	dev    uint64 // sink device, with size
-	ino    uint64 // sink inode, with size
+	size   int64  // output size before the batch, or unknownOutputSize
+	dev    uint64 // output device, with size
+	ino    uint64 // output inode, with size
 }
 
 func (s *ringState) words() [7]uint64 {
@@ -235,9 +235,9 @@ type ringFile struct {
 	capacity uint64
 	st       ringState // the current state (drainer-private after New)
 	gen      uint64
-	pos      func() (SinkPosition, error) // nil: unknown
-	cut      sinkCutter                   // nil: the output cannot be cut back
-	read     sinkReader                   // nil: the output cannot be read back
+	pos      func() (OutputPosition, error) // nil: unknown
+	cut      outputCutter                   // nil: the output cannot be cut back
+	read     outputReader                   // nil: the output cannot be read back
 }
 
 // ring returns the ring region of the mapping.
@@ -259,11 +259,11 @@ func (r *ringFile) publish(s ringState) {
 	w := s.words()
 	slot := ringSlot0 + ringSlotSize*int((r.gen+1)&1)
 	for i, v := range w {
-		atomic.StoreUint64(r.word(slot+8*i), v)
+		atomic.StoreUint64(r.word(slot+8*i), v) // atomic, row state slots
 	}
-	atomic.StoreUint64(r.word(slot+56), stateCRC(w))
+	atomic.StoreUint64(r.word(slot+56), stateCRC(w)) // atomic, row state slots
 	r.gen++
-	atomic.StoreUint64(r.word(ringGeneration), r.gen)
+	atomic.StoreUint64(r.word(ringGeneration), r.gen) // atomic, row generation
 	r.st = s
 }
 
@@ -274,27 +274,27 @@ func (r *ringFile) initHeader() {
 	s := ringState{}
 	w := s.words()
 	for i, v := range w {
-		atomic.StoreUint64(r.word(ringSlot0+8*i), v)
+		atomic.StoreUint64(r.word(ringSlot0+8*i), v) // atomic, row state slots
 	}
-	atomic.StoreUint64(r.word(ringSlot0+56), stateCRC(w))
-	atomic.StoreUint64(r.word(ringGeneration), 0)
+	atomic.StoreUint64(r.word(ringSlot0+56), stateCRC(w)) // atomic, row state slots
+	atomic.StoreUint64(r.word(ringGeneration), 0)         // atomic, row generation
 	r.st = s
 }
 
-// sinkPos returns the sink's position, or unknownSinkSize (also when the
-// sink's code panicked: the position is only a hint for recovery).
-func (r *ringFile) sinkPos() (size int64, dev, ino uint64) {
+// outputPos returns the output's position, or unknownOutputSize (also when the
+// output's code panicked: the position is only a hint for recovery).
+func (r *ringFile) outputPos() (size int64, dev, ino uint64) {
 	if r.pos == nil {
-		return unknownSinkSize, 0, 0
+		return unknownOutputSize, 0, 0
 	}
 	defer func() {
 		if recover() != nil {
-			size, dev, ino = unknownSinkSize, 0, 0
+			size, dev, ino = unknownOutputSize, 0, 0
 		}
 	}()
 	p, err := r.pos()
 	if err != nil || p.Size < 0 {
-		return unknownSinkSize, 0, 0
+		return unknownOutputSize, 0, 0
 	}
 	return p.Size, p.Dev, p.Ino
 }
@@ -304,12 +304,12 @@ func (r *ringFile) sinkPos() (size int64, dev, ino uint64) {
 func (r *ringFile) begin(end uint64, pre int) {
 	s := r.st
 	s.end, s.pre = end, uint64(pre)
-	s.size, s.dev, s.ino = r.sinkPos()
+	s.size, s.dev, s.ino = r.outputPos()
 	r.publish(s)
 }
 
-// written records that everything below pos is in the sink. Called by the
-// drainer after the sink's write returned, before the space is zeroed.
+// written records that everything below pos is in the output. Called by the
+// drainer after the output's write returned, before the space is zeroed.
 func (r *ringFile) written(pos uint64) {
 	s := r.st
 	s.head, s.end, s.pre = pos, pos, 0
@@ -372,7 +372,7 @@ func (r *ringFile) copyAside() (string, error) {
 // openRing opens, locks and maps the ring file, replays what it holds to w,
 // and returns it reset and sized for capacity. warn receives
 // *RingFileError warnings; res says what was replayed.
-func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPosition, error), cut sinkCutter, read sinkReader, maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
+func openRing(path string, capacity uint64, w io.Writer, pos func() (OutputPosition, error), cut outputCutter, read outputReader, maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
 	r, err := openRingFile(path, capacity, warn)
 	if err != nil {
 		return nil, recoveryResult{}, err
@@ -428,16 +428,16 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (SinkPositio
 }
 
 // openRing maps cfg.RingFile as the ring of b, after replaying what it holds
-// to the sink (New calls it before the drainer starts, so nothing new can be
+// to the output (New calls it before the drainer starts, so nothing new can be
 // accepted before the replay is done).
 func (b *Bus) openRing(cfg Config) error {
-	pos, cut := cfg.sinkPosition, sinkCutter(nil)
+	pos, cut := cfg.outputPosition, outputCutter(nil)
 	if pos == nil {
-		pos, cut = sinkPositionOf(b.w), sinkCutterOf(b.w)
+		pos, cut = outputPositionOf(b.w), outputCutterOf(b.w)
 	}
 	// The bytes are read from the output itself, also where a test reports
 	// its position (for a copy standing for the file that crashed).
-	read := sinkReaderOf(b.w)
+	read := outputReaderOf(b.w)
 	warn := func(err error) {
 		if b.onError == nil {
 			return
@@ -449,7 +449,7 @@ func (b *Bus) openRing(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	b.ring = r
+	b.file = r
 	b.mem = r.ring()
 	b.base = unsafe.Pointer(&b.mem[0]) // page-aligned mapping: 8-byte aligned
 	b.recovered, b.unrecovered = res.recovered, res.unrecovered

@@ -13,12 +13,12 @@ func (r *ringFile) resize(uint64) error { return ErrRingUnsupported }
 
 func (r *ringFile) close() {}
 
-func filePosition(*os.File) func() (SinkPosition, error) { return nil }
+func filePosition(*os.File) func() (OutputPosition, error) { return nil }
 
-func pathPosition(string) (SinkPosition, error) { return SinkPosition{}, ErrRingUnsupported }
+func pathPosition(string) (OutputPosition, error) { return OutputPosition{}, ErrRingUnsupported }
 
-func fileCutter(*os.File) sinkCutter { return nil }
+func fileCutter(*os.File) outputCutter { return nil }
 
-func fileReader(*os.File) sinkReader { return nil }
+func fileReader(*os.File) outputReader { return nil }
 
-func pathReader(string) sinkReader { return nil }
+func pathReader(string) outputReader { return nil }

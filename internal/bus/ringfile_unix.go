@@ -160,34 +160,34 @@ func regularConn(f *os.File) syscall.RawConn {
 
 // filePosition returns an fstat-based position function for a regular
 // file, or nil.
-func filePosition(f *os.File) func() (SinkPosition, error) {
+func filePosition(f *os.File) func() (OutputPosition, error) {
 	rc := regularConn(f)
 	if rc == nil {
 		return nil
 	}
-	return func() (SinkPosition, error) {
+	return func() (OutputPosition, error) {
 		var st unix.Stat_t
 		var serr error
 		if err := rc.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) }); err != nil {
-			return SinkPosition{}, err
+			return OutputPosition{}, err
 		}
 		if serr != nil {
-			return SinkPosition{}, serr
+			return OutputPosition{}, serr
 		}
-		return SinkPosition{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size}, nil // Dev is not uint64 on every platform
+		return OutputPosition{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size}, nil // Dev is not uint64 on every platform
 	}
 }
 
 // pathPosition stats the regular file at path.
-func pathPosition(path string) (SinkPosition, error) {
+func pathPosition(path string) (OutputPosition, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return SinkPosition{}, err
+		return OutputPosition{}, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return SinkPosition{}, fmt.Errorf("%s is not a regular file", path)
+		return OutputPosition{}, fmt.Errorf("%s is not a regular file", path)
 	}
-	return SinkPosition{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size}, nil // Dev is not uint64 on every platform
+	return OutputPosition{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size}, nil // Dev is not uint64 on every platform
 }
 
 // fileCutter returns the cutter for an *os.File on a regular file, or nil.
@@ -198,12 +198,12 @@ func pathPosition(path string) (SinkPosition, error) {
 // accepted by fragment, and the writes will land at the new end: the
 // descriptor is O_APPEND, or its offset is the end (it is then moved back
 // to at). Otherwise it leaves the file alone.
-func fileCutter(f *os.File) sinkCutter {
+func fileCutter(f *os.File) outputCutter {
 	rc := regularConn(f)
 	if rc == nil {
 		return nil
 	}
-	return func(at int64, now SinkPosition, fragment func([]byte) bool) bool {
+	return func(at int64, now OutputPosition, fragment func([]byte) bool) bool {
 		cut := false
 		err := rc.Control(func(fd uintptr) { cut = cutFile(int(fd), f.Name(), at, now, fragment) })
 		return err == nil && cut
@@ -211,7 +211,7 @@ func fileCutter(f *os.File) sinkCutter {
 }
 
 // cutFile is fileCutter's work on the descriptor fd.
-func cutFile(fd int, name string, at int64, now SinkPosition, fragment func([]byte) bool) bool {
+func cutFile(fd int, name string, at int64, now OutputPosition, fragment func([]byte) bool) bool {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || uint64(st.Dev) != now.Dev || st.Ino != now.Ino || st.Size != now.Size || at < 0 || at >= st.Size { // Dev is not uint64 on every platform
 		return false
@@ -273,12 +273,12 @@ func readTail(fd int, name string, st *unix.Stat_t, b []byte, off int64) bool {
 // It reads the file the descriptor is open on (its identity is the
 // output's, however the position was measured): with pread, or through a
 // read-only descriptor of the same inode when it is write-only (readTail).
-func fileReader(f *os.File) sinkReader {
+func fileReader(f *os.File) outputReader {
 	rc := regularConn(f)
 	if rc == nil {
 		return nil
 	}
-	return func(_ SinkPosition, off int64, b []byte) bool {
+	return func(_ OutputPosition, off int64, b []byte) bool {
 		ok := false
 		err := rc.Control(func(fd uintptr) {
 			var st unix.Stat_t
@@ -291,8 +291,8 @@ func fileReader(f *os.File) sinkReader {
 // pathReader returns the reader for the regular file at path (a
 // filesink.File's): it reads only if the file there is still the output
 // recovery measured (device and inode of now).
-func pathReader(path string) sinkReader {
-	return func(now SinkPosition, off int64, b []byte) bool {
+func pathReader(path string) outputReader {
+	return func(now OutputPosition, off int64, b []byte) bool {
 		// O_NONBLOCK: opening a FIFO put at path since must not block.
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err != nil {

@@ -64,8 +64,8 @@ func parseImage(data []byte) (*ringImage, error) {
 		st.end-st.zeroed > capacity || st.zeroed > 1<<62 {
 		return nil, fmt.Errorf("cursors do not add up: head %d, zeroed %d, end %d, capacity %d", st.head, st.zeroed, st.end, capacity)
 	}
-	if st.size < unknownSinkSize {
-		return nil, fmt.Errorf("sink size %d", st.size)
+	if st.size < unknownOutputSize {
+		return nil, fmt.Errorf("output size %d", st.size)
 	}
 	return &ringImage{capacity: capacity, mask: capacity - 1, st: st, gen: gen, ring: data[ringHeaderSize:]}, nil
 }

@@ -43,7 +43,7 @@ func (im *image) record(pos uint64, p []byte) uint64 {
 // inFlightImage returns the ring file a crash leaves when recs are in the
 // ring and the first batch of them (with pre bytes of drop marker ahead)
 // were being written to an output that was at position before.
-func inFlightImage(capacity uint64, recs [][]byte, batch, pre int, before SinkPosition) []byte {
+func inFlightImage(capacity uint64, recs [][]byte, batch, pre int, before OutputPosition) []byte {
 	im := newImage(capacity)
 	pos, batchEnd := uint64(0), uint64(0)
 	for i, r := range recs {
@@ -150,7 +150,7 @@ func TestRingFileReplaysImages(t *testing.T) {
 		{name: "in-flight batch with unknown sink position is replayed whole", build: func(im *image) []string {
 			pos := im.record(0, line(1))
 			pos = im.record(pos, line(2))
-			im.st = ringState{end: pos, size: unknownSinkSize}
+			im.st = ringState{end: pos, size: unknownOutputSize}
 			im.record(pos, line(3))
 			return []string{string(line(1)), string(line(2)), string(line(3))}
 		}},

@@ -37,14 +37,14 @@ const (
 // flightReadChunk bounds one read of flightDone (and its buffer).
 const flightReadChunk = 1 << 20
 
-// sinkReader reads a file output back for recovery: it fills b with the
+// outputReader reads a file output back for recovery: it fills b with the
 // bytes at off of the output now at now and reports whether it could (all
 // of b). A descriptor-based reader reads the file the descriptor is open on.
-type sinkReader func(now SinkPosition, off int64, b []byte) bool
+type outputReader func(now OutputPosition, off int64, b []byte) bool
 
 // flightDone returns how many leading entries of the interrupted batch ents
-// (the valid entries in [st.head, st.end)) are wholly in the sink, given
-// where the sink ends now, and how the sink goes on after them (see
+// (the valid entries in [st.head, st.end)) are wholly in the output, given
+// where the output ends now, and how the output goes on after them (see
 // flightEnd).
 //
 // An entry counts as written only if its bytes are in the output where the
@@ -59,24 +59,20 @@ type sinkReader func(now SinkPosition, off int64, b []byte) bool
 // next record follow it. Reads stay within the batch's inline records (at
 // most the ring's capacity), in reads of at most flightReadChunk bytes (or
 // one record, if longer).
-//
-// It is longer than the package's other functions (about 85 lines): its
-// cases are one pass over the batch sharing the read cursor and the
-// buffer, and each reads best next to the others.
-func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error, read sinkReader) (j int, end flightEnd) {
-	if st.size == unknownSinkSize || nowErr != nil || now.Size < 0 {
+func flightDone(ents []ringEntry, st ringState, now OutputPosition, nowErr error, read outputReader) (j int, end flightEnd) {
+	if st.size == unknownOutputSize || nowErr != nil || now.Size < 0 {
 		return 0, flightUnknown
 	}
 	base := st.size
 	if now.Dev != st.dev || now.Ino != st.ino {
-		base = 0 // the sink switched files (rotation) at the start of the batch
+		base = 0 // the output switched files (rotation) at the start of the batch
 	}
 	pos := base + int64(st.pre) // where entry i's bytes begin in the output
 	switch {
 	case now.Size == base:
 		return 0, flightExact // nothing written, not even the marker
 	case now.Size < base:
-		return 0, flightUnknown // the sink shrank
+		return 0, flightUnknown // the output shrank
 	case now.Size < pos:
 		return 0, flightTorn // inside the marker
 	}
@@ -106,13 +102,7 @@ func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error, 
 		// The inline entries up to the next oversize one, at most
 		// flightReadChunk bytes of them (at least one): read what the output
 		// holds where they belong, at most their length.
-		k, runLen := i, int64(0)
-		for ; k < len(ents) && ents[k].kind != entOversize; k++ {
-			if k > i && runLen+int64(ents[k].size) > flightReadChunk {
-				break
-			}
-			runLen += int64(ents[k].size) // padding: 0
-		}
+		k, runLen := inlineRun(ents, i)
 		n := min(runLen, now.Size-pos)
 		if int64(cap(buf)) < n {
 			buf = make([]byte, n)
@@ -121,27 +111,10 @@ func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error, 
 		if n > 0 && (read == nil || !read(now, pos, got)) {
 			return 0, flightUnread
 		}
-		for ; i < k; i++ {
-			d := ents[i].data // padding: nil
-			if len(got) >= len(d) && bytes.Equal(got[:len(d)], d) {
-				if len(d) > 0 {
-					unchecked = -1 // its bytes follow the oversize ones before it
-				}
-				got, pos = got[len(d):], pos+int64(len(d))
-				continue
-			}
-			// got is shorter than d only where the output ends (n < runLen).
-			if len(got) < len(d) && bytes.HasPrefix(d, got) {
-				if len(got) == 0 {
-					return i, flightExact // ends where it begins
-				}
-				return i, flightTorn
-			}
-			if unchecked >= 0 {
-				return unchecked, flightForeign // the oversize bytes were not ours either
-			}
-			return i, flightForeign
+		if j, end, ok := compareRun(ents, i, k, got, &pos, &unchecked); !ok {
+			return j, end
 		}
+		i = k
 	}
 	if unchecked >= 0 && pos < now.Size {
 		// More bytes after oversize records that no checked record follows:
@@ -151,13 +124,55 @@ func flightDone(ents []ringEntry, st ringState, now SinkPosition, nowErr error, 
 	return len(ents), flightExact
 }
 
+// inlineRun returns the end k of the run of inline entries from ents[i]:
+// up to the next oversize entry, at most flightReadChunk bytes of them (at
+// least one entry); runLen is their length in bytes.
+func inlineRun(ents []ringEntry, i int) (k int, runLen int64) {
+	for k = i; k < len(ents) && ents[k].kind != entOversize; k++ {
+		if k > i && runLen+int64(ents[k].size) > flightReadChunk {
+			break
+		}
+		runLen += int64(ents[k].size) // padding: 0
+	}
+	return k, runLen
+}
+
+// compareRun compares the entries ents[i:k] with got, the output's bytes
+// where they belong (shorter only where the output ends), for flightDone.
+// When all match it advances *pos past them, clears *unchecked and
+// returns ok; otherwise it returns flightDone's answer.
+func compareRun(ents []ringEntry, i, k int, got []byte, pos *int64, unchecked *int) (j int, end flightEnd, ok bool) {
+	for ; i < k; i++ {
+		d := ents[i].data // padding: nil
+		if len(got) >= len(d) && bytes.Equal(got[:len(d)], d) {
+			if len(d) > 0 {
+				*unchecked = -1 // its bytes follow the oversize ones before it
+			}
+			got, *pos = got[len(d):], *pos+int64(len(d))
+			continue
+		}
+		// got is shorter than d only where the output ends (n < runLen).
+		if len(got) < len(d) && bytes.HasPrefix(d, got) {
+			if len(got) == 0 {
+				return i, flightExact, false // ends where it begins
+			}
+			return i, flightTorn, false
+		}
+		if *unchecked >= 0 {
+			return *unchecked, flightForeign, false // the oversize bytes were not ours either
+		}
+		return i, flightForeign, false
+	}
+	return k, flightExact, true
+}
+
 // tornTail locates a record torn by the crash in a file output: when the
 // output is still the file the interrupted batch went to (same device and
 // inode) and ends inside the batch's drop marker (idx -1) or inside entry
 // idx, it returns where the last whole record ends (cut) and how many bytes
 // of the torn piece follow it (frag, > 0). ok is false in every other case.
-func tornTail(ents []ringEntry, st ringState, now SinkPosition) (cut int64, idx int, frag int64, ok bool) {
-	if st.size == unknownSinkSize || now.Dev != st.dev || now.Ino != st.ino || now.Size <= st.size {
+func tornTail(ents []ringEntry, st ringState, now OutputPosition) (cut int64, idx int, frag int64, ok bool) {
+	if st.size == unknownOutputSize || now.Dev != st.dev || now.Ino != st.ino || now.Size <= st.size {
 		return 0, 0, 0, false
 	}
 	rem := now.Size - st.size
@@ -182,13 +197,13 @@ func tornTail(ents []ringEntry, st ringState, now SinkPosition) (cut int64, idx 
 	return 0, 0, 0, false // ends at or beyond the batch's end
 }
 
-// SinkCutter cuts a file output back to the end of its last whole record,
+// OutputCutter cuts a file output back to the end of its last whole record,
 // removing a record's beginning that a crash left at its end: cut, after
 // checking that the output is still at now (device, inode, size) and that
 // fragment accepts the bytes from at to its end. It reports whether it cut.
-type sinkCutter func(at int64, now SinkPosition, fragment func([]byte) bool) bool
+type outputCutter func(at int64, now OutputPosition, fragment func([]byte) bool) bool
 
-// tornTailSettler is a sink that set aside a torn tail when it was opened and
+// tornTailSettler is an output that set aside a torn tail when it was opened and
 // holds the report until it knows whether a replay writes that record again
 // (filesink.File). The bus calls SettleTornTail once before its first write:
 // with the record a durable ring's recovery is about to write again, whole,
@@ -197,7 +212,7 @@ type tornTailSettler interface {
 	SettleTornTail(rec []byte)
 }
 
-// settleTornTail tells a sink that holds a torn-tail report that no replay
+// settleTornTail tells an output that holds a torn-tail report that no replay
 // covers it (called by New after any replay; once settled, later calls do
 // nothing).
 func settleTornTail(w io.Writer) {
@@ -214,17 +229,17 @@ type recoveryResult struct {
 	replayedAll bool   // an in-flight batch was replayed whole: it may appear twice
 	unread      bool   // ... because the output could not be read back
 	flight      int    // records in that batch
-	torn        bool   // the sink ended inside a record of the in-flight batch
-	cutMarker   bool   // the sink ended inside the batch's drop marker, which was cut
-	foreign     bool   // the sink held other bytes where a record of the batch belonged
-	foreignFrom int    // records of that batch found in the sink (not replayed)
+	torn        bool   // the output ended inside a record of the in-flight batch
+	cutMarker   bool   // the output ended inside the batch's drop marker, which was cut
+	foreign     bool   // the output held other bytes where a record of the batch belonged
+	foreignFrom int    // records of that batch found in the output (not replayed)
 	foreignOf   int    // records in that batch
 	foreignNext []byte // the beginning of the first record replayed then
 }
 
 // recover replays the committed records the file holds to w (see the
 // comment at the top of this file) and resets the ring. It returns an error
-// only if the sink failed; the file then still holds what was not written.
+// only if the output failed; the file then still holds what was not written.
 func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 	var res recoveryResult
 	im := &ringImage{capacity: r.capacity, mask: r.capacity - 1, st: r.st, ring: r.ring()}
@@ -237,7 +252,7 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 	}
 	if res.recovered > 0 {
 		if s, ok := w.(Syncer); ok {
-			if err := sinkSync(s); err != nil && !notSyncable(err) {
+			if err := outputSync(s); err != nil && !notSyncable(err) {
 				return res, fmt.Errorf("asyncbus: sync after replaying the ring file: %w", err)
 			}
 		}
@@ -262,8 +277,8 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 		ents = append(ents, e)
 		pos = e.end
 	}
-	var now SinkPosition
-	nowErr := errors.New("unknown sink position")
+	var now OutputPosition
+	nowErr := errors.New("unknown output position")
 	if r.pos != nil {
 		now, nowErr = r.pos()
 	}
@@ -272,7 +287,7 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 		j, end = r.cutTorn(ents, now, j, end, res)
 	}
 	if end == flightExact || end == flightForeign {
-		// A sink that set a torn tail aside at its own open learns which
+		// An output that set a torn tail aside at its own open learns which
 		// record is written again first (filesink: no alarm if the
 		// fragment is its beginning). Wrap padding writes nothing: the
 		// first record is the one after it.
@@ -298,7 +313,7 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 // the marker) that the crash tore: it cuts it back, if it is exactly that,
 // so the record is written again whole and only once, and returns the
 // flight's new first record to write and its end kind.
-func (r *ringFile) cutTorn(ents []ringEntry, now SinkPosition, j int, end flightEnd, res *recoveryResult) (int, flightEnd) {
+func (r *ringFile) cutTorn(ents []ringEntry, now OutputPosition, j int, end flightEnd, res *recoveryResult) (int, flightEnd) {
 	at, idx, frag, torn := tornTail(ents, r.st, now)
 	if !torn {
 		return j, end
@@ -404,7 +419,7 @@ func (r *ringFile) replay(w io.Writer, im *ringImage, head uint64, maxBatch int,
 func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
 	if bw, ok := w.(BatchWriter); ok {
 		for len(recs) > 0 {
-			n, err := sinkWriteBatch(bw, recs)
+			n, err := outputWriteBatch(bw, recs)
 			n = max(0, min(n, len(recs)))
 			recs = recs[n:]
 			if err != nil {
@@ -424,17 +439,17 @@ func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	n, err := sinkWrite(w, b)
+	n, err := outputWrite(w, b)
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
 	}
 	return err
 }
 
-// sinkPositionOf returns the position function New uses by default: for an
-// *os.File on a regular file, fstat; for a writer with a Path() string
+// outputPositionOf returns the position function New uses by default: for an
+// *os.File on a regular file, fstat; for an output with a Path() string
 // method (filesink.File), stat of that path; otherwise nil (unknown).
-func sinkPositionOf(w io.Writer) func() (SinkPosition, error) {
+func outputPositionOf(w io.Writer) func() (OutputPosition, error) {
 	switch s := w.(type) {
 	case *os.File:
 		return filePosition(s)
@@ -442,21 +457,21 @@ func sinkPositionOf(w io.Writer) func() (SinkPosition, error) {
 		if strings.TrimSpace(s.Path()) == "" {
 			return nil
 		}
-		return func() (SinkPosition, error) { return pathPosition(s.Path()) }
+		return func() (OutputPosition, error) { return pathPosition(s.Path()) }
 	}
 	return nil
 }
 
-// sinkReaderOf returns the reader recovery uses to check which records of an
+// outputReaderOf returns the reader recovery uses to check which records of an
 // interrupted batch are in the output: for an *os.File on a regular file,
-// fileReader; for a writer with a Path() string method (filesink.File),
+// fileReader; for an output with a Path() string method (filesink.File),
 // pathReader; otherwise nil (the output cannot be read back).
-func sinkReaderOf(w io.Writer) sinkReader {
+func outputReaderOf(w io.Writer) outputReader {
 	switch s := w.(type) {
 	case *os.File:
 		return fileReader(s)
 	case interface{ Path() string }:
-		p, ok := sinkPath(s)
+		p, ok := outputPath(s)
 		if !ok || strings.TrimSpace(p) == "" {
 			return nil
 		}
@@ -465,10 +480,10 @@ func sinkReaderOf(w io.Writer) sinkReader {
 	return nil
 }
 
-// sinkCutterOf returns the cutter New uses: for an *os.File on a regular
+// outputCutterOf returns the cutter New uses: for an *os.File on a regular
 // file, fileCutter; otherwise nil (a filesink.File repairs its own tail when
-// it is opened; other writers cannot be cut).
-func sinkCutterOf(w io.Writer) sinkCutter {
+// it is opened; other outputs cannot be cut).
+func outputCutterOf(w io.Writer) outputCutter {
 	if f, ok := w.(*os.File); ok {
 		return fileCutter(f)
 	}

@@ -66,23 +66,23 @@ func TestFlightDone(t *testing.T) {
 		{name: "inside the marker", st: ringState{size: 1000, dev: 1, ino: 2, pre: 7}, after: []byte("mar"), j: 0, end: flightTorn},
 		{name: "marker, then foreign bytes", st: ringState{size: 1000, dev: 1, ino: 2, pre: 7}, after: []byte("marker\nstarting\n"), j: 0, end: flightForeign},
 		{name: "oversize of unknown length", ents: []ringEntry{ents[0], {kind: entOversize, size: lenMask}}, st: st, after: recA, j: 0, end: flightUnknown},
-		{name: "unknown before", st: ringState{size: unknownSinkSize}, after: recA, j: 0, end: flightUnknown},
+		{name: "unknown before", st: ringState{size: unknownOutputSize}, after: recA, j: 0, end: flightUnknown},
 		{name: "unknown now", st: st, err: errors.New("gone"), j: 0, end: flightUnknown},
 		{name: "cannot be read back", st: st, after: recA, noRead: true, j: 0, end: flightUnread},
 		{name: "nothing written needs no reading", st: st, noRead: true, j: 0, end: flightExact},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			file, now := cat(earlier, c.after), SinkPosition{Dev: 1, Ino: 2}
+			file, now := cat(earlier, c.after), OutputPosition{Dev: 1, Ino: 2}
 			if c.rotated {
 				file, now.Ino = c.after, 3
 			}
 			now.Size = int64(len(file))
 			if c.err != nil {
-				now = SinkPosition{}
+				now = OutputPosition{}
 			}
 			var reads int64
-			read := func(at SinkPosition, off int64, b []byte) bool {
+			read := func(at OutputPosition, off int64, b []byte) bool {
 				require.Equal(t, now, at)
 				reads += int64(len(b))
 				if off < 0 || off+int64(len(b)) > int64(len(file)) {
@@ -120,9 +120,9 @@ func TestFlightDoneReadsInBoundedChunks(t *testing.T) {
 	}
 	file = append(file, "starting\n"...) // then a banner
 	st := ringState{size: 0, dev: 1, ino: 2}
-	now := SinkPosition{Dev: 1, Ino: 2, Size: int64(len(file))}
+	now := OutputPosition{Dev: 1, Ino: 2, Size: int64(len(file))}
 	var reads []int
-	read := func(_ SinkPosition, off int64, b []byte) bool {
+	read := func(_ OutputPosition, off int64, b []byte) bool {
 		reads = append(reads, len(b))
 		copy(b, file[off:])
 		return off+int64(len(b)) <= int64(len(file))
@@ -143,7 +143,7 @@ func FuzzRecover(f *testing.F) {
 	pos := im.record(0, []byte("a\n"))
 	pos = im.record(pos, []byte("bb\n"))
 	im.word(pos, flagCommit|flagOversize|99)
-	im.st = ringState{end: pos, size: unknownSinkSize}
+	im.st = ringState{end: pos, size: unknownOutputSize}
 	f.Add(im.bytes())
 	im2 := newImage(64)
 	im2.st = ringState{head: 40, zeroed: 40, end: 40}
@@ -270,12 +270,12 @@ func TestRingFileInterruptedBatchExactlyOnce(t *testing.T) {
 			out2, err := os.OpenFile(out2Path, os.O_WRONLY|os.O_APPEND, 0o644)
 			require.NoError(t, err)
 			defer out2.Close()
-			pos := func() (SinkPosition, error) {
+			pos := func() (OutputPosition, error) {
 				p, err := pathPosition(out2Path)
 				p.Dev, p.Ino = orig.Dev, orig.Ino
 				return p, err
 			}
-			b2, log := openDurable(t, ring2, out2, Config{Capacity: 8192, sinkPosition: pos})
+			b2, log := openDurable(t, ring2, out2, Config{Capacity: 8192, outputPosition: pos})
 			closeBus(t, b2)
 			got, err := os.ReadFile(out2Path)
 			require.NoError(t, err)
@@ -526,7 +526,7 @@ func TestRingFileUnreadableOutputReplaysWholeBatch(t *testing.T) {
 	require.NoError(t, err)
 
 	log := &errLog{}
-	unreadable := func(SinkPosition, int64, []byte) bool { return false }
+	unreadable := func(OutputPosition, int64, []byte) bool { return false }
 	r, res, err := openRing(ringPath, capacity, out, filePosition(out), fileCutter(out), unreadable, 16, log.on)
 	require.NoError(t, err)
 	r.close()

@@ -10,7 +10,7 @@ type roomWaiter struct {
 // awaitTurn makes a producer that is not at the front of the line for room
 // wait its turn. A producer that finds others in line joins it behind them
 // even when the ring has room: the room freed is theirs first (no
-// barging). A writer logging through its own handler never joins (it
+// barging). An output logging through its own handler never joins (it
 // would wait for its own call to return). It reports whether the caller
 // must load the cursors again before reserving.
 func (b *Bus) awaitTurn(w *waitState, t uint64) (bool, error) {
@@ -18,7 +18,11 @@ func (b *Bus) awaitTurn(w *waitState, t uint64) (bool, error) {
 		if w.bypass || b.lineLen.Load() == 0 { // atomic, row lineLen: a non-zero length is a waiter really in line
 			return false, nil
 		}
+		in := callerInputs{facts: b.facts, queue: queueFull}
 		if b.inOutputCall() {
+			in.facts |= factReentrant
+		}
+		if callerActionFor(in) == callerSpinRoom {
 			w.bypass = true
 			return false, nil
 		}
@@ -41,7 +45,7 @@ func (b *Bus) joinLine(w *waitState) {
 	w.front = len(b.line) == 1
 	// Stored under mu, after the append: a newcomer that loads a
 	// non-zero length queues behind a waiter that is really there.
-	b.lineLen.Store(int32(len(b.line)))
+	b.lineLen.Store(int32(len(b.line))) // atomic, row lineLen
 	b.mu.Unlock()
 }
 

@@ -2,18 +2,38 @@ package bus
 
 import "sync/atomic"
 
+// drainerStats is what the drainer publishes for Stats and for callers:
+// its counters and its measurements. The drainer is the main writer;
+// write-through producers and a Close that gives up add to written,
+// writtenBytes, failed and writeCalls too (every writer adds), so those are
+// multi-writer counters. Its words are in the package documentation's
+// drainer statistics table.
+type drainerStats struct {
+	written      atomic.Uint64 // Stats.Written
+	writtenBytes atomic.Uint64 // Stats.WrittenBytes
+	failed       atomic.Uint64 // Stats.Failed
+	batches      atomic.Uint64 // Stats.Batches
+	writeCalls   atomic.Uint64 // Stats.WriteCalls
+	markers      atomic.Uint64 // Stats.DropMarkers
+	highWater    atomic.Uint64 // Stats.QueueHighWater (Stats raises it too, by CAS)
+	outRate      atomic.Uint64 // the output's bytes per second while written to (outrate.go); 0 until measured
+	batchTarget  atomic.Uint64 // Stats.BatchTarget
+	entries      atomic.Uint64 // ring entries consumed (records, refs, padding)
+	entryBytes   atomic.Uint64 // ring bytes consumed
+}
+
 // Stats is a snapshot of the bus counters. See the package documentation for
 // how Enqueued is derived.
 type Stats struct {
 	Enqueued       uint64 // records offered to Enqueue (accepted + dropped); == Written + Dropped + Failed once the ring is empty (after Flush/Close)
-	Written        uint64 // records handed to the sink successfully
+	Written        uint64 // records handed to the output successfully
 	WrittenBytes   uint64 // payload bytes of Written
 	Dropped        uint64 // records refused: ring full (Drop / timeout) and after Close
 	DroppedClosed  uint64 // the part of Dropped refused because the bus was closed
-	Failed         uint64 // records accepted but not written because the sink kept failing
+	Failed         uint64 // records accepted but not written because the output kept failing
 	Oversize       uint64 // records that took the oversize side path
 	Batches        uint64 // drain rounds that wrote something
-	WriteCalls     uint64 // calls into the sink (Write/WriteBatch/writev syscalls)
+	WriteCalls     uint64 // calls into the output (Write/WriteBatch/writev syscalls)
 	DropMarkers    uint64 // in-band gap markers written
 	QueueDepth     uint64 // bytes in the ring now (headers and padding included)
 	QueueHighWater uint64 // highest QueueDepth seen (sampled by the drainer and by Stats)
@@ -32,37 +52,37 @@ type Stats struct {
 func (b *Bus) Stats() Stats {
 	// Before the counts: once final is seen, the give-up's counts are in
 	// them (stored before final; giveup.go).
-	final := b.final.Load()
+	final := b.final.Load() // atomic, row final
 	// Load the drainer-side counts before tail/head so that records written
 	// between the loads are not counted twice in the in-ring estimate.
 	s := Stats{
-		Written:       b.written.Load(),
-		WrittenBytes:  b.writtenBytes.Load(),
-		Failed:        b.failed.Load(),
-		Dropped:       b.dropped.Load(),
-		DroppedClosed: b.droppedClosed.Load(),
-		Oversize:      b.oversize.Load(),
-		Batches:       b.batches.Load(),
-		WriteCalls:    b.writeCalls.Load(),
-		DropMarkers:   b.markers.Load(),
+		Written:       b.written.Load(),       // atomic, row written
+		WrittenBytes:  b.writtenBytes.Load(),  // atomic, row writtenBytes
+		Failed:        b.failed.Load(),        // atomic, row failed
+		Dropped:       b.dropped.Load(),       // atomic, row dropped
+		DroppedClosed: b.droppedClosed.Load(), // atomic, row droppedClosed
+		Oversize:      b.oversize.Load(),      // atomic, row oversize
+		Batches:       b.batches.Load(),       // atomic, row batches
+		WriteCalls:    b.writeCalls.Load(),    // atomic, row writeCalls
+		DropMarkers:   b.markers.Load(),       // atomic, row markers
 		Capacity:      b.capacity,
-		BatchTarget:   b.batchTarget.Load(),
-		Parks:         b.parks.Load(),
-		Wakeups:       b.wakeups.Load(),
-		WriteThrough:  b.wtCount.Load(),
+		BatchTarget:   b.batchTarget.Load(), // atomic, row batchTarget
+		Parks:         b.parks.Load(),       // atomic, row parks
+		Wakeups:       b.wakeups.Load(),     // atomic, row wakeups
+		WriteThrough:  b.wtCount.Load(),     // atomic, row wtCount
 		Recovered:     b.recovered,
 		Unrecovered:   b.unrecovered,
-		OutputRate:    b.outRate.Load(),
+		OutputRate:    b.outRate.Load(), // atomic, row outRate
 	}
-	entries, entryBytes := b.entries.Load(), b.entryBytes.Load()
-	h := max(b.head.Load(), b.wtHead.Load()) // a written-through record is not in the ring
-	t := b.tail.Load() &^ closedBit
-	if t > h && !final { // after a give-up what is left is counted as failed
+	entries, entryBytes := b.entries.Load(), b.entryBytes.Load() // atomic, rows entries, entryBytes
+	h := max(b.head.Load(), b.wtHead.Load())                     // atomic, rows head, wtHead: a written-through record is not in the ring
+	t := b.tail.Load() &^ closedBit                              // atomic, row tail
+	if t > h && !final {                                         // after a give-up what is left is counted as failed
 		s.QueueDepth = t - h
 	}
 	for { // atomic max, so a reader never lowers the high-water mark
-		hw := b.highWater.Load()
-		if s.QueueDepth <= hw || b.highWater.CompareAndSwap(hw, s.QueueDepth) {
+		hw := b.highWater.Load()                                                // atomic, row highWater
+		if s.QueueDepth <= hw || b.highWater.CompareAndSwap(hw, s.QueueDepth) { // atomic, row highWater
 			s.QueueHighWater = max(hw, s.QueueDepth)
 			break
 		}

@@ -38,8 +38,8 @@ var notSyncableErrnos = map[string][]uintptr{
 	"js":     {22, 25, 95},
 }
 
-// notSyncable reports whether err, from a sink's Sync, only says that the
-// sink is not a file that can be synced (a terminal, a pipe, a socket),
+// notSyncable reports whether err, from an output's Sync, only says that the
+// output is not a file that can be synced (a terminal, a pipe, a socket),
 // which is not a failure: there is nothing to make durable.
 func notSyncable(err error) bool { return notSyncableOn(runtime.GOOS, err) }
 
@@ -49,7 +49,7 @@ func notSyncableOn(goos string, err error) bool {
 		return false
 	}
 	if errors.Is(err, errors.ErrUnsupported) {
-		return true // a sink's own "cannot sync", or ENOSYS
+		return true // an output's own "cannot sync", or ENOSYS
 	}
 	n, ok := errnoOf(err)
 	return ok && slices.Contains(notSyncableErrnos[goos], n)

@@ -6,13 +6,13 @@ import (
 	"os"
 )
 
-// sinkKind is how the drainer hands a batch to the sink.
-type sinkKind int
+// outputKind is how the drainer hands a batch to the output.
+type outputKind int
 
 const (
-	sinkCopy   sinkKind = iota // copy into one staging buffer, one Write
-	sinkBatch                  // BatchWriter.WriteBatch(views)
-	sinkWritev                 // writev(2) through syscall.RawConn, <= iovMax records per call
+	outputCopy   outputKind = iota // copy into one staging buffer, one Write
+	outputBatch                    // BatchWriter.WriteBatch(views)
+	outputWritev                   // writev(2) through syscall.RawConn, <= iovMax records per call
 )
 
 // viewKind says what a batch entry is, for the accounting after the write.
@@ -24,7 +24,7 @@ const (
 	kMarker                   // drop marker (not a record)
 )
 
-// maxStagingKeep is the largest staging buffer (sinkCopy) the drainer keeps
+// maxStagingKeep is the largest staging buffer (outputCopy) the drainer keeps
 // between batches: a full batch of 4096 records of 200 bytes takes ~0.8 MiB;
 // a larger one (oversize records, which may be of any size) is released
 // after its write.
@@ -36,22 +36,22 @@ func (d *drainer) writeRound(act batchAction) {
 	done, off := 0, 0
 	rest, restLen := d.restIndex()
 	admitted := d.admit(act)
-	if admitted && b.ring != nil {
+	if admitted && b.file != nil {
 		pre := 0
 		if d.kinds[0] == kMarker {
 			pre = len(d.views[0]) // a marker only ever opens a batch
 		}
-		b.ring.begin(d.pos, pre) // persisted before the write starts
+		b.file.begin(d.pos, pre) // persisted before the write starts
 	}
-	// wmu: a producer writing through never calls the sink at the same time.
+	// wmu: a producer writing through never calls the output at the same time.
 	// Taken as a call: a write-through holding it may be stuck in the output.
 	// If Close gave up, the batch counts as failed (the loop's top counts
 	// the rest) and wmu is not taken: a stuck write-through may hold it.
 	if d.enterLock() {
 		b.wmu.Lock()
 		d.leaveCall()
-		if b.wtErr.Load() != nil { // atomic: set by a failed write-through (reportWriteThrough)
-			d.report("write", *b.wtErr.Swap(nil))
+		if b.wtErr.Load() != nil { // atomic, row wtErr: set by a failed write-through (reportWriteThrough)
+			d.report("write", *b.wtErr.Swap(nil)) // atomic, row wtErr
 		}
 		if admitted {
 			start := b.nanotime()
@@ -78,13 +78,14 @@ func (d *drainer) writeRound(act batchAction) {
 		b.wmu.Unlock()
 	}
 	written, wbytes, failed, markers := d.tally(done)
-	// Single writer for these counters; Add is an uncontended atomic.
-	b.written.Add(written)
-	b.writtenBytes.Add(wbytes)
-	b.failed.Add(failed)
-	b.markers.Add(markers)
+	// Add: a write-through or a give-up count may add to the same counters
+	// (see the drainer statistics table); rarely at the same time.
+	b.written.Add(written)     // atomic, row written
+	b.writtenBytes.Add(wbytes) // atomic, row writtenBytes
+	b.failed.Add(failed)       // atomic, row failed
+	b.markers.Add(markers)     // atomic, row markers
 	if done > 0 {
-		b.batches.Add(1)
+		b.batches.Add(1) // atomic, row batches
 	}
 	d.woken = false
 	d.progIdx = 0
@@ -117,10 +118,10 @@ func (d *drainer) tally(done int) (written, wbytes, failed, markers uint64) {
 // release zeroes the consumed space and publishes the new head.
 func (d *drainer) release() {
 	b := d.b
-	if b.ring != nil {
-		// The sink's write call has returned: only now may the file say so.
+	if b.file != nil {
+		// The output's write call has returned: only now may the file say so.
 		// Persisted before the zeroing, which destroys the records.
-		b.ring.written(d.pos)
+		b.file.written(d.pos)
 	}
 	if span := d.pos - d.head; span > 0 {
 		lo, hi := b.offsetOf(d.head), b.offsetOf(d.pos)
@@ -133,26 +134,26 @@ func (d *drainer) release() {
 			clear(b.mem[lo:])
 			clear(b.mem[:hi])
 		}
-		b.entries.Add(d.nent)
-		b.entryBytes.Add(span)
+		b.entries.Add(d.nent)  // atomic, row entries
+		b.entryBytes.Add(span) // atomic, row entryBytes
 	}
 	d.nent = 0
-	if b.ring != nil {
+	if b.file != nil {
 		// After the zeroing, before producers can see the new head: recovery
 		// never scans beyond zeroed+capacity, i.e. into space that may still
 		// hold consumed records.
-		b.ring.zeroedTo(d.pos)
+		b.file.zeroedTo(d.pos)
 	}
 	if d.ovBytes > 0 {
-		b.oversizeBytes.Add(-d.ovBytes)
+		b.oversizeBytes.Add(-d.ovBytes) // atomic, row oversizeBytes
 		d.ovBytes = 0
 	}
 	// Release store: the zeroing above happens-before the writes of any
 	// producer that loads this head and reserves the space.
-	b.head.Store(d.pos)
+	b.head.Store(d.pos) // atomic, row head
 	d.head = d.pos
 	// Sequentially consistent after the head store; see the park in Bus.waitForRoom.
-	if b.waiters.Load() > 0 {
+	if b.waiters.Load() > 0 { // atomic, row waiters
 		b.broadcastSpace()
 	}
 }
@@ -165,22 +166,22 @@ func (d *drainer) release() {
 func (d *drainer) restIndex() (int, int) {
 	// Atomic loads after collect's acquire load of the rest's header, which
 	// the producer stored after these (see tryWriteThrough).
-	if len(d.kinds) > 0 && d.kinds[0] == kRecord && d.b.wtRest.Load() == d.head+1 {
-		return 0, int(d.b.wtRestLen.Load())
+	if len(d.kinds) > 0 && d.kinds[0] == kRecord && d.b.wtRest.Load() == d.head+1 { // atomic, row wtRest
+		return 0, int(d.b.wtRestLen.Load()) // atomic, row wtRestLen
 	}
 	return -1, 0
 }
 
-// admit carries out decide's action up to the batch's write: it reports
+// admit carries out batchAction's answer up to the batch's write: it reports
 // whether the batch is written. It is not (the batch fails at once,
 // counted as failed) for actFailFast, or when the bytes owed from an
 // earlier torn record cannot be written. The owed bytes go out here, before
-// the ring file records the sink's position for the batch.
+// the ring file records the output's position for the batch.
 func (d *drainer) admit(act batchAction) bool {
 	b := d.b
 	switch act {
 	case actFailFast:
-		if !b.aborted.Load() { // atomic: a Close that gave up counts without a report
+		if !b.aborted.Load() { // atomic, row aborted: a Close that gave up counts without a report
 			d.fastFails++
 			d.report("write", d.lastErr) // rate-limited: counted as a suppressed repeat
 		}
@@ -193,9 +194,9 @@ func (d *drainer) admit(act batchAction) bool {
 		if !d.enterCall() {
 			return false
 		}
-		n, err := sinkWrite(b.w, d.owed)
+		n, err := outputWrite(b.w, d.owed)
 		d.leaveCall()
-		b.writeCalls.Add(1)
+		b.writeCalls.Add(1) // atomic, row writeCalls
 		n = max(0, min(n, len(d.owed)))
 		d.owed = d.owed[n:]
 		if n > 0 {
@@ -203,7 +204,7 @@ func (d *drainer) admit(act batchAction) bool {
 		}
 		if len(d.owed) == 0 {
 			d.health = d.health.next(evMended)
-			b.owing.Store(false) // atomic: write-throughs may go again (see Bus.owing)
+			b.owing.Store(false) // atomic, row owing: write-throughs may go again (see Bus.owing)
 		}
 		if err == nil {
 			if n > 0 || len(d.owed) == 0 {
@@ -245,7 +246,7 @@ func (d *drainer) afterWriteError(err error, probe bool, attempts int) bool {
 	return d.sleepFor(backoff, false) // false: Close gave up
 }
 
-// write hands the batch to the sink, completing short writes and retrying
+// write hands the batch to the output, completing short writes and retrying
 // failures with exponential back-off. It returns how many leading views were
 // written completely (the rest count as failed) and how many bytes of the
 // next one are in the output. While the output is failing (see
@@ -253,7 +254,7 @@ func (d *drainer) afterWriteError(err error, probe bool, attempts int) bool {
 // the batch fails at once.
 func (d *drainer) write() (int, int) {
 	b := d.b
-	if b.sink == sinkCopy {
+	if b.kind == outputCopy {
 		d.stage()
 	}
 	idx, off, attempts := 0, 0, 0
@@ -278,7 +279,7 @@ func (d *drainer) write() (int, int) {
 			err = io.ErrShortWrite // no progress and no error: never loop on it
 		}
 		if idx >= len(d.views) || progressed {
-			// Everything was taken, with an error (a batch writer whose
+			// Everything was taken, with an error (a batch output whose
 			// failed records are not retried, such as otlpsink's refused
 			// drop marker): report it, with no back-off for nothing left.
 			// Or part was taken (a net.Conn's write deadline): go on at
@@ -315,7 +316,7 @@ func (d *drainer) tear(off int) {
 		d.health = d.health.next(evTear)
 		// Before release publishes head past this batch (seq-cst): a
 		// producer that then finds the ring empty sees it (see Bus.owing).
-		d.b.owing.Store(true)
+		d.b.owing.Store(true) // atomic, row owing
 	}
 }
 
@@ -355,16 +356,16 @@ func cutBack(w io.Writer, n int64) error {
 	return err
 }
 
-// step makes one call into the sink from record idx, byte off.
+// step makes one call into the output from record idx, byte off.
 func (d *drainer) step(idx, off int) (int, int, error) {
 	b := d.b
-	switch b.sink {
-	case sinkBatch:
-		n, err := sinkWriteBatch(b.w.(BatchWriter), d.views[idx:])
-		b.writeCalls.Add(1)
+	switch b.kind {
+	case outputBatch:
+		n, err := outputWriteBatch(b.w.(BatchWriter), d.views[idx:])
+		b.writeCalls.Add(1) // atomic, row writeCalls
 		n = max(0, min(n, len(d.views)-idx))
 		return idx + n, 0, err
-	case sinkWritev:
+	case outputWritev:
 		return d.wv.step(d, idx, off)
 	}
 	start := off
@@ -374,8 +375,8 @@ func (d *drainer) step(idx, off int) (int, int, error) {
 	if start >= len(d.staging) {
 		return len(d.views), 0, nil // only empty records remain
 	}
-	n, err := sinkWrite(b.w, d.staging[start:])
-	b.writeCalls.Add(1)
+	n, err := outputWrite(b.w, d.staging[start:])
+	b.writeCalls.Add(1) // atomic, row writeCalls
 	n = max(0, min(n, len(d.staging)-start))
 	idx, off = advance(d.ends, idx, start+n)
 	return idx, off, err
@@ -409,7 +410,7 @@ func (d *drainer) sync() error {
 	if _, ok := d.b.w.(Syncer); !ok {
 		return nil
 	}
-	// No write-through during the sync: a sink need not allow both at
+	// No write-through during the sync: an output need not allow both at
 	// once. Taken as a call: a write-through holding it may be stuck, and
 	// after Close gave up enterLock refuses, so the drainer still finishes
 	// (TestCloseGivesUpOnHungWriteThrough).
@@ -419,17 +420,17 @@ func (d *drainer) sync() error {
 	d.b.wmu.Lock()
 	d.leaveCall()
 	defer d.b.wmu.Unlock()
-	return d.syncSinkExcluded()
+	return d.syncOutputExcluded()
 }
 
-// syncSinkExcluded syncs the sink for a caller that already keeps
+// syncOutputExcluded syncs the output for a caller that already keeps
 // write-throughs away from it (holding wmu, or while bytes are owed).
-func (d *drainer) syncSinkExcluded() error {
+func (d *drainer) syncOutputExcluded() error {
 	s, ok := d.b.w.(Syncer)
 	if !ok || !d.enterCall() { // enterCall refuses once Close gave up
 		return nil
 	}
-	err := sinkSync(s)
+	err := outputSync(s)
 	d.leaveCall()
 	if notSyncable(err) {
 		return nil // pipes, terminals, sockets: nothing to make durable

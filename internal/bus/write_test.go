@@ -34,7 +34,7 @@ func TestFailingSinkRecovers(t *testing.T) {
 			}}
 			var reports atomic.Int32
 			cfg := Config{Capacity: 4096, OnError: func(err error) {
-				var se *SinkError
+				var se *OutputError
 				if assert.ErrorAs(t, err, &se) {
 					assert.ErrorIs(t, err, errSink)
 					assert.Equal(t, "write", se.Op)
@@ -46,7 +46,7 @@ func TestFailingSinkRecovers(t *testing.T) {
 			for i := range 60 {
 				require.NoError(t, b.Enqueue(rec(nil, 0, i, 20)))
 				if err := b.Flush(context.Background()); err != nil {
-					var se *SinkError
+					var se *OutputError
 					require.ErrorAs(t, err, &se)
 					require.ErrorIs(t, err, errSink)
 					flushErrs++
@@ -101,14 +101,14 @@ func TestStreamSinkShortWritesAndErrors(t *testing.T) {
 }
 
 // TestRegularFileStagingNotKept: a regular file is written from a staged
-// copy of the batch (sinkCopy); a batch holding a large oversize record must
+// copy of the batch (outputCopy); a batch holding a large oversize record must
 // not leave a staging buffer of its size behind.
 func TestRegularFileStagingNotKept(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "out.log"))
 	require.NoError(t, err)
 	defer f.Close()
 	b := newTestBus(t, f, Config{Capacity: 64 << 10}, nil)
-	require.Equal(t, sinkCopy, b.sink, "a regular file is written with one write of a staged copy")
+	require.Equal(t, outputCopy, b.kind, "a regular file is written with one write of a staged copy")
 	big := payload(1, 2*maxStagingKeep)
 	small := payload(2, 100)
 	require.NoError(t, b.Enqueue(small))

@@ -109,11 +109,11 @@ func TestFileSizeLimitChild(t *testing.T) {
 	useWritev = writev
 	writevRegular = writev // this child exercises writev on a regular file
 	b := newTestBus(t, f, Config{Capacity: 64 << 10}, fastRetry)
-	want := sinkCopy
+	want := outputCopy
 	if writev {
-		want = sinkWritev
+		want = outputWritev
 	}
-	require.Equal(t, want, b.sink)
+	require.Equal(t, want, b.kind)
 	for i := range count {
 		require.NoError(t, b.Enqueue(rec(nil, 0, i, size)))
 	}

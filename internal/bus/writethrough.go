@@ -1,14 +1,55 @@
 package bus
 
 import (
+	"sync"
 	"sync/atomic"
 )
+
+// writeThroughState is the write-through in flight: the output's lock,
+// the record handed to a BatchWriter, the error to report, the rest of a
+// record the output took only part of, and the claim a Close that gives
+// up meanwhile settles. Its words are in the package documentation's
+// write-through table.
+type writeThroughState struct {
+	// wmu is held by the drainer while it calls the output (writes and
+	// syncs) and tried (never waited for) by a producer that writes
+	// through; the other fields are used only by the producer whose
+	// reservation started at head == tail, and those producers are
+	// serialized by that condition (see tryWriteThrough), so they need no
+	// lock.
+	wmu     sync.Mutex
+	wtErr   atomic.Pointer[error] // the last write-through error the drainer has not reported yet
+	wtOne   [][]byte              // len 1: the record handed to a BatchWriter
+	wtCount atomic.Uint64         // Stats.WriteThrough
+	// wtRest is 1 + the ring position where a write-through that the output
+	// took only part of committed the rest of its record, 0 if none;
+	// wtRestLen is how many bytes of that record are in the output. Stored
+	// under wmu before the rest's header (release), loaded by the drainer
+	// once per batch (acquire, after it saw that header): it tears the line
+	// if the rest fails (see drainer.restIndex). Positions never repeat, so
+	// a stale value never matches a later batch.
+	wtRest    atomic.Uint64
+	wtRestLen atomic.Uint64
+	// owing is set by the drainer while it owes the output bytes that end a
+	// torn record (drainer.owed): a write-through then leaves its record to
+	// the ring, behind them. Stored before the drainer publishes head past
+	// the torn batch, so a producer that finds the ring empty there sees it.
+	owing atomic.Bool
+	// wtStart (1 + position), wtEnd and wtClaim describe the write-through
+	// in flight, for a Close that gives up meanwhile (see giveup.go): the
+	// producer stores them under wmu before its call into the output, and
+	// whichever of it and Close's final count moves wtClaim off wtWriting
+	// first decides who counts the record.
+	wtStart atomic.Uint64
+	wtEnd   atomic.Uint64
+	wtClaim atomic.Uint32
+}
 
 // wtAllow applies the write-through rate limit (a burst of
 // WriteThroughBurst, then WriteThroughRate a second). Only a producer
 // whose reservation found the ring empty calls it, holding wmu (see
 // tryWriteThrough), so its CAS never contends.
-func (b *Bus) wtAllow() bool { return b.wtLimit.allow(b.nanotime()) }
+func (b *callerGate) wtAllow() bool { return b.wtLimit.allow(b.nanotime()) }
 
 // reportWriteThrough hands the error of a failed write-through to the
 // drainer, which reports it through its own rate limit (one report per
@@ -20,11 +61,11 @@ func (b *Bus) wtAllow() bool { return b.wtLimit.allow(b.nanotime()) }
 // the wrappers are taken off, so that one failure is one distinct error to
 // the rate limit, and one report.
 func (b *Bus) reportWriteThrough(err error) {
-	if b.sink == sinkWritev {
+	if b.kind == outputWritev {
 		err = bareErrno(err) // under *fs.PathError (files), *net.OpError (sockets), ...
 	}
 	if b.onError != nil {
-		b.wtErr.Store(&err) // atomic: the drainer swaps it out; a later error replaces an unreported one
+		b.wtErr.Store(&err) // atomic, row wtErr: the drainer swaps it out; a later error replaces an unreported one
 	}
 }
 
@@ -32,8 +73,8 @@ type wtResult int
 
 const (
 	wtNotTried  wtResult = iota // the caller commits the record to the ring as usual
-	wtWritten                   // written to the sink, the reservation released
-	wtCommitted                 // the sink failed: what it did not take is committed at t
+	wtWritten                   // written to the output, the reservation released
+	wtCommitted                 // the output failed: what it did not take is committed at t
 	wtCounted                   // a Close gave up meanwhile: the record is counted (Written or Failed), nothing committed
 )
 
@@ -45,11 +86,11 @@ const (
 )
 
 // tryWriteThrough writes p, reserved at [t, t+need) while head == t, straight
-// to the sink, if the rate limit allows it (or force).
+// to the output, if the rate limit allows it (or force).
 //
 // Why the order of the output is the ring's order: head == t or wtHead == t
 // at the reservation means every entry below t is in the output (head is
-// published only after the sink's write call returned, wtHead after ours).
+// published only after the output's write call returned, wtHead after ours).
 // Entries reserved after ours are not: the drainer stops at our header,
 // which stays zero until we publish wtHead past it (the drainer then
 // adopts it, see drainer.adoptHead). So nothing
@@ -62,24 +103,24 @@ const (
 // the next producer to find head or wtHead == tail at its reservation does
 // so only after one of them passed our reservation, which happens after we
 // stored wtHead or the drainer consumed our committed entry.
-func (b *Bus) tryWriteThrough(p []byte, t, need uint64, force bool) wtResult {
-	if !b.wmu.TryLock() {
+func (b *Bus) tryWriteThrough(p []byte, t, need uint64, in callerInputs) wtResult {
+	if callerActionFor(in) != callerWriteThrough || !b.wmu.TryLock() {
 		return wtNotTried
 	}
 	defer b.wmu.Unlock()
-	if !b.mayWriteThrough(t, len(p), force) {
+	if !b.mayWriteThrough(t, len(p), in) {
 		return wtNotTried
 	}
 	// Published before the abort check (seq-cst): a Close giving up either
 	// sees the claim, or we see its abort (giveup.go).
-	b.wtEnd.Store(t + need)
-	b.wtStart.Store(t + 1)
-	b.wtClaim.Store(wtWriting)
-	if b.aborted.Load() {
-		if b.wtClaim.CompareAndSwap(wtWriting, wtIdle) {
+	b.wtEnd.Store(t + need)    // atomic, row wtEnd
+	b.wtStart.Store(t + 1)     // atomic, row wtStart
+	b.wtClaim.Store(wtWriting) // atomic, row wtClaim
+	if b.aborted.Load() {      // atomic, row aborted
+		if b.wtClaim.CompareAndSwap(wtWriting, wtIdle) { // atomic, row wtClaim
 			return wtNotTried // committed to the ring, where Close's count finds it
 		}
-		b.failed.Add(1) // Close's count skipped our reservation
+		b.failed.Add(1) // atomic, row failed: Close's count skipped our reservation
 		return wtCounted
 	}
 	raw := p
@@ -93,19 +134,19 @@ func (b *Bus) tryWriteThrough(p []byte, t, need uint64, force bool) wtResult {
 		p = raw
 		b.seq.next--
 	}
-	if !b.wtClaim.CompareAndSwap(wtWriting, wtIdle) {
+	if !b.wtClaim.CompareAndSwap(wtWriting, wtIdle) { // atomic, row wtClaim
 		// Close gave up during the call and left this record to us.
 		if n == len(p) {
-			b.written.Add(1)
-			b.writtenBytes.Add(uint64(n))
+			b.written.Add(1)              // atomic, row written
+			b.writtenBytes.Add(uint64(n)) // atomic, row writtenBytes
 		} else {
-			b.failed.Add(1)
+			b.failed.Add(1) // atomic, row failed
 		}
 		return wtCounted
 	}
 	// Atomic adds: these counters are otherwise the drainer's, which may
 	// add to them at the same time (a marker round), and Stats reads them.
-	b.writeCalls.Add(1)
+	b.writeCalls.Add(1) // atomic, row writeCalls
 	if n < len(p) || (err != nil && n == 0) {
 		if err != nil {
 			b.reportWriteThrough(err)
@@ -113,34 +154,36 @@ func (b *Bus) tryWriteThrough(p []byte, t, need uint64, force bool) wtResult {
 		b.commitRest(p, n, t, need)
 		return wtCommitted
 	}
-	b.written.Add(1)
-	b.writtenBytes.Add(uint64(n))
-	b.wtCount.Add(1)
+	b.written.Add(1)              // atomic, row written
+	b.writtenBytes.Add(uint64(n)) // atomic, row writtenBytes
+	b.wtCount.Add(1)              // atomic, row wtCount
 	b.releaseWrittenThrough(t, need)
 	return wtWritten
 }
 
 // mayWriteThrough reports whether the record of n bytes reserved at t may
-// be written through now (wmu held).
-func (b *Bus) mayWriteThrough(t uint64, n int, force bool) bool {
-	if b.gapPos.Load() <= t { // atomic: a drop registers its gap with a store under dropMu
-		// (a gap registered after this load belongs to a record refused
-		// concurrently with ours: its marker after our record is in order;
-		// a marker at or below t is held behind a rest committed here, see
-		// drainer.collect)
+// be written through now (wmu held): it asks the caller policy with the
+// output's health, then checks the permits that cost a system call (a
+// pipe's room) or spend a token (the rate limit), in that order, so that
+// a record that takes the ring anyway does not spend a write-through's
+// token.
+func (b *Bus) mayWriteThrough(t uint64, n int, in callerInputs) bool {
+	// A pending gap at or below t: its marker goes first. (A gap registered
+	// after this load belongs to a record refused concurrently with ours:
+	// its marker after our record is in order; a marker at or below t is
+	// held behind a rest committed here, see drainer.collect.)
+	if b.gapPos.Load() <= t || // atomic, row gapPos: a drop registers its gap with a store under dropMu
+		b.owing.Load() { // atomic, row owing: the drainer writes the owed bytes before our record
+		in.facts |= factOrderAhead
+	}
+	in.speed = uint8(b.outputSpeed()) // the breaker (callerGate)
+	if !b.quiet() {
+		in.facts |= factBusy
+	}
+	if callerActionFor(in) != callerWriteThrough {
 		return false
 	}
-	if b.owing.Load() { // atomic: see owing; the drainer writes the owed bytes before our record
-		return false
-	}
-	// Only where the write cannot block for long, and not while the
-	// output is slow (the breaker, callerwait.go).
-	if b.outputSpeed() != speedFast || !b.direct(n) { // direct: checked by enqueue
-		return false
-	}
-	// Quietness and the rate limit last, so that a record that takes the
-	// ring anyway does not spend a write-through's token.
-	return force || (b.quiet() && b.wtAllow())
+	return b.direct(n) && (in.has(factWritten) || b.wtAllow())
 }
 
 // writeOne makes the write-through's one call into the output and returns
@@ -148,16 +191,16 @@ func (b *Bus) mayWriteThrough(t uint64, n int, force bool) bool {
 func (b *Bus) writeOne(p []byte) (n int, err error) {
 	start := b.beginCall()
 	defer b.endCall(start)
-	if b.sink == sinkBatch {
+	if b.kind == outputBatch {
 		b.wtOne[0] = p
-		k, err := sinkWriteBatch(b.w.(BatchWriter), b.wtOne)
+		k, err := outputWriteBatch(b.w.(BatchWriter), b.wtOne)
 		b.wtOne[0] = nil
 		if k >= 1 {
 			return len(p), err
 		}
-		return 0, err // the sink cut back to the last whole record, nothing of p
+		return 0, err // the output cut back to the last whole record, nothing of p
 	}
-	n, err = sinkWrite(b.w, p)
+	n, err = outputWrite(b.w, p)
 	return max(0, min(n, len(p))), err
 }
 
@@ -170,13 +213,13 @@ func (b *Bus) writeOne(p []byte) (n int, err error) {
 func (b *Bus) commitRest(p []byte, n int, t, need uint64) {
 	off, used := b.offsetOf(t), align8(hdrSize+uint64(len(p)-n))
 	if used < need {
-		atomic.StoreUint64(b.hdr(off+ringOff(used)), flagCommit|flagPadding|(need-used))
+		atomic.StoreUint64(b.hdr(off+ringOff(used)), flagCommit|flagPadding|(need-used)) // atomic, row header word
 	}
 	if n > 0 {
 		// Before the commit (release): the drainer must know that the
 		// record's first n bytes are out, to end the line if the rest fails.
-		b.wtRestLen.Store(uint64(n))
-		b.wtRest.Store(t + 1)
+		b.wtRestLen.Store(uint64(n)) // atomic, row wtRestLen
+		b.wtRest.Store(t + 1)        // atomic, row wtRest
 	}
 	b.commit(off, p[n:])
 }
@@ -187,7 +230,7 @@ func (b *Bus) releaseWrittenThrough(t, need uint64) {
 	// Release store after the counters: a Stats that sees the new wtHead
 	// sees the record as written. Our header at t was never written, so the
 	// space is still zero when the drainer adopts it as released.
-	b.wtHead.Store(t + need)
+	b.wtHead.Store(t + need) // atomic, row wtHead
 	// Producers that reserved after us and committed before our wtHead store
 	// saw head and wtHead below their reservation and did not check the
 	// drainer (see wakeAfterCommit); if there are any (tail moved), we do.
@@ -195,12 +238,12 @@ func (b *Bus) releaseWrittenThrough(t, need uint64) {
 	// whatever tail says. The drainer parks after storing its state and
 	// loading wtHead (hasWork, waitUncommitted): either it sees our store,
 	// or our state load below (seq-cst, after it) sees its state.
-	switch s := b.state.Load(); s {
+	switch s := b.state.Load(); s { // atomic, row state
 	case stRunning:
 	case stWaitWT:
 		b.wake(s, 0)
 	default:
-		if next := b.tail.Load() &^ closedBit; next > t+need {
+		if next := b.tail.Load() &^ closedBit; next > t+need { // atomic, row tail
 			b.wake(s, next-(t+need))
 		}
 	}

@@ -14,35 +14,31 @@ import (
 // iovMax is IOV_MAX on Linux: the most iovecs one writev accepts.
 const iovMax = 1024
 
-// useWritev selects writev(2) for *os.File and other syscall.Conn sinks; see
-// BenchmarkFileSinkMode for the measurement behind the default.
+// useWritev selects writev(2) for *os.File and other syscall.Conn outputs
+// (docs/design.md, Batching, says why the defaults are what they are).
 var useWritev = true
 
 // writevRegular selects writev(2) for an *os.File on a regular file too.
 // Off: a regular file is written by copying the batch into one staging
-// buffer and one write(2). Appending to a file, the kernel walks the iovecs
-// page by page, and ~200-byte records made writev 27% slower than copy and
-// write in BenchmarkEnqueueRealFlow (208 vs 152 ns/record, interleaved, p <
-// 0.001; BenchmarkFileSinkMode shows the same), the copy costing the drainer
-// far less than the per-iovec work it saves. Pipes, sockets and devices keep
-// writev. Tests set it to exercise writev on files.
+// buffer and one write(2); pipes, sockets and devices keep writev. Tests
+// set it to exercise writev on files.
 var writevRegular = false
 
-func detectSink(w io.Writer) sinkKind {
+func detectOutputKind(w io.Writer) outputKind {
 	if _, ok := w.(BatchWriter); ok {
-		return sinkBatch
+		return outputBatch
 	}
 	if f, ok := w.(*os.File); ok && useWritev && !writevRegular {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			return sinkCopy
+			return outputCopy
 		}
 	}
 	if sc, ok := w.(syscall.Conn); ok && useWritev {
 		if _, err := sc.SyscallConn(); err == nil {
-			return sinkWritev
+			return outputWritev
 		}
 	}
-	return sinkCopy
+	return outputCopy
 }
 
 // writevState issues writev through syscall.RawConn, so the runtime's poller
@@ -56,7 +52,7 @@ type writevState struct {
 }
 
 func (s *writevState) init(w io.Writer) {
-	s.rc, _ = w.(syscall.Conn).SyscallConn() // detectSink checked the error
+	s.rc, _ = w.(syscall.Conn).SyscallConn() // detectOutputKind checked the error
 	s.iov = make([]unix.Iovec, 0, iovMax)
 	s.fn = s.call
 }
@@ -107,7 +103,7 @@ func (s *writevState) step(d *drainer, idx, off int) (int, int, error) {
 	// then s.n must not be the previous call's count.
 	s.n, s.err = 0, nil
 	err := s.rc.Write(s.fn)
-	d.b.writeCalls.Add(1)
+	d.b.writeCalls.Add(1) // atomic, row writeCalls
 	if err == nil {
 		err = s.err
 	}

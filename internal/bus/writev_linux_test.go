@@ -21,7 +21,7 @@ func TestWritevPipe(t *testing.T) {
 		got <- data
 	}()
 	b := newTestBus(t, w, Config{Capacity: 1 << 14}, nil)
-	require.Equal(t, sinkWritev, b.sink)
+	require.Equal(t, outputWritev, b.kind)
 	var want bytes.Buffer
 	for i := range 20000 {
 		p := payload(i, 1+i%200)
@@ -46,7 +46,7 @@ func TestWritevFailureOnClosedFileCountsFailed(t *testing.T) {
 	defer r.Close()
 	b, err := newBus(w, withMarker(Config{Capacity: 4096}), fastRetry)
 	require.NoError(t, err)
-	require.Equal(t, sinkWritev, b.sink, "an *os.File pipe is written with writev")
+	require.Equal(t, outputWritev, b.kind, "an *os.File pipe is written with writev")
 	require.NoError(t, b.Enqueue([]byte("first-record\n")))
 	require.NoError(t, b.Flush(context.Background()))
 	buf := make([]byte, 64)
@@ -61,7 +61,7 @@ func TestWritevFailureOnClosedFileCountsFailed(t *testing.T) {
 	st := b.Stats()
 	assert.EqualValues(t, 1, st.Written)
 	assert.EqualValues(t, 1, st.Failed)
-	var se *SinkError
+	var se *OutputError
 	require.True(t, errors.As(ferr, &se), "Flush reports the failure: %v", ferr)
 	assert.Equal(t, "write", se.Op)
 }

@@ -11,11 +11,11 @@ var useWritev = false
 // writevRegular: see writev_linux.go (no writev here).
 var writevRegular = false
 
-func detectSink(w io.Writer) sinkKind {
+func detectOutputKind(w io.Writer) outputKind {
 	if _, ok := w.(BatchWriter); ok {
-		return sinkBatch
+		return outputBatch
 	}
-	return sinkCopy
+	return outputCopy
 }
 
 type writevState struct{}

@@ -34,7 +34,7 @@ func TestDecide(t *testing.T) {
 		{"Close gave up: fail fast, whatever else", batchInputs{health: healthy, urgent: true, aborted: true}, actFailFast},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want.String(), decide(tc.in).String())
+			assert.Equal(t, tc.want.String(), batchActionFor(tc.in).String())
 		})
 	}
 }
@@ -102,7 +102,7 @@ func TestFailingOutputDoesNotStallBlock(t *testing.T) {
 	}
 	require.NoError(t, b.Flush(guard))
 	err = b.Close(guard)
-	var se *SinkError
+	var se *OutputError
 	require.ErrorAs(t, err, &se, "Close drains before its deadline and reports the records that failed during the outage")
 	require.ErrorIs(t, err, errSink)
 	require.Equal(t, b.Stats().Failed, se.Failed)

@@ -39,8 +39,8 @@ type batchInputs struct {
 	aborted       bool // a Close gave up
 }
 
-// decide is the one answer to "why is this batch (not) written now?".
-func decide(in batchInputs) batchAction {
+// batchActionFor is the one answer to "why is this batch (not) written now?".
+func batchActionFor(in batchInputs) batchAction {
 	switch {
 	case in.aborted:
 		return actFailFast
@@ -56,20 +56,20 @@ func decide(in batchInputs) batchAction {
 	return actHold
 }
 
-// decide gathers the inputs for the batch in hand; t is the tail loaded at
+// batchAction gathers the inputs for the batch in hand; t is the tail loaded at
 // the top of the round.
-func (d *drainer) decide(urgent bool, t uint64) batchAction {
+func (d *drainer) batchAction(urgent bool, t uint64) batchAction {
 	b := d.b
-	return decide(batchInputs{
+	return batchActionFor(batchInputs{
 		health:        d.health,
 		probeDue:      d.health == failing && !d.now().Before(d.probeAt),
 		urgent:        urgent,
 		woken:         d.woken,
 		pastWatermark: (t&^closedBit)-d.head >= b.hwBytes,
-		blocked:       b.waiters.Load() > 0, // atomic: Block callers parked in waitForRoom
+		blocked:       b.waiters.Load() > 0, // atomic, row waiters: Block callers parked in waitForRoom
 		small:         d.nrec < b.minBatch,
 		gather:        d.gather,
-		aborted:       b.aborted.Load(), // atomic: set by giveUp
+		aborted:       b.aborted.Load(), // atomic, row aborted: set by giveUp
 	})
 }
 
