@@ -150,21 +150,9 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		UniqueKeys:     o.Encoding.UniqueKeys,
 	}
 	enc := encode.New(encOpts)
-	b, err := bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
+	b, err := openBus(w, &o, enc, encOpts, strict)
 	if err != nil {
-		// Only a ring file can fail.
-		if errors.Is(err, bus.ErrRingLocked) {
-			err = fmt.Errorf("%w: %s", ErrRingLocked, o.Ring.File)
-		}
-		if strict {
-			return nil, err
-		}
-		o.OnError(fmt.Errorf("asyncbus: ring file unusable, logging to an in-memory ring: %w", err))
-		o.Ring.File = ""
-		b, err = bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
-		if err != nil {
-			panic("asyncbus: in-memory ring failed: " + err.Error()) // cannot happen: only ring files fail
-		}
+		return nil, err
 	}
 	c := &tree{
 		bus:       b,
@@ -205,6 +193,30 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 	}
 	c.listed = openlist.Add(h) // closing.go: taken off when closed; h is complete before it is listed
 	return h, nil
+}
+
+// openBus starts the bus for validated options o: on the ring file, if
+// one is set and usable, else (reported, unless strict, which returns the
+// error) on an in-memory ring.
+func openBus(w io.Writer, o *Options, enc *encode.Encoder, encOpts encode.Options, strict bool) (*bus.Bus, error) {
+	b, err := bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
+	if err == nil {
+		return b, nil
+	}
+	// Only a ring file can fail.
+	if errors.Is(err, bus.ErrRingLocked) {
+		err = fmt.Errorf("%w: %s", ErrRingLocked, o.Ring.File)
+	}
+	if strict {
+		return nil, err
+	}
+	o.OnError(fmt.Errorf("asyncbus: ring file unusable, logging to an in-memory ring: %w", err))
+	o.Ring.File = ""
+	b, err = bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
+	if err != nil {
+		panic("asyncbus: in-memory ring failed: " + err.Error()) // cannot happen: only ring files fail
+	}
+	return b, nil
 }
 
 // Enabled reports whether records at level l are written (or kept by the

@@ -268,14 +268,8 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		b.retryMax = cfg.RetryMax
 		b.retryBase = min(b.retryBase, cfg.RetryMax)
 	}
-	if cfg.Sequence != SeqOff { // issue 39: sequence numbers (seq.go)
-		if cfg.RingFile != "" {
-			return nil, errSeqRingFile
-		}
-		b.seq = seqState{format: cfg.Sequence, run: cfg.RunID, next: 1}
-		if len(b.seq.run) != RunIDLen {
-			b.seq.run = NewRunID()
-		}
+	if err := b.initSeq(cfg); err != nil { // issue 39: sequence numbers (seq.go)
+		return nil, err
 	}
 	if cfg.RingFile != "" {
 		if err := b.openRing(cfg); err != nil {

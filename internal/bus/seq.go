@@ -115,3 +115,19 @@ var errSeqRingFile = errors.New("sequence numbers are not supported with a ring 
 
 // RunID is the run identity written with the numbers (Config.Sequence).
 func (b *Bus) RunID() string { return b.seq.run }
+
+// initSeq sets up Config.Sequence's numbering, which a ring file cannot
+// carry yet (errSeqRingFile).
+func (b *Bus) initSeq(cfg Config) error {
+	if cfg.Sequence == SeqOff {
+		return nil
+	}
+	if cfg.RingFile != "" {
+		return errSeqRingFile
+	}
+	b.seq = seqState{format: cfg.Sequence, run: cfg.RunID, next: 1}
+	if len(b.seq.run) != RunIDLen {
+		b.seq.run = NewRunID()
+	}
+	return nil
+}
