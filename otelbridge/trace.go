@@ -135,18 +135,7 @@ func TraceContext(style Style, opts ...TraceOption) func(context.Context, *async
 	}
 	switch style {
 	case StyleECS:
-		return func(ctx context.Context, w *asyncbus.FieldWriter) {
-			sc := trace.SpanContextFromContext(ctx)
-			if !sc.IsValid() {
-				return
-			}
-			var buf [48]byte
-			tid, sid := sc.TraceID(), sc.SpanID()
-			hex.Encode(buf[:32], tid[:])
-			hex.Encode(buf[32:], sid[:])
-			w.AddBytes(KeyECSTraceID, buf[:32])
-			w.AddBytes(KeyECSSpanID, buf[32:])
-		}
+		return ecsTraceFields
 	case StyleGoogleCloud:
 		prefix := ""
 		if cfg.project == "" {
@@ -171,47 +160,70 @@ func TraceContext(style Style, opts ...TraceOption) func(context.Context, *async
 			w.AddAttr(slog.Bool(KeyGCPSampled, sc.IsSampled())) // a Bool Attr allocates nothing
 		}
 	case StyleDatadog:
-		return func(ctx context.Context, w *asyncbus.FieldWriter) {
-			sc := trace.SpanContextFromContext(ctx)
-			if !sc.IsValid() {
-				return
-			}
-			var buf [32 + 20]byte // 32 hex digits, then the longest uint64 in decimal (20 digits)
-			tid, sid := sc.TraceID(), sc.SpanID()
-			hex.Encode(buf[:32], tid[:])
-			w.AddBytes(KeyDDTraceID, buf[:32])
-			w.AddBytes(KeyDDSpanID, strconv.AppendUint(buf[32:32], binary.BigEndian.Uint64(sid[:]), 10))
-		}
+		return datadogTraceFields
 	case StyleDatadog64:
-		return func(ctx context.Context, w *asyncbus.FieldWriter) {
-			sc := trace.SpanContextFromContext(ctx)
-			if !sc.IsValid() {
-				return
-			}
-			var buf [20]byte // the longest uint64 in decimal has 20 digits
-			tid, sid := sc.TraceID(), sc.SpanID()
-			w.AddBytes(KeyDDTraceID, strconv.AppendUint(buf[:0], binary.BigEndian.Uint64(tid[8:]), 10))
-			w.AddBytes(KeyDDSpanID, strconv.AppendUint(buf[:0], binary.BigEndian.Uint64(sid[:]), 10))
-		}
+		return datadog64TraceFields
 	default:
-		return func(ctx context.Context, w *asyncbus.FieldWriter) {
-			sc := trace.SpanContextFromContext(ctx)
-			if !sc.IsValid() || recordHasOwnTrace(ctx) {
-				// A record from Processor or Exporter with identifiers of its
-				// own writes them under these keys; one JSON object must not
-				// hold a key twice, and the record's say where it was emitted.
-				return
-			}
-			var buf [50]byte
-			tid, sid := sc.TraceID(), sc.SpanID()
-			hex.Encode(buf[:32], tid[:])
-			hex.Encode(buf[32:48], sid[:])
-			hex.Encode(buf[48:], []byte{byte(sc.TraceFlags())})
-			w.AddBytes(KeyTraceID, buf[:32])
-			w.AddBytes(KeySpanID, buf[32:48])
-			w.AddBytes(KeyTraceFlags, buf[48:])
-		}
+		return otelTraceFields
 	}
+}
+
+// ecsTraceFields is TraceContext for StyleECS.
+func ecsTraceFields(ctx context.Context, w *asyncbus.FieldWriter) {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return
+	}
+	var buf [48]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	hex.Encode(buf[:32], tid[:])
+	hex.Encode(buf[32:], sid[:])
+	w.AddBytes(KeyECSTraceID, buf[:32])
+	w.AddBytes(KeyECSSpanID, buf[32:])
+}
+
+// datadogTraceFields is TraceContext for StyleDatadog.
+func datadogTraceFields(ctx context.Context, w *asyncbus.FieldWriter) {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return
+	}
+	var buf [32 + 20]byte // 32 hex digits, then the longest uint64 in decimal (20 digits)
+	tid, sid := sc.TraceID(), sc.SpanID()
+	hex.Encode(buf[:32], tid[:])
+	w.AddBytes(KeyDDTraceID, buf[:32])
+	w.AddBytes(KeyDDSpanID, strconv.AppendUint(buf[32:32], binary.BigEndian.Uint64(sid[:]), 10))
+}
+
+// datadog64TraceFields is TraceContext for StyleDatadog64.
+func datadog64TraceFields(ctx context.Context, w *asyncbus.FieldWriter) {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return
+	}
+	var buf [20]byte // the longest uint64 in decimal has 20 digits
+	tid, sid := sc.TraceID(), sc.SpanID()
+	w.AddBytes(KeyDDTraceID, strconv.AppendUint(buf[:0], binary.BigEndian.Uint64(tid[8:]), 10))
+	w.AddBytes(KeyDDSpanID, strconv.AppendUint(buf[:0], binary.BigEndian.Uint64(sid[:]), 10))
+}
+
+// otelTraceFields is TraceContext for StyleOTel (and an unknown style).
+func otelTraceFields(ctx context.Context, w *asyncbus.FieldWriter) {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() || recordHasOwnTrace(ctx) {
+		// A record from Processor or Exporter with identifiers of its
+		// own writes them under these keys; one JSON object must not
+		// hold a key twice, and the record's say where it was emitted.
+		return
+	}
+	var buf [50]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	hex.Encode(buf[:32], tid[:])
+	hex.Encode(buf[32:48], sid[:])
+	hex.Encode(buf[48:], []byte{byte(sc.TraceFlags())})
+	w.AddBytes(KeyTraceID, buf[:32])
+	w.AddBytes(KeySpanID, buf[32:48])
+	w.AddBytes(KeyTraceFlags, buf[48:])
 }
 
 // TraceGroup is asyncbus.FlightRecorder's Group for OpenTelemetry: a
