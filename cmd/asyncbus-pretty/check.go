@@ -123,15 +123,15 @@ func (k *checker) line(line []byte) {
 		c = &runCheck{run: pre.run, order: len(k.runs)}
 		k.runs[pre.run] = c
 	}
-	n := uint64(1)
+	n, marker := uint64(1), false
 	if bytes.Contains(pre.rest, []byte(encode.DropMessage)) && k.p.parse(&k.r, string(line)) {
 		if m := markerOf(&k.r); m.kind == dropMarker && m.count > 0 {
-			n = uint64(m.count)
+			n, marker = uint64(m.count), true
 			c.markers++
 			c.dropped += n
 		}
 	}
-	if n == 1 {
+	if !marker { // a marker for one lost record is no record either
 		c.records++
 	}
 	if pre.seq == 0 || pre.seq+n < pre.seq {

@@ -59,6 +59,8 @@ func TestCheckReports(t *testing.T) {
 			[]string{"run aa: numbers 1-3: 3 records, 0 dropped at 0 drop markers, 0 missing, 0 duplicated, 0 out of order: ok"}},
 		{"gap covered by a drop marker", []string{rec("1"), drop("2", "5"), rec("7")}, 0,
 			[]string{"numbers 1-7: 2 records, 5 dropped at 1 drop markers, 0 missing"}},
+		{"a marker for one record is no record", []string{rec("1"), drop("2", "1"), rec("3")}, 0,
+			[]string{"numbers 1-3: 2 records, 1 dropped at 1 drop markers, 0 missing"}},
 		{"a marker short of the gap", []string{rec("1"), drop("2", "2"), rec("7")}, 1,
 			[]string{"3 missing", "missing: 4-6", "FAIL: unexplained gaps"}},
 		{"unexplained gap", []string{rec("1"), rec("4")}, 1, []string{"2 missing", "missing: 2-3"}},
