@@ -416,9 +416,11 @@ func tlsFromEnv(getenv func(string) string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// endpointURL turns an endpoint into the request URL (see Options.Endpoint).
-// With asIs, the path is kept even when empty (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT).
-func endpointURL(ep string, insecure, asIs bool) (string, error) {
+// httpEndpoint parses ep, prefixed with https:// (http:// when insecure)
+// when it has no scheme, and returns it as schemed. u is nil, with no
+// error, when the result is not an http(s) URL with a host; err is
+// url.Parse's.
+func httpEndpoint(ep string, insecure bool) (u *url.URL, schemed string, err error) {
 	if !strings.Contains(ep, "://") {
 		scheme := "https://"
 		if insecure {
@@ -426,11 +428,24 @@ func endpointURL(ep string, insecure, asIs bool) (string, error) {
 		}
 		ep = scheme + ep
 	}
-	u, err := url.Parse(ep)
+	u, err = url.Parse(ep)
+	if err != nil {
+		return nil, ep, err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, ep, nil
+	}
+	return u, ep, nil
+}
+
+// endpointURL turns an endpoint into the request URL (see Options.Endpoint).
+// With asIs, the path is kept even when empty (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT).
+func endpointURL(ep string, insecure, asIs bool) (string, error) {
+	u, ep, err := httpEndpoint(ep, insecure)
 	if err != nil {
 		return "", fmt.Errorf("otlpsink: endpoint %q: %w", ep, err)
 	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+	if u == nil {
 		return "", fmt.Errorf("otlpsink: endpoint %q: want http(s)://host[:port][/path]", ep)
 	}
 	switch {

@@ -323,6 +323,13 @@ func TestGRPCNeedsHTTP2(t *testing.T) {
 	t.Cleanup(srv.Close)
 	o := grpcOptions(&grpcReceiver{srv: srv})
 	o.HTTPClient = srv.Client()
+	requireFailsAtOnce(t, o, "gRPC needs HTTP/2; the answer came over HTTP/1.1 (200 OK)")
+}
+
+// requireFailsAtOnce logs one record through a Sink made with o and
+// requires that it failed, unretried, with an error containing want.
+func requireFailsAtOnce(t *testing.T, o Options, want string) {
+	t.Helper()
 	s, err := NewSink(o)
 	require.NoError(t, err)
 	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
@@ -330,7 +337,7 @@ func TestGRPCNeedsHTTP2(t *testing.T) {
 	slog.New(h).Info("one")
 	err = h.Close()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "gRPC needs HTTP/2; the answer came over HTTP/1.1 (200 OK)")
+	assert.Contains(t, err.Error(), want)
 	assert.EqualValues(t, 1, s.Stats().FailedRecords)
 	assert.Zero(t, s.Stats().Retries)
 }
@@ -344,16 +351,7 @@ func TestGRPCServerWithoutH2IsPermanent(t *testing.T) {
 	t.Cleanup(srv.Close)
 	o := grpcOptions(&grpcReceiver{srv: srv})
 	o.TLSConfig = &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
-	s, err := NewSink(o)
-	require.NoError(t, err)
-	h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}})
-	require.NoError(t, err)
-	slog.New(h).Info("one")
-	err = h.Close()
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the collector offers no HTTP/2 over TLS (ALPN h2), which gRPC needs")
-	assert.EqualValues(t, 1, s.Stats().FailedRecords)
-	assert.Zero(t, s.Stats().Retries)
+	requireFailsAtOnce(t, o, "the collector offers no HTTP/2 over TLS (ALPN h2), which gRPC needs")
 }
 
 // TestGRPCNoGoroutinesLeftAfterClose: the Sink's HTTP/2 connection is

@@ -50,19 +50,11 @@ func grpcURL(endpoint string, insecure bool, getenv func(string) string) (string
 	if endpoint == "" {
 		endpoint = "localhost:4317"
 	}
-	ep := endpoint
-	if !strings.Contains(ep, "://") {
-		scheme := "https://"
-		if insecure {
-			scheme = "http://"
-		}
-		ep = scheme + ep
-	}
-	u, err := url.Parse(ep)
+	u, _, err := httpEndpoint(endpoint, insecure)
 	if err != nil {
 		return "", fmt.Errorf("otlpsink: endpoint %q: %w", endpoint, err)
 	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+	if u == nil {
 		return "", fmt.Errorf("otlpsink: endpoint %q: want host:port or http(s)://host:port for gRPC", endpoint)
 	}
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: grpcExportPath}).String(), nil
