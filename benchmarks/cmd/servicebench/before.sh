@@ -12,5 +12,11 @@ trap 'rm -rf "$tmp"' EXIT
 git -C "$root" archive "$rev" | tar -x -C "$tmp"
 mkdir -p "$tmp/benchmarks/cmd/servicebench"
 cp "$here"/*.go "$tmp/benchmarks/cmd/servicebench/"
+rm -f "$tmp"/benchmarks/cmd/servicebench/*_test.go
+if [ ! -d "$tmp/httplog" ]; then
+	# REV predates the httplog package: serve without the +httplog back ends
+	# (the server as it was before them; same protocol with this command).
+	git -C "$root" show b076628:benchmarks/cmd/servicebench/server.go >"$tmp/benchmarks/cmd/servicebench/server.go"
+fi
 (cd "$tmp/benchmarks" && go build -o "$out" ./cmd/servicebench)
 echo "$out"
