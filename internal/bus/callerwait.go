@@ -260,15 +260,19 @@ func always(int) bool { return true }
 func (b *Bus) quietWaitFor() time.Duration { return min(QuietWaitMax, b.maxLatency) }
 
 // waitWritten waits until the record ending at end is written, for at most
-// bound (the quiet wait's, or an Error record's). At the bound the record
-// simply stays queued, as without the wait. It returns the drainer's answer
-// (nil at the bound).
+// bound (the quiet wait's, or an Error record's), or until ctx is done
+// (then it returns ctx.Err()). With recheck (the Error wait) it also gives
+// up as soon as the output, at its measured rate, can no longer write the
+// bytes still ahead of the record within what is left of bound: a rate
+// that fell during the wait ends it early instead of at the bound. At the
+// bound, or on giving up, the record simply stays queued, as without the
+// wait, and it returns nil; otherwise the drainer's answer.
 //
 // It allocates nothing (the hot path's promise, and quiet waits happen
 // within the first records of a burst): its answer channel and timer come
 // from pools. A channel goes back only after it delivered its one answer;
 // one whose wait ended otherwise is left to the drainer's late answer.
-func (b *Bus) waitWritten(end uint64, bound time.Duration) error {
+func (b *Bus) waitWritten(ctx context.Context, end uint64, bound time.Duration, recheck bool) error {
 	select {
 	case <-b.stopped:
 		return b.closeErr
@@ -276,19 +280,37 @@ func (b *Bus) waitWritten(end uint64, bound time.Duration) error {
 	}
 	ch := quietChans.Get().(chan error)
 	tm := quietTimers.Get().(*time.Timer)
-	tm.Reset(bound) // stopped and drained when it was put back
+	deadline := b.nanotime() + int64(bound)
+	step := bound
+	if recheck {
+		step = min(bound, errorRecheck)
+	}
+	tm.Reset(step) // stopped and drained when it was put back
 	req := flushReq{target: end, ch: ch}
 	b.request(req)
 	var err error
-	select {
-	case err = <-ch:
-		quietChans.Put(ch) // answered once, now empty: reusable
-	case <-b.stopped:
-		b.forget(req)
-		err = b.closeErr
-	case <-tm.C:
-		// Still queued, written as usual; the drainer answers into ch's
-		// buffer later, so ch is not reused.
+wait:
+	for {
+		select {
+		case err = <-ch:
+			quietChans.Put(ch) // answered once, now empty: reusable
+			break wait
+		case <-b.stopped:
+			b.forget(req)
+			err = b.closeErr
+			break wait
+		case <-ctx.Done():
+			err = ctx.Err() // still queued, as at the bound
+			break wait
+		case <-tm.C:
+			// Still queued, written as usual; the drainer answers into
+			// ch's buffer later, so ch is not reused.
+			left := time.Duration(deadline - b.nanotime())
+			if left <= 0 || (recheck && b.errorWaitHopeless(end, left)) {
+				break wait
+			}
+			tm.Reset(min(step, left)) // fired and received: no tick pending
+		}
 	}
 	if !tm.Stop() {
 		// Fired (or firing): with GODEBUG=asynctimerchan=1 (pre-Go 1.23
@@ -301,6 +323,21 @@ func (b *Bus) waitWritten(end uint64, bound time.Duration) error {
 	}
 	quietTimers.Put(tm)
 	return err
+}
+
+// errorRecheck is how often an Error wait checks that it can still
+// succeed: the rate's own window (rateWindow), so each check may see a
+// new sample.
+const errorRecheck = rateWindow
+
+// errorWaitHopeless reports whether the bytes still ahead of the record
+// ending at end, at the output's measured rate, take longer than left.
+func (b *Bus) errorWaitHopeless(end uint64, left time.Duration) bool {
+	h := b.head.Load() // atomic, row head: a snapshot; everything below it is written
+	if h >= end {
+		return false // written: the answer is on its way
+	}
+	return !b.writableWithin(end-h, left)
 }
 
 // Pools for waitWritten: answer channels (buffered 1, empty) and stopped

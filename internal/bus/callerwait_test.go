@@ -453,3 +453,34 @@ func TestStalledPipeNeverHoldsCallers(t *testing.T) {
 	require.NoError(t, w.Close()) // the drainer's write fails and it exits
 	<-b.done
 }
+
+// An Error wait that could succeed when it began ends once the output's
+// measured rate falls so far that the bytes still ahead of the record
+// cannot be written in the time left, instead of holding its caller until
+// ErrorWaitMax; the record stays queued and Close writes it.
+func TestErrorWaitEndsWhenTheRateFalls(t *testing.T) {
+	w := &slowingWriter{chunk: 1024}
+	w.pause.Store(int64(time.Millisecond)) // at most 1 MB/s
+	b := newTestBus(t, w, Config{Capacity: 2 << 20}, nil)
+	for i := 0; b.Stats().OutputRate == 0; i++ { // rateWindow of writing measures the output
+		require.NoError(t, b.Enqueue(payload(1000+i, 1000)))
+		require.NoError(t, b.Flush(context.Background()))
+	}
+	var buf []byte
+	for i := 0; b.Stats().QueueDepth < b.Stats().OutputRate/4; i++ { // a quarter of a second ahead
+		buf = rec(buf, 0, i, 200)
+		require.NoError(t, b.Enqueue(buf))
+	}
+	w.pause.Store(int64(20 * time.Millisecond)) // now at most 50 kB/s: seconds of backlog
+
+	start := time.Now()
+	last := []byte("an error behind a backlog the output slowed down on\n")
+	require.NoError(t, b.EnqueueWritten(last))
+	assert.Less(t, time.Since(start), ErrorWaitMax*3/4, "the wait ends once it cannot succeed")
+	assert.False(t, bytes.Contains(w.bytes(), last), "the record is still queued")
+
+	w.pause.Store(0)
+	closeBus(t, b)
+	assert.True(t, bytes.Contains(w.bytes(), last), "and written by Close")
+	requireAccounting(t, b.Stats())
+}

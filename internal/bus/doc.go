@@ -69,7 +69,8 @@
 //	               write-through rest             give-up count, recovery        a zero word means "not committed"
 //	tail           producers (CAS), Close (Or     producers, drainer, Stats      the only contended producer write; closedBit
 //	               closedBit)                                                    set once: every reservation below the final tail
-//	head           drainer (release, adoptHead)   producers (before tail)        zeroing happens-before the store; h <= t
+//	head           drainer (release, adoptHead)   producers (before tail),       zeroing happens-before the store; h <= t
+//	                                                Error waits (a snapshot)
 //	wtHead         write-through producer         producers, drainer (adopt,     everything below it is in the output; only the
 //	                                                waits), Close's count         drainer moves head past it
 //

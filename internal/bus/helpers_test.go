@@ -458,6 +458,29 @@ func (w *pacedWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// slowingWriter is a pacedWriter whose pause may change while it is
+// written to (an output that slows down).
+type slowingWriter struct {
+	chunk int
+	pause atomic.Int64 // ns before each call takes its chunk
+	mu    sync.Mutex
+	buf   bytes.Buffer
+}
+
+func (w *slowingWriter) Write(p []byte) (int, error) {
+	time.Sleep(time.Duration(w.pause.Load())) // the output's own pace, not a synchronisation
+	n := min(len(p), w.chunk)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p[:n])
+}
+
+func (w *slowingWriter) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
+}
+
 func (w *pacedWriter) bytes() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -51,7 +51,7 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 			// since the last Flush) is not this call's result. Its failure,
 			// if any, is counted and reported by OnError, Flush and Close as
 			// for any record.
-			b.waitWritten(end, b.quietWaitFor())
+			b.waitWritten(context.Background(), end, b.quietWaitFor(), false)
 		}
 	}
 	return nil
@@ -80,8 +80,10 @@ func (b *Bus) queuedInputs(call callerFact, done <-chan struct{}, ahead uint64) 
 // cannot write the bytes queued ahead of the record and the record itself
 // within ErrorWaitMax (a backlog), while the output is stuck (a call into
 // it has taken longer), or when the caller is itself inside a call into
-// the output (an output logging through its handler); the record then stays
-// queued and the result is nil.
+// the output (an output logging through its handler); and it ends early
+// once the bytes still ahead of the record, at the rate measured since,
+// cannot be written in the time left. The record then stays queued and
+// the result is nil.
 func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
 	end, wrote, ahead, err := b.enqueue(p, true, ctx.Done())
 	if err != nil || wrote {
@@ -90,13 +92,7 @@ func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
 	if b.callerAction(b.queuedInputs(factWritten, ctx.Done(), ahead), uint64(len(p))) != callerWaitWritten {
 		return nil // stuck, backlogged or reentrant: waiting would only hold the caller
 	}
-	if ctx.Done() == nil {
-		return b.waitWritten(end, ErrorWaitMax) // pooled: an Error record allocates nothing either
-	}
-	if err := b.wait(ctx, end, false, false, ErrorWaitMax); err != ErrWaitBound {
-		return err
-	}
-	return nil
+	return b.waitWritten(ctx, end, ErrorWaitMax, true) // pooled: an Error record allocates nothing either
 }
 
 // enqueue reserves, copies and commits p, or writes it through (force:
