@@ -103,14 +103,24 @@ func (c *runCheck) missing() uint64 {
 type checker struct {
 	runs       map[string]*runCheck
 	unnumbered uint64 // lines without a number (other writers, torn lines, a flight recorder entry's inner lines)
+	torn       uint64 // lines a numbered record began inside of (a crash's fragment, the next line glued to it)
 	p          parser
 	r          record
 }
 
 func newChecker() *checker { return &checker{runs: make(map[string]*runCheck)} }
 
-// line checks one line.
+// line checks one line. A kill -9 can leave a record torn in a plain
+// file, and the next start's first line then follows the fragment on the
+// same line: the record that begins inside the line is checked on its
+// own, after the fragment, which counts as torn (and as its own number,
+// if its prefix survived: that record is damaged, not missing).
 func (k *checker) line(line []byte) {
+	if i := gluedRecord(line); i > 0 {
+		k.torn++
+		k.line(line[:i])
+		line = line[i:]
+	}
 	pre, ok := parseSeqPrefix(line)
 	if !ok {
 		if len(bytes.TrimSpace(line)) > 0 {
@@ -188,6 +198,9 @@ func (k *checker) report(w io.Writer) bool {
 	}
 	if k.unnumbered > 0 {
 		fmt.Fprintf(w, "%d lines without a number\n", k.unnumbered)
+	}
+	if k.torn > 0 {
+		fmt.Fprintf(w, "%d torn lines: a record cut short (a crash) with the next one glued to it\n", k.torn)
 	}
 	return ok
 }

@@ -71,6 +71,12 @@ func TestCheckReports(t *testing.T) {
 			[]string{"run aa: numbers 1-2", "run bb: numbers 1-2"}},
 		{"unnumbered lines", []string{rec("1"), "panic: boom", `{"msg":"other"}`, rec("2")}, 0, []string{"2 lines without a number"}},
 		{"nothing numbered", []string{`{"msg":"x"}`}, 0, []string{"no numbered lines"}},
+		{"a torn record with the next run's first glued to it", []string{rec("1"), `{"seq":2,"run":"aa","ms` + `{"seq":1,"run":"bb","msg":"m"}`, `{"seq":2,"run":"bb","msg":"m"}`}, 0,
+			[]string{"run aa: numbers 1-2: 2 records", "run bb: numbers 1-2: 2 records, 0 dropped at 0 drop markers, 0 missing", "1 torn lines"}},
+		{"torn inside the prefix", []string{rec("1"), `{"se` + rec("2")}, 0,
+			[]string{"run aa: numbers 1-2: 2 records", "1 lines without a number", "1 torn lines"}},
+		{"key=value glued", []string{`seq=1 run=bb msg=x`, `seq=2 run=bb msg="cut` + `seq=3 run=bb msg=x`}, 0,
+			[]string{"run bb: numbers 1-3: 3 records, 0 dropped at 0 drop markers, 0 missing", "1 torn lines"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

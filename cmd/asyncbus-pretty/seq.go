@@ -59,6 +59,27 @@ func parseSeqPrefix(line []byte) (seqPrefix, bool) {
 	return seqPrefix{}, false
 }
 
+// gluedRecord returns where, after the line's start, a numbered record
+// begins (a prefix that parses), or 0. In JSON the prefix's opening
+// cannot occur inside a record (a string escapes its quotes); a
+// key=value line could hold it only in a quoted value that spells out a
+// whole prefix.
+func gluedRecord(line []byte) int {
+	for _, open := range [][]byte{[]byte(`{"seq":`), []byte("seq=")} {
+		for i := 1; i < len(line); {
+			j := bytes.Index(line[i:], open)
+			if j < 0 {
+				break
+			}
+			if _, ok := parseSeqPrefix(line[i+j:]); ok {
+				return i + j
+			}
+			i += j + 1
+		}
+	}
+	return 0
+}
+
 // cutUint reads a decimal number at the start of s.
 func cutUint(s []byte) (uint64, []byte, bool) {
 	i := 0
