@@ -382,10 +382,6 @@ func (o *Options) validateLevels(p *problems) {
 			*l.v = nil
 		}
 	}
-	if o.Features.Sequence && o.Ring.File != "" { // sequence.go
-		p.bad("Options.Features.Sequence is not supported with Options.Ring.File yet", "writing without sequence numbers")
-		o.Features.Sequence = false
-	}
 	if o.Rules != nil && o.Level != nil {
 		p.bad(fmt.Sprintf("Options.Level has no effect when Options.Rules is set: the rules %q give every level", o.Rules.String()), "ignoring Level (set the default level in the rules)")
 		o.Level = nil

@@ -110,20 +110,14 @@ func TestSequenceWriteThroughTakesItsNumberInOrder(t *testing.T) {
 	}
 }
 
-func TestSequenceWithRingFileIsRefused(t *testing.T) {
+func TestSequenceWithRingFile(t *testing.T) {
 	dir := t.TempDir()
 	var buf bytes.Buffer
-	_, err := asyncbus.Open(&buf, &asyncbus.Options{Ring: asyncbus.RingOptions{File: filepath.Join(dir, "ring")}, Features: asyncbus.FeatureOptions{Sequence: true}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Options.Features.Sequence is not supported with Options.Ring.File yet; Open refused it")
-
-	var reported []error
-	h := asyncbus.NewHandler(&buf, &asyncbus.Options{OnError: func(err error) { reported = append(reported, err) }, Ring: asyncbus.RingOptions{File: filepath.Join(dir, "ring2")}, Features: asyncbus.FeatureOptions{Sequence: true}})
+	h, err := asyncbus.Open(&buf, &asyncbus.Options{Ring: asyncbus.RingOptions{File: filepath.Join(dir, "ring")}, Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.NoError(t, err)
 	slog.New(h).Info("kept")
 	require.NoError(t, h.Close())
-	require.Len(t, reported, 1)
-	assert.Contains(t, reported[0].Error(), "writing without sequence numbers")
-	assert.True(t, strings.HasPrefix(buf.String(), `{"time":`), buf.String())
+	assert.True(t, strings.HasPrefix(buf.String(), `{"seq":1,"run":"`), buf.String())
 }
 
 // BenchmarkSequence is Options.Features.Sequence's cost: the same records into

@@ -240,12 +240,20 @@ type recoveryResult struct {
 // recover replays the committed records the file holds to w (see the
 // comment at the top of this file) and resets the ring. It returns an error
 // only if the output failed; the file then still holds what was not written.
+// Records of a run with numbers are replayed with that run's numbers and
+// identity (ringseq.go).
 func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 	var res recoveryResult
-	im := &ringImage{capacity: r.capacity, mask: r.capacity - 1, st: r.st, ring: r.ring()}
+	im := &ringImage{capacity: r.capacity, mask: r.capacity - 1, st: r.st, seq: r.st.seqFmt, ring: r.ring()}
+	dead := r.st.deadRun()
+	r.seq = nil
+	if dead.on() {
+		r.seq = &dead // written persists the dead run's numbering while replaying
+	}
 	head := r.st.head
 	if r.st.end > head {
 		head = r.settleFlight(w, im, &res)
+		dead = r.st.deadRun()
 	}
 	if err := r.replay(w, im, head, maxBatch, &res); err != nil {
 		return res, err
@@ -264,9 +272,11 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 // the crash interrupted ([head, end) in the state) reached the output, by
 // reading the output back (flightDone), cuts back a record the crash tore
 // where that is safe, records what it found in res, and publishes the new
-// head. It returns the position replay starts from.
+// head (with numbers: the number of the first record after it, or a drop
+// marker still owed). It returns the position replay starts from.
 func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult) uint64 {
 	head := r.st.head
+	numbering := r.st.deadRun() // the batch's records as the dead drainer numbered them
 	var ents []ringEntry
 	for pos := head; ; {
 		e, sus, ok := im.next(pos, r.st.end)
@@ -274,6 +284,7 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 		if !ok {
 			break
 		}
+		e.took = numberEntry(&e, &numbering)
 		ents = append(ents, e)
 		pos = e.end
 	}
@@ -305,8 +316,35 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 	}
 	s := r.st
 	s.head, s.end, s.pre = head, head, 0
+	if r.seq != nil {
+		s.seqNext, s.seqMark = flightNumbers(ents, j, end, r.st, now, res.cutMarker)
+	}
 	r.publish(s) // one atomic switch: the measurement is never applied twice
 	return head
+}
+
+// flightNumbers returns the sequence slot after the first j entries of the
+// interrupted batch ents reached the output: the number the next record
+// gets, or, if the output lacks the drop marker that opened the batch (never
+// written, torn, or cut), the marker's first number and count, so replay
+// writes it again (then j == 0: no record follows a marker not written).
+func flightNumbers(ents []ringEntry, j int, end flightEnd, st ringState, now OutputPosition, cutMarker bool) (next, mark uint64) {
+	if st.seqMark > 0 && j == 0 && (end == flightExact || end == flightTorn) {
+		base := st.size
+		if now.Dev != st.dev || now.Ino != st.ino {
+			base = 0 // as in flightDone: the output switched files
+		}
+		if cutMarker || now.Size < base+int64(st.pre) {
+			return st.seqNext, st.seqMark
+		}
+	}
+	next = st.seqNext + st.seqMark
+	for _, e := range ents[:j] {
+		if e.took {
+			next++
+		}
+	}
+	return next, 0
 }
 
 // cutTorn handles an output that ends in the beginning of a record (or of
@@ -363,26 +401,13 @@ func (res *recoveryResult) noteFlight(ents []ringEntry, j int, end flightEnd) {
 // replay is recovery's second phase: it writes every record from head to
 // the end of the image to w, in batches of maxBatch, persisting progress
 // after each, and counts oversize references (their bytes were on the
-// heap) as unrecovered.
+// heap) as unrecovered. With numbers (r.seq), it numbers the records as
+// the dead drainer did and writes the drop marker the state owes, and one
+// for the numbers oversize records took, in front of the next batch.
 func (r *ringFile) replay(w io.Writer, im *ringImage, head uint64, maxBatch int, res *recoveryResult) error {
 	limit := r.st.zeroed + r.capacity
-	var batch [][]byte
-	var buf []byte
+	rp := replayer{r: r, w: w, owedAt: r.st.seqNext, owed: r.st.seqMark}
 	pos := head
-	flush := func(end uint64) error {
-		if len(batch) > 0 {
-			r.begin(end, 0)
-			err := writeAll(w, batch, &buf)
-			if err != nil {
-				return err
-			}
-			res.recovered += uint64(len(batch))
-			clear(batch)
-			batch = batch[:0]
-		}
-		r.written(end)
-		return nil
-	}
 	for {
 		e, sus, ok := im.next(pos, limit)
 		res.suspects += sus
@@ -390,28 +415,93 @@ func (r *ringFile) replay(w io.Writer, im *ringImage, head uint64, maxBatch int,
 			break
 		}
 		pos = e.end
+		if r.seq != nil {
+			numberEntry(&e, r.seq)
+		}
 		switch e.kind {
 		case entOversize:
-			if err := flush(e.pos); err != nil {
-				return err
+			if len(rp.batch) > 0 {
+				if err := rp.flush(e.pos, res); err != nil {
+					return err
+				}
 			}
 			res.unrecovered++
-			r.written(e.end)
+			rp.lose(e.end)
 		case entRecord:
-			batch = append(batch, e.data)
-			if len(batch) >= maxBatch {
-				if err := flush(e.end); err != nil {
+			rp.batch = append(rp.batch, e.data)
+			if len(rp.batch) >= maxBatch {
+				if err := rp.flush(e.end, res); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	if len(batch) > 0 {
-		if err := flush(pos); err != nil {
+	if len(rp.batch) > 0 || rp.owed > 0 {
+		if err := rp.flush(pos, res); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// replayer is replay's batch in hand and the drop marker it owes.
+type replayer struct {
+	r      *ringFile
+	w      io.Writer
+	batch  [][]byte
+	buf    []byte
+	owedAt uint64 // the owed marker's first number
+	owed   uint64 // the owed marker's count (0: none)
+}
+
+// flush writes the batch, behind the owed marker if any, and persists that
+// everything below end is in the output.
+func (rp *replayer) flush(end uint64, res *recoveryResult) error {
+	r := rp.r
+	var views [][]byte
+	pre := 0
+	if rp.owed > 0 && r.seq != nil {
+		if m := r.owedMarker(r.seq, rp.owedAt, rp.owed); m != nil {
+			views, pre = append(views, m), len(m)
+		}
+	}
+	views = append(views, rp.batch...)
+	if len(views) > 0 {
+		r.begin(end, pre, rp.owed)
+		if err := writeAll(rp.w, views, &rp.buf); err != nil {
+			return err
+		}
+		res.recovered += uint64(len(rp.batch))
+		clear(rp.batch)
+		rp.batch = rp.batch[:0]
+	}
+	rp.owed = 0
+	r.written(end)
+	return nil
+}
+
+// lose records an oversize reference ending at end as passed: its number
+// (if it took one) joins the owed marker.
+func (rp *replayer) lose(end uint64) {
+	r := rp.r
+	if r.seq == nil {
+		r.written(end)
+		return
+	}
+	if rp.owed == 0 {
+		rp.owedAt = r.seq.next - 1
+	}
+	rp.owed++
+	r.settle(end, rp.owedAt, rp.owed)
+}
+
+// settle persists head at pos with no batch in flight and a drop marker owed
+// for the mark numbers from next.
+func (r *ringFile) settle(pos, next, mark uint64) {
+	s := r.st
+	s.head, s.end, s.pre = pos, pos, 0
+	s.seqNext, s.seqMark = next, mark
+	r.publish(s)
 }
 
 // writeAll writes recs to w in order: one WriteBatch loop for a BatchWriter,
