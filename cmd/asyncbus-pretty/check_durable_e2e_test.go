@@ -163,7 +163,7 @@ func killDurableChild(t *testing.T, path string, r int) uint64 {
 	require.NoError(t, err, "run %d did not start", r)
 	n, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(first, "recovered ")), 10, 64)
 	require.NoError(t, err, first)
-	before := fileSize(path) // after the replay: this run writes its own records
+	before := fileSize(path)                    // after the replay: this run writes its own records
 	deadline := time.Now().Add(2 * time.Minute) // generous: a loaded machine
 	for fileSize(path) < before+64<<10 {
 		require.True(t, time.Now().Before(deadline), "run %d wrote less than 64 KiB in 2 minutes", r)
