@@ -281,6 +281,7 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 	for pos := head; ; {
 		e, sus, ok := im.next(pos, r.st.end)
 		res.suspects += sus
+		numbering.next += uint64(sus) // as in replay
 		if !ok {
 			break
 		}
@@ -411,6 +412,9 @@ func (r *ringFile) replay(w io.Writer, im *ringImage, head uint64, maxBatch int,
 	for {
 		e, sus, ok := im.next(pos, limit)
 		res.suspects += sus
+		if r.seq != nil {
+			r.seq.next += uint64(sus) // a damaged entry leaves a number out: the reader sees a loss there
+		}
 		if !ok {
 			break
 		}

@@ -124,6 +124,13 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 			im.seqRecord(pos, seqLine(SeqJSON, 2), &s)
 			return ""
 		}, want: []string{json(5, 0), marker(6, 1), json(7, 2)}, warns: true},
+		{name: "a damaged entry leaves its number out", format: SeqJSON, build: func(im *image, _ *os.File) string {
+			pos := im.seqRecord(0, seqLine(SeqJSON, 0), nil)
+			next := im.seqRecord(pos, seqLine(SeqJSON, 1), nil)
+			im.data[ringHeaderSize+pos+hdrSize+SeqRoom+2] ^= 1 // a line bit flipped (power loss)
+			im.seqRecord(next, seqLine(SeqJSON, 2), nil)
+			return ""
+		}, want: []string{json(5, 0), json(7, 2)}, warns: true},
 		{name: "a marker owed by an interrupted recovery", format: SeqKV, build: func(im *image, _ *os.File) string {
 			im.st.seqMark = 2 // 5 and 6 are the marker's
 			im.seqRecord(0, seqLine(SeqKV, 0), nil)
