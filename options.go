@@ -237,9 +237,10 @@ type FeatureOptions struct {
 	// The numbers have no gaps except where records were lost: a drop
 	// marker carries the number of the first record lost at its gap and
 	// the next record continues after the lost ones; sampled records take
-	// no number. asyncbus-pretty -check verifies them. Not with Ring.File
-	// yet (NewHandler reports it and writes no numbers; Open refuses it),
-	// and journald's and otlpsink's handlers refuse it.
+	// no number. asyncbus-pretty -check verifies them. With Ring.File,
+	// records replayed after a crash keep the numbers and run identity of
+	// the process that accepted them. journald's and otlpsink's handlers
+	// refuse it.
 	Sequence bool
 }
 

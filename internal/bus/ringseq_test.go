@@ -131,6 +131,22 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 			im.seqRecord(next, seqLine(SeqJSON, 2), nil)
 			return ""
 		}, want: []string{json(5, 0), json(7, 2)}, warns: true},
+		{name: "an entry zeroed (a page never written back) takes no number", format: SeqJSON, build: func(im *image, _ *os.File) string {
+			pos := im.seqRecord(0, seqLine(SeqJSON, 0), nil)
+			next := im.seqRecord(pos, seqLine(SeqJSON, 1), nil)
+			clear(im.data[ringHeaderSize+pos : ringHeaderSize+next])
+			im.seqRecord(next, seqLine(SeqJSON, 2), nil)
+			return ""
+		}, want: []string{json(5, 0), json(6, 2)}},
+		{name: "in flight to an output of unknown position: again, same numbers", format: SeqJSON, build: func(im *image, out *os.File) string {
+			s := im.st.deadRun()
+			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
+			pos = im.seqRecord(pos, seqLine(SeqJSON, 1), &s)
+			im.flight(out, pos, 0, 0)
+			im.st.size = unknownOutputSize
+			first := seqState{format: SeqJSON, run: deadRun, next: 5}
+			return string(first.number(seqLine(SeqJSON, 0)))
+		}, want: []string{json(5, 0), json(5, 0), json(6, 1)}, warns: true},
 		{name: "a marker owed by an interrupted recovery", format: SeqKV, build: func(im *image, _ *os.File) string {
 			im.st.seqMark = 2 // 5 and 6 are the marker's
 			im.seqRecord(0, seqLine(SeqKV, 0), nil)
