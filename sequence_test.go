@@ -150,6 +150,31 @@ func BenchmarkSequence(b *testing.B) {
 	}
 }
 
+// BenchmarkSequenceDurable is Options.Features.Sequence's cost with the
+// durable ring: the same records into io.Discard through a ring file, with
+// the numbers off and on, from 1 goroutine and from 4.
+func BenchmarkSequenceDurable(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		for _, g := range []int{1, 4} {
+			b.Run(fmt.Sprintf("seq=%v/goroutines=%d", on, g), func(b *testing.B) {
+				o := &asyncbus.Options{Ring: asyncbus.RingOptions{File: filepath.Join(b.TempDir(), "ring")}, Features: asyncbus.FeatureOptions{Sequence: on}}
+				h, err := asyncbus.Open(io.Discard, o)
+				require.NoError(b, err)
+				defer h.Close()
+				l := slog.New(h)
+				ctx := context.Background()
+				b.ReportAllocs()
+				b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						l.LogAttrs(ctx, slog.LevelInfo, "request handled", slog.String("method", "GET"), slog.Int("status", 200))
+					}
+				})
+			})
+		}
+	}
+}
+
 func TestSequenceFlightRecorderEntryTakesOneNumber(t *testing.T) {
 	var buf bytes.Buffer
 	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true, FlightRecorder: &asyncbus.FlightRecorder{}}})

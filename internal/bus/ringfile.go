@@ -310,8 +310,7 @@ func (r *ringFile) initHeader() {
 		atomic.StoreUint64(r.word(ringSlot0+8*i), v) // atomic, row state slots
 	}
 	atomic.StoreUint64(r.word(ringSlot0+56), stateCRC(w)) // atomic, row state slots
-	r.storeSeqSlot(ringSeqSlot0, s)
-	atomic.StoreUint64(r.word(ringGeneration), 0) // atomic, row generation
+	atomic.StoreUint64(r.word(ringGeneration), 0)         // atomic, row generation
 	r.st, r.version = s, ringVersion
 }
 

@@ -24,6 +24,10 @@ package bus
 // one byte after the headroom, so recovery also accepts a record whose first
 // line byte is the end of a prefix if it matches with the brace back.
 //
+// No atomic for the numbering: written reads seq.next on the drainer
+// goroutine, which owns it with a ring file (there is no write-through
+// then); recovery runs in New, before the drainer starts.
+//
 // Sequence slot (64 bytes, little-endian): next, mark, format, the run
 // identity's 16 bytes (two words), then CRC-32C of those five words.
 
