@@ -10,6 +10,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -22,23 +23,27 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus"
+	"github.com/asyncbus/asyncbus/filesink"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 const durableChildEnv = "ASYNCBUS_PRETTY_DURABLE_CHILD"
 
-// slowFile is an output file that takes a while for every write, so that
+// slowFile is a filesink.File that takes a while for every write, so that
 // a small ring in Drop mode drops records. Its Path method lets the ring's
-// recovery find and read back the file, as it does filesink's.
-type slowFile struct{ f *os.File }
+// recovery find and read back the file; the file sets aside a tail a kill
+// tore when it is opened, and hears which record the replay writes again.
+type slowFile struct{ f *filesink.File }
 
 func (s *slowFile) Write(p []byte) (int, error) {
 	time.Sleep(200 * time.Microsecond) // a slow disk, not synchronisation
 	return s.f.Write(p)
 }
 
-func (s *slowFile) Path() string { return s.f.Name() }
+func (s *slowFile) Path() string { return s.f.Path() }
+
+func (s *slowFile) SettleTornTail(rec []byte) { s.f.SettleTornTail(rec) }
 
 // durableOptions are the options of the durable children and of the final
 // recovery: numbers, the ring file, and for drop Drop mode on a small ring.
@@ -51,24 +56,32 @@ func durableOptions(ring string, drop bool) *asyncbus.Options {
 }
 
 // openDurable opens the handler of a durable child or of the final recovery
-// on the output file path.
-func openDurable(path, ring string, drop bool) (*asyncbus.Handler, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	var w interface{ Write([]byte) (int, error) } = f
+// on the output file path: an *os.File, or for drop a slowFile. done closes
+// the output.
+func openDurable(path, ring string, drop bool) (h *asyncbus.Handler, done func() error, err error) {
+	var w io.Writer
 	if drop {
-		w = &slowFile{f: f}
+		f, err := filesink.Open(path, filesink.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		w, done = &slowFile{f: f}, f.Close
+	} else {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, err
+		}
+		w, done = f, f.Close
 	}
-	return asyncbus.Open(w, durableOptions(ring, drop))
+	h, err = asyncbus.Open(w, durableOptions(ring, drop))
+	return h, done, err
 }
 
 // durableChild logs numbered records from 4 goroutines until it is killed,
 // after printing how many records it replayed from the ring file.
 func durableChild(spec string) int {
 	path, ring, drop := spec, spec+".ring", strings.HasSuffix(spec, ".drop")
-	h, err := openDurable(path, ring, drop)
+	h, _, err := openDurable(path, ring, drop)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -107,10 +120,11 @@ func TestCheckAfterKill9WithDurableRing(t *testing.T) {
 			for r := range runs {
 				recovered += killDurableChild(t, path, r)
 			}
-			h, err := openDurable(path, path+".ring", drop)
+			h, done, err := openDurable(path, path+".ring", drop)
 			require.NoError(t, err)
 			recovered += h.Stats().Recovered
 			require.NoError(t, h.Close())
+			require.NoError(t, done())
 			require.Positive(t, recovered, "some records were replayed from the ring file")
 
 			code, out := checkFiles(t, path)
