@@ -265,8 +265,9 @@ type ringFile struct {
 	// seq is the numbering whose state written persists: the bus's
 	// (Config.Sequence) after recovery, the dead run's during it; nil for
 	// none.
-	seq  *seqState
-	mark func(dst []byte, n uint64) []byte // the drop marker, for markers recovery owes
+	seq      *seqState
+	mark     func(dst []byte, n uint64) []byte // the drop marker, for markers recovery owes
+	seqBlank [2]bool                           // sequence slot i holds the empty numbering (storeSeqSlot)
 }
 
 // ring returns the ring region of the mapping.

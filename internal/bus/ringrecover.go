@@ -324,30 +324,6 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 	return head
 }
 
-// flightNumbers returns the sequence slot after the first j entries of the
-// interrupted batch ents reached the output: the number the next record
-// gets, or, if the output lacks the drop marker that opened the batch (never
-// written, torn, or cut), the marker's first number and count, so replay
-// writes it again (then j == 0: no record follows a marker not written).
-func flightNumbers(ents []ringEntry, j int, end flightEnd, st ringState, now OutputPosition, cutMarker bool) (next, mark uint64) {
-	if st.seqMark > 0 && j == 0 && (end == flightExact || end == flightTorn) {
-		base := st.size
-		if now.Dev != st.dev || now.Ino != st.ino {
-			base = 0 // as in flightDone: the output switched files
-		}
-		if cutMarker || now.Size < base+int64(st.pre) {
-			return st.seqNext, st.seqMark
-		}
-	}
-	next = st.seqNext + st.seqMark
-	for _, e := range ents[:j] {
-		if e.took {
-			next++
-		}
-	}
-	return next, 0
-}
-
 // cutTorn handles an output that ends in the beginning of a record (or of
 // the marker) that the crash tore: it cuts it back, if it is exactly that,
 // so the record is written again whole and only once, and returns the
@@ -482,30 +458,6 @@ func (rp *replayer) flush(end uint64, res *recoveryResult) error {
 	rp.owed = 0
 	r.written(end)
 	return nil
-}
-
-// lose records an oversize reference ending at end as passed: its number
-// (if it took one) joins the owed marker.
-func (rp *replayer) lose(end uint64) {
-	r := rp.r
-	if r.seq == nil {
-		r.written(end)
-		return
-	}
-	if rp.owed == 0 {
-		rp.owedAt = r.seq.next - 1
-	}
-	rp.owed++
-	r.settle(end, rp.owedAt, rp.owed)
-}
-
-// settle persists head at pos with no batch in flight and a drop marker owed
-// for the mark numbers from next.
-func (r *ringFile) settle(pos, next, mark uint64) {
-	s := r.st
-	s.head, s.end, s.pre = pos, pos, 0
-	s.seqNext, s.seqMark = next, mark
-	r.publish(s)
 }
 
 // writeAll writes recs to w in order: one WriteBatch loop for a BatchWriter,

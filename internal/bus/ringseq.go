@@ -80,8 +80,16 @@ func seqCRC(w [seqSlotWords]uint64) uint64 {
 
 // storeSeqSlot fills the sequence slot at off with s's numbering. Like the
 // state slot it goes with, it is not current until the generation store
-// that follows.
+// that follows. Without numbers the slot is written only until it holds
+// the empty numbering (seqBlank), so a ring file without Sequence pays
+// nothing per batch for it.
 func (r *ringFile) storeSeqSlot(off int, s ringState) {
+	i := (off - ringSeqSlot0) / ringSlotSize
+	blank := s.seqNext|s.seqMark == 0 && s.seqFmt == SeqOff && s.seqRun == [RunIDLen]byte{}
+	if blank && r.seqBlank[i] {
+		return // it holds exactly these words already
+	}
+	r.seqBlank[i] = blank
 	w := s.seqWords()
 	for i, v := range w {
 		atomic.StoreUint64(r.word(off+8*i), v) // atomic, row sequence slots
@@ -187,4 +195,52 @@ func (r *ringFile) owedMarker(s *seqState, first, n uint64) (line []byte) {
 	}
 	at := seqState{format: s.format, run: s.run, next: first}
 	return at.marker(nil, m, n)
+}
+
+// flightNumbers returns the sequence slot after the first j entries of the
+// interrupted batch ents reached the output: the number the next record
+// gets, or, if the output lacks the drop marker that opened the batch (never
+// written, torn, or cut), the marker's first number and count, so replay
+// writes it again (then j == 0: no record follows a marker not written).
+func flightNumbers(ents []ringEntry, j int, end flightEnd, st ringState, now OutputPosition, cutMarker bool) (next, mark uint64) {
+	if st.seqMark > 0 && j == 0 && (end == flightExact || end == flightTorn) {
+		base := st.size
+		if now.Dev != st.dev || now.Ino != st.ino {
+			base = 0 // as in flightDone: the output switched files
+		}
+		if cutMarker || now.Size < base+int64(st.pre) {
+			return st.seqNext, st.seqMark
+		}
+	}
+	next = st.seqNext + st.seqMark
+	for _, e := range ents[:j] {
+		if e.took {
+			next++
+		}
+	}
+	return next, 0
+}
+
+// lose records an oversize reference ending at end as passed: its number
+// (if it took one) joins the owed marker.
+func (rp *replayer) lose(end uint64) {
+	r := rp.r
+	if r.seq == nil {
+		r.written(end)
+		return
+	}
+	if rp.owed == 0 {
+		rp.owedAt = r.seq.next - 1
+	}
+	rp.owed++
+	r.settle(end, rp.owedAt, rp.owed)
+}
+
+// settle persists head at pos with no batch in flight and a drop marker owed
+// for the mark numbers from next.
+func (r *ringFile) settle(pos, next, mark uint64) {
+	s := r.st
+	s.head, s.end, s.pre = pos, pos, 0
+	s.seqNext, s.seqMark = next, mark
+	r.publish(s)
 }
