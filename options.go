@@ -237,9 +237,10 @@ type FeatureOptions struct {
 	// The numbers have no gaps except where records were lost: a drop
 	// marker carries the number of the first record lost at its gap and
 	// the next record continues after the lost ones; sampled records take
-	// no number. asyncbus-pretty -check verifies them. Not with Ring.File
-	// yet (NewHandler reports it and writes no numbers; Open refuses it),
-	// and journald's and otlpsink's handlers refuse it.
+	// no number. asyncbus-pretty -check verifies them. With Ring.File,
+	// records replayed after a crash keep the numbers and run identity of
+	// the process that accepted them. journald's and otlpsink's handlers
+	// refuse it.
 	Sequence bool
 }
 
@@ -381,10 +382,6 @@ func (o *Options) validateLevels(p *problems) {
 			p.bad(fmt.Sprintf("Options.%s is a nil %T whose Level panics", l.name, *l.v), "using the default ("+l.def+")")
 			*l.v = nil
 		}
-	}
-	if o.Features.Sequence && o.Ring.File != "" { // sequence.go
-		p.bad("Options.Features.Sequence is not supported with Options.Ring.File yet", "writing without sequence numbers")
-		o.Features.Sequence = false
 	}
 	if o.Rules != nil && o.Level != nil {
 		p.bad(fmt.Sprintf("Options.Level has no effect when Options.Rules is set: the rules %q give every level", o.Rules.String()), "ignoring Level (set the default level in the rules)")

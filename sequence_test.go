@@ -110,20 +110,14 @@ func TestSequenceWriteThroughTakesItsNumberInOrder(t *testing.T) {
 	}
 }
 
-func TestSequenceWithRingFileIsRefused(t *testing.T) {
+func TestSequenceWithRingFile(t *testing.T) {
 	dir := t.TempDir()
 	var buf bytes.Buffer
-	_, err := asyncbus.Open(&buf, &asyncbus.Options{Ring: asyncbus.RingOptions{File: filepath.Join(dir, "ring")}, Features: asyncbus.FeatureOptions{Sequence: true}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Options.Features.Sequence is not supported with Options.Ring.File yet; Open refused it")
-
-	var reported []error
-	h := asyncbus.NewHandler(&buf, &asyncbus.Options{OnError: func(err error) { reported = append(reported, err) }, Ring: asyncbus.RingOptions{File: filepath.Join(dir, "ring2")}, Features: asyncbus.FeatureOptions{Sequence: true}})
+	h, err := asyncbus.Open(&buf, &asyncbus.Options{Ring: asyncbus.RingOptions{File: filepath.Join(dir, "ring")}, Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.NoError(t, err)
 	slog.New(h).Info("kept")
 	require.NoError(t, h.Close())
-	require.Len(t, reported, 1)
-	assert.Contains(t, reported[0].Error(), "writing without sequence numbers")
-	assert.True(t, strings.HasPrefix(buf.String(), `{"time":`), buf.String())
+	assert.True(t, strings.HasPrefix(buf.String(), `{"seq":1,"run":"`), buf.String())
 }
 
 // BenchmarkSequence is Options.Features.Sequence's cost: the same records into
@@ -145,6 +139,31 @@ func BenchmarkSequence(b *testing.B) {
 					}
 					return
 				}
+				b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						l.LogAttrs(ctx, slog.LevelInfo, "request handled", slog.String("method", "GET"), slog.Int("status", 200))
+					}
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkSequenceDurable is Options.Features.Sequence's cost with the
+// durable ring: the same records into io.Discard through a ring file, with
+// the numbers off and on, from 1 goroutine and from 4.
+func BenchmarkSequenceDurable(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		for _, g := range []int{1, 4} {
+			b.Run(fmt.Sprintf("seq=%v/goroutines=%d", on, g), func(b *testing.B) {
+				o := &asyncbus.Options{Ring: asyncbus.RingOptions{File: filepath.Join(b.TempDir(), "ring")}, Features: asyncbus.FeatureOptions{Sequence: on}}
+				h, err := asyncbus.Open(io.Discard, o)
+				require.NoError(b, err)
+				defer h.Close()
+				l := slog.New(h)
+				ctx := context.Background()
+				b.ReportAllocs()
 				b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {

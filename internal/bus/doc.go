@@ -164,6 +164,8 @@
 //	state slots    drainer (publish, the slot     the next process's recovery    each word one aligned 8-byte store; the slot's
 //	               that is not current)                                          words before the generation
 //	generation     drainer (publish), last        the next process's recovery    a crash between stores leaves the old state
+//	sequence       drainer (publish, with the     the next process's recovery    as the state slot: stored before the generation,
+//	slots          state slot of that index)                                     so the numbering and the cursors switch together
 //
 // The OnError reporter (type reporter):
 //

@@ -80,6 +80,7 @@ type drainer struct {
 	// Issue 39. seqMarker is the numbered copy of marker (Config.Sequence,
 	// seq.go); qd is the queue's delay (queuedelay.go).
 	seqMarker []byte
+	seqMarkN  uint64 // the count of the marker seqMarker numbered (ringseq.go)
 	qd        queueDelay
 }
 

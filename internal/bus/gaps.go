@@ -73,6 +73,7 @@ func (d *drainer) addMarker(n uint64) {
 	view := d.marker
 	if d.b.seq.on() { // issue 39 (seq.go): the marker accounts for the n lost numbers
 		d.seqMarker = d.b.seq.marker(d.seqMarker, d.marker, n)
+		d.seqMarkN = n
 		if len(d.marker) > 0 {
 			view = d.seqMarker
 		}

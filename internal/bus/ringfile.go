@@ -12,16 +12,18 @@ package bus
 // written the pages back yet (or may have written back only some of them),
 // which is what the checksums below are for.
 //
-// # File format (version 1, little-endian)
+// # File format (version 2, little-endian)
 //
 //	offset 0     magic "ABUSRING"
-//	offset 8     version uint32 (1)
+//	offset 8     version uint32 (2; version 1 files are still opened)
 //	offset 12    header size uint32 (4096; the ring starts there)
 //	offset 16    capacity uint64 (a power of two; file size = 4096 + capacity)
 //	offset 24    CRC-32C of bytes 0..23, uint32
 //	offset 64    state slot 0 (64 bytes)
 //	offset 128   state slot 1 (64 bytes)
 //	offset 192   generation uint64: the current state is slot generation&1
+//	offset 256   sequence slot 0 (64 bytes; version 2)
+//	offset 320   sequence slot 1 (64 bytes; version 2)
 //	offset 4096  the ring: capacity bytes, the layout of package async
 //
 // A state slot holds the drainer's cursors: head (everything below it has
@@ -35,13 +37,22 @@ package bus
 // store, so a crash at any instant leaves either the old state or the new one,
 // never a mix.
 //
+// A sequence slot (version 2) goes with the state slot of the same index,
+// filled before the same generation store: the numbering (Config.Sequence)
+// of the run that accepted the ring's records, see ringseq.go. Version 1
+// files have none: their records are replayed without numbers, and the file
+// is rewritten as version 2 once it is empty (a crash during that rewrite
+// leaves a header that does not add up: the file, empty, is renamed aside).
+//
 // # Record checksums
 //
 // In a file-backed ring the producer puts a 29-bit checksum (CRC-32C of the
 // payload seeded with its length, truncated) in the spare bits 32..60 of the
 // header word it commits with its one atomic store, so the commit stays a
 // single store and readers that mask the length with lenMask are unaffected.
-// Recovery replays a record only if its checksum matches.
+// Recovery replays a record only if its checksum matches. With sequence
+// numbers the checksum leaves out the record's headroom, where the drainer
+// writes the number after the commit (see seqRecordSum).
 //
 // # Ordering (drainer)
 //
@@ -172,12 +183,14 @@ type OutputPosition struct {
 // Ring file format constants (see the comment at the top of this file).
 const (
 	ringMagic         = "ABUSRING"
-	ringVersion       = 1
+	ringVersion       = 2
+	ringVersion1      = 1 // no sequence slots
 	ringHeaderSize    = 4096
 	ringStaticCRC     = 24  // offset of the CRC of the static header
 	ringSlot0         = 64  // offset of state slot 0
 	ringSlotSize      = 64  // 8 words: 7 state words + CRC
 	ringGeneration    = 192 // offset of the generation word
+	ringSeqSlot0      = 256 // offset of sequence slot 0 (version 2)
 	sumShift          = 32
 	sumMask           = uint64(1)<<29 - 1 // bits 32..60 of a header word
 	entryFlags        = flagCommit | flagPadding | flagOversize
@@ -202,6 +215,16 @@ type ringState struct {
 	size   int64  // output size before the batch, or unknownOutputSize
 	dev    uint64 // output device, with size
 	ino    uint64 // output inode, with size
+
+	// The sequence slot (ringseq.go): the numbering of the run that
+	// accepted the ring's records. seqNext is the first number the output
+	// may not hold: seqMark numbers from it belong to a drop marker (the
+	// one opening the batch in flight, or, with none in flight, one owed
+	// by recovery), and the first record at head gets seqNext+seqMark.
+	seqNext uint64
+	seqMark uint64
+	seqFmt  SeqFormat
+	seqRun  [RunIDLen]byte
 }
 
 func (s *ringState) words() [7]uint64 {
@@ -235,9 +258,16 @@ type ringFile struct {
 	capacity uint64
 	st       ringState // the current state (drainer-private after New)
 	gen      uint64
+	version  uint32                         // the file's format version as opened
 	pos      func() (OutputPosition, error) // nil: unknown
 	cut      outputCutter                   // nil: the output cannot be cut back
 	read     outputReader                   // nil: the output cannot be read back
+	// seq is the numbering whose state written persists: the bus's
+	// (Config.Sequence) after recovery, the dead run's during it; nil for
+	// none.
+	seq      *seqState
+	mark     func(dst []byte, n uint64) []byte // the drop marker, for markers recovery owes
+	seqBlank [2]bool                           // sequence slot i holds the empty numbering (storeSeqSlot)
 }
 
 // ring returns the ring region of the mapping.
@@ -262,23 +292,27 @@ func (r *ringFile) publish(s ringState) {
 		atomic.StoreUint64(r.word(slot+8*i), v) // atomic, row state slots
 	}
 	atomic.StoreUint64(r.word(slot+56), stateCRC(w)) // atomic, row state slots
+	r.storeSeqSlot(ringSeqSlot0+ringSlotSize*int((r.gen+1)&1), s)
 	r.gen++
 	atomic.StoreUint64(r.word(ringGeneration), r.gen) // atomic, row generation
 	r.st = s
 }
 
-// initHeader writes a fresh header with an empty state.
+// initHeader writes a fresh header with an empty state (and the bus's
+// numbering from its start). The sequence slot 0 is stored before the static
+// header, which names the version that has it.
 func (r *ringFile) initHeader() {
+	s := r.emptyState()
+	r.storeSeqSlot(ringSeqSlot0, s)
 	copy(r.data, staticHeader(r.capacity))
 	r.gen = 0
-	s := ringState{}
 	w := s.words()
 	for i, v := range w {
 		atomic.StoreUint64(r.word(ringSlot0+8*i), v) // atomic, row state slots
 	}
 	atomic.StoreUint64(r.word(ringSlot0+56), stateCRC(w)) // atomic, row state slots
 	atomic.StoreUint64(r.word(ringGeneration), 0)         // atomic, row generation
-	r.st = s
+	r.st, r.version = s, ringVersion
 }
 
 // outputPos returns the output's position, or unknownOutputSize (also when the
@@ -300,19 +334,27 @@ func (r *ringFile) outputPos() (size int64, dev, ino uint64) {
 }
 
 // begin records that the batch ending at end (with pre bytes of marker in
-// front) is about to be written. Called by the drainer before the write.
-func (r *ringFile) begin(end uint64, pre int) {
+// front, for mark lost records' numbers) is about to be written. Called by
+// the drainer before the write.
+func (r *ringFile) begin(end uint64, pre int, mark uint64) {
 	s := r.st
 	s.end, s.pre = end, uint64(pre)
 	s.size, s.dev, s.ino = r.outputPos()
+	if r.seq != nil {
+		s.seqMark = mark
+	}
 	r.publish(s)
 }
 
-// written records that everything below pos is in the output. Called by the
-// drainer after the output's write returned, before the space is zeroed.
+// written records that everything below pos is in the output (and, with
+// numbers, the number the next record gets). Called by the drainer after
+// the output's write returned, before the space is zeroed.
 func (r *ringFile) written(pos uint64) {
 	s := r.st
 	s.head, s.end, s.pre = pos, pos, 0
+	if r.seq != nil {
+		s.seqNext, s.seqMark = r.seq.next, 0
+	}
 	r.publish(s)
 }
 
@@ -336,7 +378,7 @@ func (r *ringFile) reset() {
 			clear(p)
 		}
 	}
-	r.publish(ringState{})
+	r.publish(r.emptyState())
 }
 
 // asideName returns an unused name path.corrupt-<time>.
@@ -372,12 +414,12 @@ func (r *ringFile) copyAside() (string, error) {
 // openRing opens, locks and maps the ring file, replays what it holds to w,
 // and returns it reset and sized for capacity. warn receives
 // *RingFileError warnings; res says what was replayed.
-func openRing(path string, capacity uint64, w io.Writer, pos func() (OutputPosition, error), cut outputCutter, read outputReader, maxBatch int, warn func(error)) (*ringFile, recoveryResult, error) {
+func openRing(path string, capacity uint64, w io.Writer, pos func() (OutputPosition, error), cut outputCutter, read outputReader, maxBatch int, warn func(error), seq *seqState, mark func([]byte, uint64) []byte) (*ringFile, recoveryResult, error) {
 	r, err := openRingFile(path, capacity, warn)
 	if err != nil {
 		return nil, recoveryResult{}, err
 	}
-	r.pos, r.cut, r.read = pos, cut, read
+	r.pos, r.cut, r.read, r.mark = pos, cut, read, mark
 	res, err := r.recover(w, maxBatch)
 	if err != nil {
 		r.close()
@@ -417,7 +459,15 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (OutputPosit
 		}
 		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (%s): up to %s may appear twice", why, plural.Count(res.flight, "record", "records"))})
 	}
+	if seq != nil && seq.on() {
+		r.seq = seq // from now on the file persists the bus's numbering
+	} else {
+		r.seq = nil
+	}
 	r.reset()
+	if r.version != ringVersion && r.capacity == capacity {
+		r.initHeader() // empty now: rewritten in this build's version
+	}
 	if r.capacity != capacity {
 		if err := r.resize(capacity); err != nil {
 			r.close()
@@ -445,7 +495,7 @@ func (b *Bus) openRing(cfg Config) error {
 		defer func() { _ = recover() }() // a panicking callback must not fail New
 		b.onError(err)
 	}
-	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, cut, read, b.maxBatch, warn)
+	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, cut, read, b.maxBatch, warn, &b.seq, b.dropMarker)
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func openRingFile(path string, capacity uint64, warn func(error)) (*ringFile, er
 			quarantine(f, path, err.Error(), warn)
 			continue
 		}
-		return &ringFile{path: path, f: f, data: data, capacity: im.capacity, st: im.st, gen: im.gen}, nil
+		return &ringFile{path: path, f: f, data: data, capacity: im.capacity, st: im.st, gen: im.gen, version: im.version}, nil
 	}
 }
 

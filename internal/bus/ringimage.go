@@ -13,6 +13,8 @@ type ringImage struct {
 	mask     uint64
 	st       ringState
 	gen      uint64
+	version  uint32
+	seq      SeqFormat // records carry headroom for numbers (ringseq.go)
 	ring     []byte
 }
 
@@ -33,8 +35,9 @@ func parseImage(data []byte) (*ringImage, error) {
 	if string(hdr[:8]) != ringMagic {
 		return nil, fmt.Errorf("bad magic %q: not an asyncbus ring file", hdr[:8])
 	}
-	if v := binary.LittleEndian.Uint32(hdr[8:]); v != ringVersion {
-		return nil, fmt.Errorf("format version %d, this build reads version %d", v, ringVersion)
+	version := binary.LittleEndian.Uint32(hdr[8:])
+	if version != ringVersion && version != ringVersion1 {
+		return nil, fmt.Errorf("format version %d, this build reads versions %d and %d", version, ringVersion1, ringVersion)
 	}
 	if got, want := binary.LittleEndian.Uint32(hdr[ringStaticCRC:]), crc32.Checksum(hdr[:ringStaticCRC], castagnoli); got != want {
 		return nil, fmt.Errorf("header checksum %08x, want %08x", got, want)
@@ -59,6 +62,9 @@ func parseImage(data []byte) (*ringImage, error) {
 		return nil, fmt.Errorf("state checksum %08x, want %08x", got, stateCRC(w))
 	}
 	st := ringState{head: w[0], zeroed: w[1], end: w[2], pre: w[3], size: int64(w[4]), dev: w[5], ino: w[6]}
+	if version == ringVersion && !parseSeqSlot(hdr, gen, &st) {
+		return nil, errors.New("sequence slot checksum or format does not match")
+	}
 	// Cursors: multiples of 8 with zeroed <= head <= end <= zeroed+capacity.
 	if (st.head|st.zeroed|st.end)&7 != 0 || st.zeroed > st.head || st.head > st.end ||
 		st.end-st.zeroed > capacity || st.zeroed > 1<<62 {
@@ -67,7 +73,7 @@ func parseImage(data []byte) (*ringImage, error) {
 	if st.size < unknownOutputSize {
 		return nil, fmt.Errorf("output size %d", st.size)
 	}
-	return &ringImage{capacity: capacity, mask: capacity - 1, st: st, gen: gen, ring: data[ringHeaderSize:]}, nil
+	return &ringImage{capacity: capacity, mask: capacity - 1, st: st, gen: gen, version: version, seq: st.seqFmt, ring: data[ringHeaderSize:]}, nil
 }
 
 func isZero(b []byte) bool {
@@ -97,8 +103,10 @@ const (
 type ringEntry struct {
 	pos, end uint64 // ring positions of the entry
 	kind     entryKind
-	data     []byte // entRecord: the payload (aliases the image)
+	data     []byte // entRecord: the payload (aliases the image); numbered: the line written
 	size     uint64 // payload bytes the drainer writes for it (entOversize: lenMask = unknown)
+	brace    bool   // a JSON number's prefix replaced the line's opening brace (sumMatches)
+	took     bool   // it took a sequence number (numberEntry)
 }
 
 // next returns the first valid entry at or after pos and ending at or before
@@ -137,8 +145,8 @@ func (im *ringImage) next(pos, limit uint64) (e ringEntry, damaged int, ok bool)
 			need := align8(hdrSize + n)
 			if n <= maxInline && need <= im.capacity-off && need <= limit-pos {
 				p := im.ring[off+hdrSize : off+hdrSize+n]
-				if recordSum(p) == sum {
-					return ringEntry{pos: pos, end: pos + need, kind: entRecord, data: p, size: n}, damaged, true
+				if ok, brace := im.sumMatches(p, sum); ok {
+					return ringEntry{pos: pos, end: pos + need, kind: entRecord, data: p, size: n, brace: brace}, damaged, true
 				}
 			}
 		}

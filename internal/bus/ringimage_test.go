@@ -63,6 +63,11 @@ func (im *image) bytes() []byte {
 		binary.LittleEndian.PutUint64(im.data[ringSlot0+8*i:], v)
 	}
 	binary.LittleEndian.PutUint64(im.data[ringSlot0+56:], stateCRC(w))
+	sw := im.st.seqWords()
+	for i, v := range sw {
+		binary.LittleEndian.PutUint64(im.data[ringSeqSlot0+8*i:], v)
+	}
+	binary.LittleEndian.PutUint64(im.data[ringSeqSlot0+8*seqSlotWords:], seqCRC(sw))
 	binary.LittleEndian.PutUint64(im.data[ringGeneration:], 0)
 	return bytes.Clone(im.data)
 }
@@ -233,7 +238,7 @@ func TestRingFileCorruptFiles(t *testing.T) {
 		{"a text log", []byte(strings.Repeat("time=now level=INFO msg=hello\n", 200))},
 		{"wrong magic", mutate(func(b []byte) []byte { b[0] = 'X'; return b })},
 		{"future version", mutate(func(b []byte) []byte {
-			binary.LittleEndian.PutUint32(b[8:], 2)
+			binary.LittleEndian.PutUint32(b[8:], ringVersion+1)
 			binary.LittleEndian.PutUint32(b[ringStaticCRC:], 0)
 			return b
 		})},
@@ -244,6 +249,7 @@ func TestRingFileCorruptFiles(t *testing.T) {
 			return b
 		})},
 		{"bad state checksum", mutate(func(b []byte) []byte { b[ringSlot0] ^= 8; return b })},
+		{"bad sequence slot checksum", mutate(func(b []byte) []byte { b[ringSeqSlot0] ^= 8; return b })},
 		{"head beyond end", mutate(func(b []byte) []byte { le64(b[ringSlot0:], 64); resum(b); return b })},
 		{"unaligned cursor", mutate(func(b []byte) []byte {
 			le64(b[ringSlot0:], 3)

@@ -240,12 +240,20 @@ type recoveryResult struct {
 // recover replays the committed records the file holds to w (see the
 // comment at the top of this file) and resets the ring. It returns an error
 // only if the output failed; the file then still holds what was not written.
+// Records of a run with numbers are replayed with that run's numbers and
+// identity (ringseq.go).
 func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 	var res recoveryResult
-	im := &ringImage{capacity: r.capacity, mask: r.capacity - 1, st: r.st, ring: r.ring()}
+	im := &ringImage{capacity: r.capacity, mask: r.capacity - 1, st: r.st, seq: r.st.seqFmt, ring: r.ring()}
+	dead := r.st.deadRun()
+	r.seq = nil
+	if dead.on() {
+		r.seq = &dead // written persists the dead run's numbering while replaying
+	}
 	head := r.st.head
 	if r.st.end > head {
 		head = r.settleFlight(w, im, &res)
+		dead = r.st.deadRun()
 	}
 	if err := r.replay(w, im, head, maxBatch, &res); err != nil {
 		return res, err
@@ -264,16 +272,20 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 // the crash interrupted ([head, end) in the state) reached the output, by
 // reading the output back (flightDone), cuts back a record the crash tore
 // where that is safe, records what it found in res, and publishes the new
-// head. It returns the position replay starts from.
+// head (with numbers: the number of the first record after it, or a drop
+// marker still owed). It returns the position replay starts from.
 func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult) uint64 {
 	head := r.st.head
+	numbering := r.st.deadRun() // the batch's records as the dead drainer numbered them
 	var ents []ringEntry
 	for pos := head; ; {
 		e, sus, ok := im.next(pos, r.st.end)
 		res.suspects += sus
+		numbering.next += uint64(sus) // as in replay
 		if !ok {
 			break
 		}
+		e.took = numberEntry(&e, &numbering)
 		ents = append(ents, e)
 		pos = e.end
 	}
@@ -305,6 +317,9 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 	}
 	s := r.st
 	s.head, s.end, s.pre = head, head, 0
+	if r.seq != nil {
+		s.seqNext, s.seqMark = flightNumbers(ents, j, end, r.st, now, res.cutMarker)
+	}
 	r.publish(s) // one atomic switch: the measurement is never applied twice
 	return head
 }
@@ -363,54 +378,85 @@ func (res *recoveryResult) noteFlight(ents []ringEntry, j int, end flightEnd) {
 // replay is recovery's second phase: it writes every record from head to
 // the end of the image to w, in batches of maxBatch, persisting progress
 // after each, and counts oversize references (their bytes were on the
-// heap) as unrecovered.
+// heap) as unrecovered. With numbers (r.seq), it numbers the records as
+// the dead drainer did and writes the drop marker the state owes, and one
+// for the numbers oversize records took, in front of the next batch.
 func (r *ringFile) replay(w io.Writer, im *ringImage, head uint64, maxBatch int, res *recoveryResult) error {
 	limit := r.st.zeroed + r.capacity
-	var batch [][]byte
-	var buf []byte
+	rp := replayer{r: r, w: w, owedAt: r.st.seqNext, owed: r.st.seqMark}
 	pos := head
-	flush := func(end uint64) error {
-		if len(batch) > 0 {
-			r.begin(end, 0)
-			err := writeAll(w, batch, &buf)
-			if err != nil {
-				return err
-			}
-			res.recovered += uint64(len(batch))
-			clear(batch)
-			batch = batch[:0]
-		}
-		r.written(end)
-		return nil
-	}
 	for {
 		e, sus, ok := im.next(pos, limit)
 		res.suspects += sus
+		if r.seq != nil {
+			r.seq.next += uint64(sus) // a damaged entry leaves a number out: the reader sees a loss there
+		}
 		if !ok {
 			break
 		}
 		pos = e.end
+		if r.seq != nil {
+			numberEntry(&e, r.seq)
+		}
 		switch e.kind {
 		case entOversize:
-			if err := flush(e.pos); err != nil {
-				return err
+			if len(rp.batch) > 0 {
+				if err := rp.flush(e.pos, res); err != nil {
+					return err
+				}
 			}
 			res.unrecovered++
-			r.written(e.end)
+			rp.lose(e.end)
 		case entRecord:
-			batch = append(batch, e.data)
-			if len(batch) >= maxBatch {
-				if err := flush(e.end); err != nil {
+			rp.batch = append(rp.batch, e.data)
+			if len(rp.batch) >= maxBatch {
+				if err := rp.flush(e.end, res); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	if len(batch) > 0 {
-		if err := flush(pos); err != nil {
+	if len(rp.batch) > 0 || rp.owed > 0 {
+		if err := rp.flush(pos, res); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// replayer is replay's batch in hand and the drop marker it owes.
+type replayer struct {
+	r      *ringFile
+	w      io.Writer
+	batch  [][]byte
+	buf    []byte
+	owedAt uint64 // the owed marker's first number
+	owed   uint64 // the owed marker's count (0: none)
+}
+
+// flush writes the batch, behind the owed marker if any, and persists that
+// everything below end is in the output.
+func (rp *replayer) flush(end uint64, res *recoveryResult) error {
+	r := rp.r
+	var views [][]byte
+	pre := 0
+	if rp.owed > 0 && r.seq != nil {
+		if m := r.owedMarker(r.seq, rp.owedAt, rp.owed); m != nil {
+			views, pre = append(views, m), len(m)
+		}
+	}
+	views = append(views, rp.batch...)
+	if len(views) > 0 {
+		r.begin(end, pre, rp.owed)
+		if err := writeAll(rp.w, views, &rp.buf); err != nil {
+			return err
+		}
+		res.recovered += uint64(len(rp.batch))
+		clear(rp.batch)
+		rp.batch = rp.batch[:0]
+	}
+	rp.owed = 0
+	r.written(end)
 	return nil
 }
 

@@ -527,7 +527,7 @@ func TestRingFileUnreadableOutputReplaysWholeBatch(t *testing.T) {
 
 	log := &errLog{}
 	unreadable := func(OutputPosition, int64, []byte) bool { return false }
-	r, res, err := openRing(ringPath, capacity, out, filePosition(out), fileCutter(out), unreadable, 16, log.on)
+	r, res, err := openRing(ringPath, capacity, out, filePosition(out), fileCutter(out), unreadable, 16, log.on, nil, nil)
 	require.NoError(t, err)
 	r.close()
 	assert.Equal(t, uint64(4), res.recovered, "the whole batch, the record in the file too")

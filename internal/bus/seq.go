@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"errors"
 	"math/rand/v2"
 	"strconv"
 )
@@ -118,20 +117,15 @@ func (s *seqState) appendPrefix(dst []byte, n uint64, obj, empty bool) []byte {
 	return append(dst, ' ')
 }
 
-// errSeqRingFile is New's answer to Sequence with RingFile.
-var errSeqRingFile = errors.New("sequence numbers are not supported with a ring file yet")
-
 // RunID is the run identity written with the numbers (Config.Sequence).
 func (b *Bus) RunID() string { return b.seq.run }
 
-// initSeq sets up Config.Sequence's numbering, which a ring file cannot
-// carry yet (errSeqRingFile).
+// initSeq sets up Config.Sequence's numbering. With a ring file, records
+// the file holds are replayed first with the numbers of the run that
+// accepted them (ringseq.go); this run starts at 1 either way.
 func (b *Bus) initSeq(cfg Config) error {
 	if cfg.Sequence == SeqOff {
 		return nil
-	}
-	if cfg.RingFile != "" {
-		return errSeqRingFile
 	}
 	b.seq = seqState{format: cfg.Sequence, run: cfg.RunID, next: 1}
 	if len(b.seq.run) != RunIDLen {

@@ -37,11 +37,11 @@ func (d *drainer) writeRound(act batchAction) {
 	rest, restLen := d.restIndex()
 	admitted := d.admit(act)
 	if admitted && b.file != nil {
-		pre := 0
+		pre, mark := 0, uint64(0)
 		if d.kinds[0] == kMarker {
-			pre = len(d.views[0]) // a marker only ever opens a batch
+			pre, mark = len(d.views[0]), d.seqMarkN // a marker only ever opens a batch
 		}
-		b.file.begin(d.pos, pre) // persisted before the write starts
+		b.file.begin(d.pos, pre, mark) // persisted before the write starts
 	}
 	// wmu: a producer writing through never calls the output at the same time.
 	// Taken as a call: a write-through holding it may be stuck in the output.
