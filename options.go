@@ -238,8 +238,11 @@ type FeatureOptions struct {
 	// marker carries the number of the first record lost at its gap and
 	// the next record continues after the lost ones; sampled records take
 	// no number. asyncbus-pretty -check verifies them. Not with Ring.File
-	// yet (NewHandler reports it and writes no numbers; Open refuses it),
-	// and journald's and otlpsink's handlers refuse it.
+	// yet (NewHandler reports it and writes no numbers; Open refuses it).
+	// An output with its own Encoder writes them in its encoding when the
+	// Encoder has the sequence methods (journald: the fields ASYNCBUS_SEQ and
+	// ASYNCBUS_RUN; otlpsink: the attributes asyncbus.seq and asyncbus.run),
+	// and OpenWithEncoder refuses the option otherwise.
 	Sequence bool
 }
 
@@ -447,8 +450,9 @@ func (o *Options) errorsWritten(w io.Writer) bool {
 	return bus.ErrorsWait(remote)
 }
 
-// busConfig is the bus configuration for validated options and output w.
-func (o *Options) busConfig(w io.Writer, dropMarker func([]byte, uint64) []byte) bus.Config {
+// busConfig is the bus configuration for validated options, output w and
+// the handler's hooks (busHooks).
+func (o *Options) busConfig(w io.Writer, hooks outputHooks) bus.Config {
 	return bus.Config{
 		Capacity:      o.Ring.Capacity,
 		Overflow:      bus.Overflow(o.Ring.Overflow),
@@ -457,11 +461,12 @@ func (o *Options) busConfig(w io.Writer, dropMarker func([]byte, uint64) []byte)
 		HighWatermark: o.Ring.HighWatermark,
 		OnError:       o.OnError,
 		RingFile:      o.Ring.File,
-		DropMarker:    dropMarker,
+		DropMarker:    hooks.dropMarker,
 		WriteThrough:  o.exitSafe(w),
 		WriteAttempts: o.Retry.Attempts,
 		RetryMax:      o.Retry.MaxBackoff,
-		Sequence:      seqFormat(o), // sequence.go
+		Sequence:      seqFormat(o, hooks.seqEncode), // sequence.go
+		SeqEncode:     hooks.seqEncode,
 	}
 }
 

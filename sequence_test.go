@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/stretchr/testify/assert"
@@ -179,4 +180,85 @@ func TestSequenceFlightRecorderEntryTakesOneNumber(t *testing.T) {
 	assert.Equal(t, []string{"before", "asyncbus: flight recorder: records kept before the next one", "kept 1", "kept 2",
 		"asyncbus: flight recorder: end", "trigger", "after"}, msgs)
 	assert.Equal(t, []any{1.0, 2.0, nil, nil, nil, nil, 3.0}, seqs, "the entry's first line carries its number")
+}
+
+// lineEncoder is an output's own encoding, as a third party writes one:
+// records are "|level msg\n" lines; the leading '|' marks its own records,
+// and AppendSequence puts "#N@run" in its place.
+type lineEncoder struct{}
+
+func (lineEncoder) WithAttrs([]slog.Attr) asyncbus.Encoder { return lineEncoder{} }
+func (lineEncoder) WithGroup(string) asyncbus.Encoder      { return lineEncoder{} }
+func (lineEncoder) AppendRecord(dst []byte, _ context.Context, r slog.Record, _ string, _ []slog.Attr) []byte {
+	return append(append(append(append(dst, '|'), r.Level.String()...), ' '), r.Message+"\n"...)
+}
+
+// seqLineEncoder is lineEncoder with the numbers.
+type seqLineEncoder struct{ lineEncoder }
+
+func (seqLineEncoder) AppendSequence(dst, rec []byte, seq uint64, run string) ([]byte, int) {
+	if len(rec) == 0 || rec[0] != '|' {
+		return nil, 0
+	}
+	return fmt.Appendf(dst, "#%d@%s ", seq, run), 1
+}
+
+func (seqLineEncoder) AppendDropMarker(dst []byte, _ time.Time, n uint64) []byte {
+	return fmt.Appendf(dst, "|WARN dropped %d\n", n)
+}
+
+func TestSequenceNeedsTheEncoderMethods(t *testing.T) {
+	_, err := asyncbus.OpenWithEncoder(io.Discard, lineEncoder{}, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.EqualError(t, err, "asyncbus: Options.Features.Sequence needs an Encoder with the AppendSequence and AppendDropMarker methods, and asyncbus_test.lineEncoder has not")
+	h, err := asyncbus.OpenWithEncoder(io.Discard, lineEncoder{}, nil)
+	require.NoError(t, err, "without the numbers it is fine")
+	require.NoError(t, h.Close())
+}
+
+// An output's own Encoder with the sequence methods numbers the records in its encoding,
+// those written through on the caller's goroutine (a regular file, a quiet
+// handler) and those the drainer writes alike.
+func TestSequenceEncoderNumbersInOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	h, err := asyncbus.OpenWithEncoder(f, seqLineEncoder{}, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.NoError(t, err)
+	l := slog.New(h)
+	for i := range 20 {
+		if i%5 == 4 {
+			l.Error(fmt.Sprint("bad ", i))
+		} else {
+			l.Info(fmt.Sprint("ok ", i))
+		}
+	}
+	require.NoError(t, h.Close())
+	require.NoError(t, f.Close())
+	st := h.Stats()
+	require.Positive(t, st.WriteThrough, "some records were written through")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	require.Len(t, lines, 20)
+	for i, line := range lines {
+		level := "INFO ok"
+		if i%5 == 4 {
+			level = "ERROR bad"
+		}
+		assert.Equal(t, fmt.Sprintf("#%d@%s %s %d", i+1, st.RunID, level, i), line)
+	}
+}
+
+// A line another logger encoded (HandleEncoded) is not the encoder's own
+// record: it is written as it is and takes no number.
+func TestSequenceEncoderLeavesForeignLinesUnnumbered(t *testing.T) {
+	var buf bytes.Buffer
+	h, err := asyncbus.OpenWithEncoder(&buf, seqLineEncoder{}, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.NoError(t, err)
+	slog.New(h).Info("one")
+	require.NoError(t, h.HandleEncoded(slog.LevelInfo, []byte("from elsewhere\n")))
+	slog.New(h).Info("two")
+	require.NoError(t, h.Close())
+	run := h.Stats().RunID
+	assert.Equal(t, "#1@"+run+" INFO one\nfrom elsewhere\n#2@"+run+" INFO two\n", buf.String())
 }
