@@ -1,8 +1,12 @@
 package journald
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"log/slog"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/asyncbus/asyncbus"
 )
 
 func TestAppendSequenceFieldsFirst(t *testing.T) {
@@ -67,3 +73,68 @@ func TestAppendDropMarkerCarriesTheCount(t *testing.T) {
 
 // seqRoom is the handler's room in front of every record (see asyncbus.Encoder).
 const seqRoom = 64
+
+// BenchmarkEncodeSequence is asyncbus.Options.Features.Sequence's cost in
+// this encoding, per record: the record encoded (the caller's part) and,
+// with the numbers, AppendSequence's head written over the room in front
+// of it (the writer's part), as the handler and its bus do it.
+func BenchmarkEncodeSequence(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("seq=%v", on), func(b *testing.B) {
+			enc, r := newEncoder("app", false, "", nil), benchRecord()
+			run := strings.Repeat("ab", 8)
+			buf, scratch := make([]byte, 0, 1024), make([]byte, 0, 128)
+			room := 0
+			if on {
+				room = seqRoom
+			}
+			seq := uint64(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = enc.AppendRecord(buf[:room], context.Background(), r, "", nil)
+				if on {
+					seq++
+					head, skip := enc.AppendSequence(scratch[:0], buf[room:], seq, run)
+					copy(buf[room+skip-len(head):], head)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHandlerSequence is the same cost through a handler, from 1
+// goroutine and from 4, into io.Discard (the caller's encoding, the ring,
+// the writer's numbering; not the socket or the network).
+func BenchmarkHandlerSequence(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		for _, g := range []int{1, 4} {
+			b.Run(fmt.Sprintf("seq=%v/goroutines=%d", on, g), func(b *testing.B) {
+				h, err := asyncbus.OpenWithEncoder(io.Discard, newEncoder("app", false, "", nil), &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: on}})
+				require.NoError(b, err)
+				defer h.Close()
+				l := slog.New(h)
+				ctx := context.Background()
+				b.ReportAllocs()
+				if g == 1 {
+					for b.Loop() {
+						l.LogAttrs(ctx, slog.LevelInfo, "request handled", slog.String("method", "GET"), slog.Int("status", 200))
+					}
+					return
+				}
+				b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						l.LogAttrs(ctx, slog.LevelInfo, "request handled", slog.String("method", "GET"), slog.Int("status", 200))
+					}
+				})
+			})
+		}
+	}
+}
+
+// benchRecord is BenchmarkAppendRecord's record.
+func benchRecord() slog.Record {
+	return record(slog.LevelInfo, "request handled", slog.String("method", "GET"),
+		slog.String("path", "/api/v1/users/12345/orders"), slog.Int("status", 200),
+		slog.Duration("latency", 1500*time.Microsecond), slog.Int64("bytes", 5120), slog.Bool("cache_hit", true))
+}
