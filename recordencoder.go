@@ -11,24 +11,12 @@ import (
 // Encoder encodes records into an output's own format, on the caller's
 // goroutine. Implementations are immutable: WithAttrs and WithGroup return
 // new encoders, and AppendRecord may be called concurrently.
-type Encoder interface {
-	// WithAttrs returns an encoder whose records carry attrs (encoded once,
-	// here), inside the groups opened so far.
-	WithAttrs(attrs []slog.Attr) Encoder
-	// WithGroup returns an encoder that puts later attributes in group name.
-	WithGroup(name string) Encoder
-	// AppendRecord appends r, encoded as one whole record of the output, to
-	// dst and returns the extended slice. name is the logger name given by
-	// Handler.Named, or empty; extra are top-level attributes from
-	// Options.Features.Context, valid only during the call; a stack trace
-	// (Options.Features.StackTraceLevel) is r's last attribute, "stacktrace". ctx
-	// is the record's context, or nil.
-	AppendRecord(dst []byte, ctx context.Context, r slog.Record, name string, extra []slog.Attr) []byte
-}
-
+//
 // An Encoder carries Options.Features.Sequence's numbers in its own
 // encoding when it also has these methods (OpenWithEncoder refuses
-// Sequence otherwise; the journald and otlpsink encoders have them):
+// Sequence otherwise; the journald and otlpsink encoders have them). The
+// handler calls those of the Encoder given to OpenWithEncoder, not of
+// those its WithAttrs and WithGroup return:
 //
 //	AppendSequence(dst, rec []byte, seq uint64, run string) (head []byte, skip int)
 //	AppendDropMarker(dst []byte, t time.Time, n uint64) []byte
@@ -51,6 +39,20 @@ type Encoder interface {
 // with AppendSequence: its number is the first lost record's, and the next
 // record's is n above it. If it panics, the handler writes its drop marker
 // in Options.Format instead, unnumbered.
+type Encoder interface {
+	// WithAttrs returns an encoder whose records carry attrs (encoded once,
+	// here), inside the groups opened so far.
+	WithAttrs(attrs []slog.Attr) Encoder
+	// WithGroup returns an encoder that puts later attributes in group name.
+	WithGroup(name string) Encoder
+	// AppendRecord appends r, encoded as one whole record of the output, to
+	// dst and returns the extended slice. name is the logger name given by
+	// Handler.Named, or empty; extra are top-level attributes from
+	// Options.Features.Context, valid only during the call; a stack trace
+	// (Options.Features.StackTraceLevel) is r's last attribute, "stacktrace". ctx
+	// is the record's context, or nil.
+	AppendRecord(dst []byte, ctx context.Context, r slog.Record, name string, extra []slog.Attr) []byte
+}
 
 // OpenWithEncoder is Open for an output with its own encoding: enc encodes
 // every record the handler writes. The options that shape an encoding

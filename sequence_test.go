@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -261,4 +262,84 @@ func TestSequenceEncoderLeavesForeignLinesUnnumbered(t *testing.T) {
 	require.NoError(t, h.Close())
 	run := h.Stats().RunID
 	assert.Equal(t, "#1@"+run+" INFO one\nfrom elsewhere\n#2@"+run+" INFO two\n", buf.String())
+}
+
+// gateWriter is an output whose writes wait until open is closed.
+type gateWriter struct {
+	open chan struct{}
+	mu   sync.Mutex
+	buf  bytes.Buffer
+}
+
+func (w *gateWriter) Write(p []byte) (int, error) {
+	<-w.open
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// panickyMarkerEncoder is seqLineEncoder whose drop marker panics.
+type panickyMarkerEncoder struct{ seqLineEncoder }
+
+func (panickyMarkerEncoder) AppendDropMarker([]byte, time.Time, uint64) []byte { panic("no marker") }
+
+// Drop mode with the output held: the gap's marker is the Encoder's own
+// record, numbered with the first lost number; when AppendDropMarker
+// panics, it is the handler's line in Options.Format, unnumbered, and the
+// numbers still account for the loss.
+func TestSequenceEncoderDropMarker(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		enc  asyncbus.Encoder
+	}{
+		{"the encoder's marker", seqLineEncoder{}},
+		{"the format's marker when the encoder's panics", panickyMarkerEncoder{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &gateWriter{open: make(chan struct{})}
+			h, err := asyncbus.OpenWithEncoder(w, tc.enc, &asyncbus.Options{Ring: asyncbus.RingOptions{Capacity: 4 << 10, Overflow: asyncbus.Drop}, Features: asyncbus.FeatureOptions{Sequence: true}})
+			require.NoError(t, err)
+			l := slog.New(h)
+			logged := 0
+			for h.Stats().Dropped == 0 {
+				l.Info("filler")
+				logged++
+				require.Less(t, logged, 100000, "nothing was dropped")
+			}
+			close(w.open)
+			l.Info("after")
+			logged++
+			require.NoError(t, h.Close())
+			st := h.Stats()
+			require.EqualValues(t, logged, st.Written+st.Dropped)
+			require.EqualValues(t, 1, st.DropMarkers)
+			run := st.RunID
+			next, markers := uint64(1), 0
+			for _, line := range strings.Split(strings.TrimSuffix(w.buf.String(), "\n"), "\n") {
+				var seq, dropped uint64
+				switch {
+				case strings.HasPrefix(line, "{"): // the format's marker
+					var m map[string]any
+					require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+					assert.Equal(t, "asyncbus: records dropped", m["msg"])
+					assert.Nil(t, m["seq"], "unnumbered")
+					next += uint64(m["dropped"].(float64))
+					markers++
+					continue
+				case strings.Contains(line, "WARN dropped"):
+					_, err := fmt.Sscanf(line, "#%d@"+run+" WARN dropped %d", &seq, &dropped)
+					require.NoError(t, err, line)
+					markers++
+				default:
+					_, err := fmt.Sscanf(line, "#%d@"+run, &seq)
+					require.NoError(t, err, line)
+					dropped = 1
+				}
+				require.Equal(t, next, seq, line)
+				next += dropped
+			}
+			assert.Equal(t, 1, markers)
+			assert.EqualValues(t, logged+1, next, "every number is a record's or the marker's")
+		})
+	}
 }

@@ -3,6 +3,7 @@ package otlpsink
 import (
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -30,14 +31,15 @@ var _ interface {
 	AppendDropMarker(dst []byte, t time.Time, n uint64) []byte
 } = (*encoder)(nil)
 
-// AppendSequence implements the asyncbus.Encoder method of that name: it puts the
-// attributes asyncbus.seq (an int) and asyncbus.run (a string) at the
-// front of the LogRecord, in place of its tag and length (and a marker's
-// markerTag), which it writes again with the new length. Repeated fields
-// may come in any order in protobuf, so the record's own attributes
-// follow later in the message. The head is 55 bytes, plus the number's
-// varint, plus one when the length's varint grows: within the
-// handler's 64 bytes of room for numbers below 2^56.
+// AppendSequence implements the asyncbus.Encoder method of that name: it
+// puts the attributes asyncbus.seq (an int) and asyncbus.run (a string)
+// at the front of the LogRecord, in place of its tag and length (and a
+// marker's markerTag), which it writes again with the new length.
+// Repeated fields may come in any order in protobuf, so the record's own
+// attributes follow later in the message. The head is 55 bytes more than
+// what it replaces, plus the number's varint, plus one when the length's
+// varint grows: within the handler's 64 bytes of room for numbers below
+// 2^56.
 func (e *encoder) AppendSequence(dst, rec []byte, seq uint64, run string) ([]byte, int) {
 	off := 0
 	if len(rec) > 0 && rec[0] == markerTag {
@@ -47,31 +49,31 @@ func (e *encoder) AppendSequence(dst, rec []byte, seq uint64, run string) ([]byt
 		return nil, 0 // a foreign record: sent as a text body (Sink.wrapForeign)
 	}
 	size, n := protowire.ConsumeVarint(rec[off+1:])
-	dst = append(dst, rec[:off+1]...) // the marker's tag, the record's tag
-	mark := len(dst)
-	dst, kv := openLen(dst, fLRAttributes)
-	dst = appendString(dst, fKVKey, seqKey)
-	dst, v := openLen(dst, fKVValue)
-	dst = appendTag(dst, fAVInt, protowire.VarintType)
-	dst = protowire.AppendVarint(dst, seq)
-	dst = closeLen(closeLen(dst, v), kv)
-	dst, kv = openLen(dst, fLRAttributes)
-	dst = appendString(dst, fKVKey, runKey)
-	dst, v = openLen(dst, fKVValue)
-	dst = appendString(dst, fAVString, run)
-	dst = closeLen(closeLen(dst, v), kv)
-	return insertVarint(dst, mark, size+uint64(len(dst)-mark)), off + 1 + n
-}
-
-// insertVarint inserts v as a varint at dst[at], moving what follows up.
-func insertVarint(dst []byte, at int, v uint64) []byte {
-	sz := protowire.SizeVarint(v)
-	for range sz {
-		dst = append(dst, 0)
+	seqAV := 1 + protowire.SizeVarint(seq)                    // AnyValue{int_value}
+	seqKV := 2 + len(seqKey) + 2 + seqAV                      // KeyValue{key, value}
+	runAV := 1 + protowire.SizeBytes(len(run))                // AnyValue{string_value}
+	runKV := 2 + len(runKey) + protowire.SizeBytes(runAV) + 1 // KeyValue{key, value}
+	if runKV > 127 || !utf8.ValidString(run) {
+		return nil, 0 // not a run identity the handler makes (16 hex digits)
 	}
-	copy(dst[at+sz:], dst[at:len(dst)-sz])
-	protowire.AppendVarint(dst[at:at], v)
-	return dst
+	dst = append(dst, rec[:off+1]...) // the marker's tag, the record's tag
+	dst = protowire.AppendVarint(dst, size+uint64(2+seqKV+2+runKV))
+	// The two KeyValues, their sizes known: every length but the run's
+	// value is below 128, one byte.
+	dst = append(dst, byte(fLRAttributes<<3|protowire.BytesType), byte(seqKV))
+	dst = append(dst, byte(fKVKey<<3|protowire.BytesType), byte(len(seqKey)))
+	dst = append(dst, seqKey...)
+	dst = append(dst, byte(fKVValue<<3|protowire.BytesType), byte(seqAV))
+	dst = append(dst, byte(fAVInt<<3|protowire.VarintType))
+	dst = protowire.AppendVarint(dst, seq)
+	dst = append(dst, byte(fLRAttributes<<3|protowire.BytesType), byte(runKV))
+	dst = append(dst, byte(fKVKey<<3|protowire.BytesType), byte(len(runKey)))
+	dst = append(dst, runKey...)
+	dst = append(dst, byte(fKVValue<<3|protowire.BytesType))
+	dst = protowire.AppendVarint(dst, uint64(runAV))
+	dst = append(dst, byte(fAVString<<3|protowire.BytesType))
+	dst = protowire.AppendVarint(dst, uint64(len(run)))
+	return append(dst, run...), off + 1 + n
 }
 
 // AppendDropMarker implements the asyncbus.Encoder method of that name: a WARN LogRecord at
