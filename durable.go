@@ -33,5 +33,5 @@ import "io"
 // Handle returns only once such a record is in the output (for at most
 // BlockTimeout, if set), so a crash cannot lose it.
 func Open(w io.Writer, opts *Options) (*Handler, error) {
-	return newHandler(w, opts, true)
+	return newHandler(w, opts, true, nil)
 }

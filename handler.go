@@ -117,13 +117,14 @@ type tree struct {
 // record fails: it is counted in Stats.Failed, never as written, and Flush
 // and Close return the error. Open returns those errors instead.
 func NewHandler(w io.Writer, opts *Options) *Handler {
-	h, _ := newHandler(w, opts, false)
+	h, _ := newHandler(w, opts, false, nil)
 	return h
 }
 
 // newHandler is NewHandler; with strict, invalid options and a ring file
-// that cannot be opened or recovered are returned as errors instead.
-func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
+// that cannot be opened or recovered are returned as errors instead. own
+// is the output's own Encoder (OpenWithEncoder, which plugs it in), or nil.
+func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -150,7 +151,7 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 		UniqueKeys:     o.Encoding.UniqueKeys,
 	}
 	enc := encode.New(encOpts)
-	b, err := openBus(w, &o, enc, encOpts, strict)
+	b, err := openBus(w, &o, busHooks(&o, enc, encOpts, own), strict)
 	if err != nil {
 		return nil, err
 	}
@@ -198,8 +199,8 @@ func newHandler(w io.Writer, opts *Options, strict bool) (*Handler, error) {
 // openBus starts the bus for validated options o: on the ring file, if
 // one is set and usable, else (reported, unless strict, which returns the
 // error) on an in-memory ring.
-func openBus(w io.Writer, o *Options, enc *encode.Encoder, encOpts encode.Options, strict bool) (*bus.Bus, error) {
-	b, err := bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
+func openBus(w io.Writer, o *Options, hooks outputHooks, strict bool) (*bus.Bus, error) {
+	b, err := bus.New(w, o.busConfig(w, hooks))
 	if err == nil {
 		return b, nil
 	}
@@ -212,7 +213,7 @@ func openBus(w io.Writer, o *Options, enc *encode.Encoder, encOpts encode.Option
 	}
 	o.OnError(fmt.Errorf("asyncbus: ring file unusable, logging to an in-memory ring: %w", err))
 	o.Ring.File = ""
-	b, err = bus.New(w, o.busConfig(w, dropMarker(enc, encOpts)))
+	b, err = bus.New(w, o.busConfig(w, hooks))
 	if err != nil {
 		panic("asyncbus: in-memory ring failed: " + err.Error()) // cannot happen: only ring files fail
 	}

@@ -239,8 +239,11 @@ type FeatureOptions struct {
 	// the next record continues after the lost ones; sampled records take
 	// no number. asyncbus-pretty -check verifies them. With Ring.File,
 	// records replayed after a crash keep the numbers and run identity of
-	// the process that accepted them. journald's and otlpsink's handlers
-	// refuse it.
+	// the process that accepted them. An output with its own Encoder
+	// writes them in its encoding when the Encoder has the sequence
+	// methods (journald: the fields ASYNCBUS_SEQ and ASYNCBUS_RUN;
+	// otlpsink: the attributes asyncbus.seq and asyncbus.run), and
+	// OpenWithEncoder refuses the option otherwise, and with Ring.File.
 	Sequence bool
 }
 
@@ -444,8 +447,9 @@ func (o *Options) errorsWritten(w io.Writer) bool {
 	return bus.ErrorsWait(remote)
 }
 
-// busConfig is the bus configuration for validated options and output w.
-func (o *Options) busConfig(w io.Writer, dropMarker func([]byte, uint64) []byte) bus.Config {
+// busConfig is the bus configuration for validated options, output w and
+// the handler's hooks (busHooks).
+func (o *Options) busConfig(w io.Writer, hooks outputHooks) bus.Config {
 	return bus.Config{
 		Capacity:      o.Ring.Capacity,
 		Overflow:      bus.Overflow(o.Ring.Overflow),
@@ -454,11 +458,12 @@ func (o *Options) busConfig(w io.Writer, dropMarker func([]byte, uint64) []byte)
 		HighWatermark: o.Ring.HighWatermark,
 		OnError:       o.OnError,
 		RingFile:      o.Ring.File,
-		DropMarker:    dropMarker,
+		DropMarker:    hooks.dropMarker,
 		WriteThrough:  o.exitSafe(w),
 		WriteAttempts: o.Retry.Attempts,
 		RetryMax:      o.Retry.MaxBackoff,
-		Sequence:      seqFormat(o), // sequence.go
+		Sequence:      seqFormat(o, hooks.seqEncode), // sequence.go
+		SeqEncode:     hooks.seqEncode,
 	}
 }
 

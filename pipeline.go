@@ -96,11 +96,11 @@ func (h *Handler) encode(ctx context.Context, r *slog.Record, attrs []slog.Attr)
 // encoder chosen when the handler was built: the built-in one, or the
 // record encoder a sink plugged in (recordencoder.go).
 func (h *Handler) appendRecord(ctx context.Context, r *slog.Record, fields []slog.Attr, b *buffer) {
+	b.room = h.tree.room // sequence.go: the number's headroom
 	if h.rec != nil {
-		b.data = h.rec.AppendRecord(b.data[:0], ctx, *r, h.name, fields)
+		b.data = h.rec.AppendRecord(b.data[:b.room], ctx, *r, h.name, fields)
 		return
 	}
-	b.room = h.tree.room // sequence.go: the number's headroom
 	b.data = h.enc.AppendRecord(b.data[:b.room], r, fields)
 }
 

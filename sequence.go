@@ -1,17 +1,70 @@
 package asyncbus
 
 import (
+	"time"
+
 	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/bus"
 )
 
-// seqFormat is how records in format f carry Options.Features.Sequence's number
-// and run identity: the first keys of a JSON object, or seq= and run=
-// pairs at the start of every other format's line.
-func seqFormat(o *Options) bus.SeqFormat {
+// sequenceEncoder is an Encoder with the optional methods that carry
+// Options.Features.Sequence's numbers in the output's own encoding (see
+// Encoder).
+type sequenceEncoder interface {
+	Encoder
+	AppendSequence(dst, rec []byte, seq uint64, run string) (head []byte, skip int)
+	AppendDropMarker(dst []byte, t time.Time, n uint64) []byte
+}
+
+// isSequenceEncoder reports whether enc carries the numbers itself.
+func isSequenceEncoder(enc Encoder) bool {
+	_, ok := enc.(sequenceEncoder)
+	return ok
+}
+
+// outputHooks are the functions the bus calls back into the handler's
+// encoding with: the drop marker and, for an output's own Encoder with
+// the sequence methods and Options.Features.Sequence, its numbering.
+type outputHooks struct {
+	dropMarker func([]byte, uint64) []byte
+	seqEncode  bus.SeqEncode
+}
+
+// busHooks returns the hooks for validated options o, the handler's
+// encoder enc (made with encOpts) and the output's own Encoder own (nil
+// when none): an own Encoder with the sequence methods writes the numbers
+// and the drop markers that carry them.
+func busHooks(o *Options, enc *encode.Encoder, encOpts encode.Options, own Encoder) outputHooks {
+	h := outputHooks{dropMarker: dropMarker(enc, encOpts)}
+	if se, ok := own.(sequenceEncoder); ok && o.Features.Sequence {
+		h.dropMarker = seqDropMarker(se, h.dropMarker)
+		h.seqEncode = se.AppendSequence
+	}
+	return h
+}
+
+// seqDropMarker is se's drop marker, or, if se panics on it, format's.
+func seqDropMarker(se sequenceEncoder, format func([]byte, uint64) []byte) func([]byte, uint64) []byte {
+	return func(dst []byte, n uint64) (out []byte) {
+		defer func() {
+			if recover() != nil {
+				out = format(dst[:0], n)
+			}
+		}()
+		return se.AppendDropMarker(dst, time.Now(), n)
+	}
+}
+
+// seqFormat is how records carry Options.Features.Sequence's number and
+// run identity: written by the output's own encoder (seqEncode, not nil
+// for a sequenceEncoder), the first keys of a JSON object, or seq= and
+// run= pairs at the start of every other format's line.
+func seqFormat(o *Options, seqEncode bus.SeqEncode) bus.SeqFormat {
 	switch f := o.Format; {
 	case !o.Features.Sequence:
 		return bus.SeqOff
+	case seqEncode != nil:
+		return bus.SeqEncoded
 	case f == JSON, f&0xff == encode.ZapJSON, f == encode.GCPJSON, f == encode.ECSJSON, f == encode.DatadogJSON:
 		return bus.SeqJSON
 	default:

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/asyncbus/asyncbus"
 	"github.com/stretchr/testify/assert"
@@ -198,4 +200,176 @@ func TestSequenceFlightRecorderEntryTakesOneNumber(t *testing.T) {
 	assert.Equal(t, []string{"before", "asyncbus: flight recorder: records kept before the next one", "kept 1", "kept 2",
 		"asyncbus: flight recorder: end", "trigger", "after"}, msgs)
 	assert.Equal(t, []any{1.0, 2.0, nil, nil, nil, nil, 3.0}, seqs, "the entry's first line carries its number")
+}
+
+// lineEncoder is an output's own encoding, as a third party writes one:
+// records are "|level msg\n" lines; the leading '|' marks its own records,
+// and AppendSequence puts "#N@run" in its place.
+type lineEncoder struct{}
+
+func (lineEncoder) WithAttrs([]slog.Attr) asyncbus.Encoder { return lineEncoder{} }
+func (lineEncoder) WithGroup(string) asyncbus.Encoder      { return lineEncoder{} }
+func (lineEncoder) AppendRecord(dst []byte, _ context.Context, r slog.Record, _ string, _ []slog.Attr) []byte {
+	return append(append(append(append(dst, '|'), r.Level.String()...), ' '), r.Message+"\n"...)
+}
+
+// seqLineEncoder is lineEncoder with the numbers.
+type seqLineEncoder struct{ lineEncoder }
+
+func (seqLineEncoder) AppendSequence(dst, rec []byte, seq uint64, run string) ([]byte, int) {
+	if len(rec) == 0 || rec[0] != '|' {
+		return nil, 0
+	}
+	return fmt.Appendf(dst, "#%d@%s ", seq, run), 1
+}
+
+func (seqLineEncoder) AppendDropMarker(dst []byte, _ time.Time, n uint64) []byte {
+	return fmt.Appendf(dst, "|WARN dropped %d\n", n)
+}
+
+func TestSequenceNeedsTheEncoderMethods(t *testing.T) {
+	_, err := asyncbus.OpenWithEncoder(io.Discard, lineEncoder{}, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.EqualError(t, err, "asyncbus: Options.Features.Sequence needs an Encoder with the AppendSequence and AppendDropMarker methods, and asyncbus_test.lineEncoder has not")
+	h, err := asyncbus.OpenWithEncoder(io.Discard, lineEncoder{}, nil)
+	require.NoError(t, err, "without the numbers it is fine")
+	require.NoError(t, h.Close())
+}
+
+// A ring file's replay numbers records in the handler's own formats only:
+// an output's own Encoder cannot have both.
+func TestSequenceEncoderRefusesRingFile(t *testing.T) {
+	ring := filepath.Join(t.TempDir(), "ring")
+	_, err := asyncbus.OpenWithEncoder(io.Discard, seqLineEncoder{}, &asyncbus.Options{
+		Features: asyncbus.FeatureOptions{Sequence: true}, Ring: asyncbus.RingOptions{File: ring}})
+	require.EqualError(t, err, "asyncbus: Options.Features.Sequence with Options.Ring.File is not available with an output's own Encoder yet")
+	_, statErr := os.Stat(ring)
+	assert.True(t, os.IsNotExist(statErr), "refused before the ring file is made")
+}
+
+// An output's own Encoder with the sequence methods numbers the records in its encoding,
+// those written through on the caller's goroutine (a regular file, a quiet
+// handler) and those the drainer writes alike.
+func TestSequenceEncoderNumbersInOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	h, err := asyncbus.OpenWithEncoder(f, seqLineEncoder{}, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.NoError(t, err)
+	l := slog.New(h)
+	for i := range 20 {
+		if i%5 == 4 {
+			l.Error(fmt.Sprint("bad ", i))
+		} else {
+			l.Info(fmt.Sprint("ok ", i))
+		}
+	}
+	require.NoError(t, h.Close())
+	require.NoError(t, f.Close())
+	st := h.Stats()
+	require.Positive(t, st.WriteThrough, "some records were written through")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	require.Len(t, lines, 20)
+	for i, line := range lines {
+		level := "INFO ok"
+		if i%5 == 4 {
+			level = "ERROR bad"
+		}
+		assert.Equal(t, fmt.Sprintf("#%d@%s %s %d", i+1, st.RunID, level, i), line)
+	}
+}
+
+// A line another logger encoded (HandleEncoded) is not the encoder's own
+// record: it is written as it is and takes no number.
+func TestSequenceEncoderLeavesForeignLinesUnnumbered(t *testing.T) {
+	var buf bytes.Buffer
+	h, err := asyncbus.OpenWithEncoder(&buf, seqLineEncoder{}, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.NoError(t, err)
+	slog.New(h).Info("one")
+	require.NoError(t, h.HandleEncoded(slog.LevelInfo, []byte("from elsewhere\n")))
+	slog.New(h).Info("two")
+	require.NoError(t, h.Close())
+	run := h.Stats().RunID
+	assert.Equal(t, "#1@"+run+" INFO one\nfrom elsewhere\n#2@"+run+" INFO two\n", buf.String())
+}
+
+// gateWriter is an output whose writes wait until open is closed.
+type gateWriter struct {
+	open chan struct{}
+	mu   sync.Mutex
+	buf  bytes.Buffer
+}
+
+func (w *gateWriter) Write(p []byte) (int, error) {
+	<-w.open
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// panickyMarkerEncoder is seqLineEncoder whose drop marker panics.
+type panickyMarkerEncoder struct{ seqLineEncoder }
+
+func (panickyMarkerEncoder) AppendDropMarker([]byte, time.Time, uint64) []byte { panic("no marker") }
+
+// Drop mode with the output held: the gap's marker is the Encoder's own
+// record, numbered with the first lost number; when AppendDropMarker
+// panics, it is the handler's line in Options.Format, unnumbered, and the
+// numbers still account for the loss.
+func TestSequenceEncoderDropMarker(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		enc  asyncbus.Encoder
+	}{
+		{"the encoder's marker", seqLineEncoder{}},
+		{"the format's marker when the encoder's panics", panickyMarkerEncoder{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &gateWriter{open: make(chan struct{})}
+			h, err := asyncbus.OpenWithEncoder(w, tc.enc, &asyncbus.Options{Ring: asyncbus.RingOptions{Capacity: 4 << 10, Overflow: asyncbus.Drop}, Features: asyncbus.FeatureOptions{Sequence: true}})
+			require.NoError(t, err)
+			l := slog.New(h)
+			logged := 0
+			for h.Stats().Dropped == 0 {
+				l.Info("filler")
+				logged++
+				require.Less(t, logged, 100000, "nothing was dropped")
+			}
+			close(w.open)
+			l.Info("after")
+			logged++
+			require.NoError(t, h.Close())
+			st := h.Stats()
+			require.EqualValues(t, logged, st.Written+st.Dropped)
+			require.EqualValues(t, 1, st.DropMarkers)
+			run := st.RunID
+			next, markers := uint64(1), 0
+			for _, line := range strings.Split(strings.TrimSuffix(w.buf.String(), "\n"), "\n") {
+				var seq, dropped uint64
+				switch {
+				case strings.HasPrefix(line, "{"): // the format's marker
+					var m map[string]any
+					require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+					assert.Equal(t, "asyncbus: records dropped", m["msg"])
+					assert.Nil(t, m["seq"], "unnumbered")
+					next += uint64(m["dropped"].(float64))
+					markers++
+					continue
+				case strings.Contains(line, "WARN dropped"):
+					_, err := fmt.Sscanf(line, "#%d@"+run+" WARN dropped %d", &seq, &dropped)
+					require.NoError(t, err, line)
+					markers++
+				default:
+					_, err := fmt.Sscanf(line, "#%d@"+run, &seq)
+					require.NoError(t, err, line)
+					dropped = 1
+				}
+				require.Equal(t, next, seq, line)
+				next += dropped
+			}
+			assert.Equal(t, 1, markers)
+			assert.EqualValues(t, logged+1, next, "every number is a record's or the marker's")
+		})
+	}
 }

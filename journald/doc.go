@@ -25,6 +25,16 @@
 //   - The fields of asyncbus.Options.Features.Context (trace ids), then the
 //     attributes: WithAttrs's, then the record's.
 //
+// With asyncbus.Options.Features.Sequence, ASYNCBUS_SEQ (the record's
+// number) and ASYNCBUS_RUN (the handler's run identity, Stats.RunID) come
+// first, and a drop marker is an entry at priority 4 with MESSAGE
+// "asyncbus: records dropped" and ASYNCBUS_DROPPED, the count of records
+// lost at that point: its ASYNCBUS_SEQ is the first lost record's number,
+// and the next entry's is ASYNCBUS_DROPPED above it. The names are the
+// package's own (not SEQ, which an attribute "seq" maps to; journald's own
+// sequence numbers are __SEQNUM, per journal file), as an attribute
+// "asyncbus.seq" would map.
+//
 // The record's time is not sent: the journal stamps each entry when it
 // arrives, at most the handler's MaxLatency (20 ms) later unless the
 // journal was unreachable and the handler retried.
@@ -62,8 +72,8 @@
 // per second at most, and Close's error. A restarted journald is reached
 // without reconnecting. A send waits at most Options.SendTimeout for room
 // in the journal's socket. Records written to the Sink that this package
-// did not encode (the handler's drop marker) are sent at priority 4 with
-// their text as MESSAGE.
+// did not encode (the handler's drop marker, without Sequence) are sent at
+// priority 4 with their text as MESSAGE.
 //
 // On systems other than Linux the package builds, and NewSink and
 // NewHandler return an error naming the system.

@@ -38,7 +38,7 @@ type Options struct {
 type Stats struct {
 	Sent    uint64 // records sent, Large and Foreign included
 	Large   uint64 // records sent through a sealed memfd, too large for one datagram
-	Foreign uint64 // records not encoded by this package (drop markers), sent with their text as MESSAGE
+	Foreign uint64 // records not encoded by this package (drop markers without Sequence), sent with their text as MESSAGE
 }
 
 // Sink is an io.Writer with a WriteBatch method (the batch writer described
@@ -98,7 +98,9 @@ func NewSink(o Options) (*Sink, error) {
 // journal described by o (see NewSink). opts are the handler's options as
 // for asyncbus.Open, which reports invalid ones; Format, Color and
 // SlogLevelNames do not apply (the handler's drop marker alone is written
-// in Format), AddSource writes the CODE_* fields, a Named handler's name
+// in Format, unless Features.Sequence is set, which writes the numbers and
+// the marker as fields: see the package documentation), AddSource writes
+// the CODE_* fields, a Named handler's name
 // is the field mapped from LoggerKey (LOGGER by default), and ReplaceAttr
 // sees every attribute (the logger name and Context fields included), not
 // the fields this package writes itself (PRIORITY, MESSAGE, ...).
@@ -121,9 +123,6 @@ func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	var o asyncbus.Options
 	if opts != nil {
 		o = *opts
-	}
-	if o.Features.Sequence { // the numbers are written into text lines, not journal entries
-		return nil, errors.New("journald: asyncbus.Options.Features.Sequence is not supported yet")
 	}
 	return asyncbus.OpenWithEncoder(s, newEncoder(s.identifier, o.AddSource, o.Encoding.LoggerKey, o.ReplaceAttr), opts)
 }

@@ -173,18 +173,6 @@ func TestSinkPrintsItsSocket(t *testing.T) {
 	assert.Equal(t, "journald.Sink("+j.path+")", fmt.Sprintf("%v", s))
 }
 
-// TestSequenceRefused (issue 39): the numbers are written into text
-// lines; a journal entry has no place for them yet.
-func TestSequenceRefused(t *testing.T) {
-	j := startJournal(t)
-	s, err := NewSink(Options{Socket: j.path})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.Close()) }()
-	_, err = s.NewHandler(&asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Options.Features.Sequence is not supported yet")
-}
-
 func TestNewSinkWithoutJournal(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing")

@@ -180,8 +180,9 @@ func (s *Sink) remember(recs [][]byte, err error) {
 func (s *Sink) build(recs [][]byte) int {
 	n, size := 0, len(s.scopePrefix)
 	for _, r := range recs {
-		rs := len(r)
-		if !isFramed(r) {
+		f, own := ownFrame(r)
+		rs := len(f)
+		if !own {
 			rs = len(s.wrapForeign(r))
 		}
 		if n > 0 && size+rs > s.cfg.maxRequest {
@@ -201,8 +202,8 @@ func (s *Sink) build(recs [][]byte) int {
 	b = protowire.AppendVarint(b, uint64(scopeLogs))
 	b = append(b, s.scopePrefix...)
 	for _, r := range recs[:n] {
-		if isFramed(r) {
-			b = append(b, r...)
+		if f, own := ownFrame(r); own {
+			b = append(b, f...)
 		} else {
 			s.foreignN.Add(1)
 			b = append(b, s.wrapForeign(r)...)

@@ -174,14 +174,19 @@ func TestConcurrentProducersExactlyOnceInOrder(t *testing.T) {
 // and a marker only ever opens one, so the Sink leaves a refused marker out
 // of the failed records it returns: the handler's Written and Failed are
 // exactly the user records the collector accepted and refused, whether the
-// marker went alone (one record per request) or with user records.
+// marker went alone (one record per request) or with user records, and
+// whether it is the handler's text or, with sequence numbers, a LogRecord
+// of the encoder's own.
 func TestRefusedDropMarkerDoesNotShiftWrittenAndFailed(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
 		maxRequestBytes int
+		sequence        bool
 	}{
-		{"marker alone in its request", 1},
-		{"marker sharing its request", 0},
+		{"marker alone in its request", 1, false},
+		{"marker sharing its request", 0, false},
+		{"numbered marker alone in its request", 1, true},
+		{"numbered marker sharing its request", 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gate0, gate1 := make(chan struct{}), make(chan struct{})
@@ -218,7 +223,7 @@ func TestRefusedDropMarkerDoesNotShiftWrittenAndFailed(t *testing.T) {
 				MaxRequestBytes: tc.maxRequestBytes}
 			s, err := NewSink(o)
 			require.NoError(t, err)
-			h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}, Ring: asyncbus.RingOptions{Capacity: 8192, Overflow: asyncbus.Drop}})
+			h, err := s.NewHandler(&asyncbus.Options{OnError: func(error) {}, Ring: asyncbus.RingOptions{Capacity: 8192, Overflow: asyncbus.Drop}, Features: asyncbus.FeatureOptions{Sequence: tc.sequence}})
 			require.NoError(t, err)
 			log := slog.New(h)
 			log.Info("first", "pad", strings.Repeat("x", 900))

@@ -59,6 +59,20 @@
 //   - A group value, map or slice nested deeper than 64 levels is an empty
 //     value, as the SDK's default AttributeValueDepthLimit cuts it.
 //
+// With asyncbus.Options.Features.Sequence every LogRecord's first
+// attributes are asyncbus.seq (its number, an int) and asyncbus.run (the
+// handler's run identity, Stats.RunID, a string), and a drop marker is a
+// WARN LogRecord with the body "asyncbus: records dropped" and the
+// attribute asyncbus.dropped, the count of records lost at that point: its
+// asyncbus.seq is the first lost record's number, and the next record's
+// is asyncbus.dropped above it. The semantic conventions have no
+// attribute for a record's place in its stream (log.record.uid names a
+// record, not its order), hence the asyncbus namespace, which no
+// convention will take; service.instance.id, a resource attribute, names
+// the process, not the handler's run. NewHandler refuses Sequence with
+// asyncbus.Options.Ring.File. Without Sequence, the drop marker is the
+// handler's text line as the body of a WARN record.
+//
 // The common path (the slog kinds, groups, errors, the common slices)
 // allocates nothing per record; maps, other slices and pointers go through
 // reflection, which may.

@@ -16,8 +16,10 @@ import (
 // LogRecords and ships them to the collector described by o. opts are the
 // handler's options as for asyncbus.NewHandler; Format, Color and
 // SlogLevelNames do not apply, AddSource writes the OTel code.* attributes,
-// a Named handler's name is a top-level attribute under LoggerKey, and
-// ReplaceAttr and FlightRecorder are refused (not supported).
+// a Named handler's name is a top-level attribute under LoggerKey,
+// Features.Sequence writes the attributes asyncbus.seq and asyncbus.run
+// (see the package documentation), and ReplaceAttr and FlightRecorder are
+// refused (not supported).
 //
 // Records at or above opts.SyncLevel (FATAL by default) are delivered
 // before Handle returns, as for any asyncbus handler: while the collector
@@ -38,9 +40,6 @@ func NewHandler(o Options, opts *asyncbus.Options) (*asyncbus.Handler, error) {
 func (s *Sink) NewHandler(opts *asyncbus.Options) (*asyncbus.Handler, error) {
 	if opts != nil && opts.ReplaceAttr != nil {
 		return nil, errors.New("otlpsink: asyncbus.Options.ReplaceAttr is not supported")
-	}
-	if opts != nil && opts.Features.Sequence { // issue 39: the numbers are written into text lines, not OTLP records
-		return nil, errors.New("otlpsink: asyncbus.Options.Features.Sequence is not supported yet")
 	}
 	// Bound the retries of the ring file replay that runs inside.
 	replayDeadline := time.Now().Add(s.cfg.replayWait).UnixNano()

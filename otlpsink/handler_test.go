@@ -287,11 +287,3 @@ func TestNewHandlerRefusesFlightRecorder(t *testing.T) {
 	require.ErrorContains(t, err, "FlightRecorder")
 	assert.Nil(t, h)
 }
-
-// TestSequenceRefused (issue 39): the numbers are written into text
-// lines; an OTLP record has no place for them yet.
-func TestSequenceRefused(t *testing.T) {
-	_, err := NewHandler(Options{Endpoint: "http://127.0.0.1:1"}, &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Options.Features.Sequence is not supported yet")
-}

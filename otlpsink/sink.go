@@ -21,7 +21,7 @@ type Stats struct {
 	Retries       uint64 // requests repeated after a retryable failure
 	FailedBatches uint64 // requests given up: permanent rejection, or retrying stopped by Close or the replay timeout (once per batch)
 	FailedRecords uint64 // records refused, or left unsent when retrying stopped; each counted once
-	Foreign       uint64 // records that were not encoded LogRecords (drop markers), sent as text bodies
+	Foreign       uint64 // records that were not encoded LogRecords (drop markers without Sequence), sent as text bodies
 }
 
 // Sink is an io.Writer with a WriteBatch method (the batch writer described

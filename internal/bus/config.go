@@ -185,6 +185,8 @@ type Config struct {
 	// with SeqRoom bytes of headroom, where the prefix is written. Not
 	// with RingFile (New refuses it).
 	Sequence SeqFormat
+	// SeqEncode writes the numbers for SeqEncoded (seqencoded.go).
+	SeqEncode SeqEncode
 	// RunID is the run identity written with the numbers (RunIDLen hex
 	// digits; default NewRunID()).
 	RunID string

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strconv"
 )
@@ -18,6 +19,9 @@ const (
 	SeqJSON
 	// SeqKV: `seq=N run=R ` goes in front of the record.
 	SeqKV
+	// SeqEncoded: the output's own encoder writes the numbers in its
+	// encoding (Config.SeqEncode, seqencoded.go).
+	SeqEncoded
 )
 
 // SeqRoom is the headroom, in bytes, in front of every record enqueued on
@@ -57,8 +61,9 @@ func NewRunID() string {
 // next one, and producers off the write-through path never touch it.
 type seqState struct {
 	format SeqFormat
-	run    string // the run identity, RunIDLen hex digits
-	next   uint64 // the number the next record gets (the first is 1)
+	run    string     // the run identity, RunIDLen hex digits
+	next   uint64     // the number the next record gets (the first is 1)
+	enc    seqEncoder // SeqEncoded's encoder (seqencoded.go)
 }
 
 // on reports whether records carry numbers.
@@ -67,9 +72,28 @@ func (s *seqState) on() bool { return s.format != SeqOff }
 // number gives the record rec (SeqRoom bytes of headroom, then the
 // encoded line) the next number: it writes the prefix at the end of the
 // headroom and returns the line to write, which starts at the prefix.
-func (s *seqState) number(rec []byte) []byte {
+func (s *seqState) number(rec []byte) []byte { return s.numberKeeping(rec, nil) }
+
+// seqKeepMax is the most bytes of a line's own start that numbering may
+// overwrite (the JSON brace, an encoder's skip): kept saves them.
+const seqKeepMax = 16
+
+// seqKept is what numberKeeping overwrote of a line's start, and whether
+// it took a number, for unnumber.
+type seqKept struct {
+	b    [seqKeepMax]byte
+	n    int
+	took bool
+}
+
+// numberKeeping is number; with kept, it saves there the bytes of the
+// line's start that the prefix overwrites, for unnumber.
+func (s *seqState) numberKeeping(rec []byte, kept *seqKept) []byte {
 	if len(rec) < SeqRoom {
 		return rec // not ours (cannot happen: the handler adds the room)
+	}
+	if s.format == SeqEncoded {
+		return s.enc.number(s, rec, kept)
 	}
 	var buf [SeqRoom]byte
 	line := rec[SeqRoom:]
@@ -78,9 +102,26 @@ func (s *seqState) number(rec []byte) []byte {
 	start := SeqRoom - len(p)
 	if s.format == SeqJSON && len(line) > 0 && line[0] == '{' {
 		start++ // the prefix's own brace replaces the line's
+		if kept != nil {
+			kept.n = copy(kept.b[:], line[:1])
+		}
+	}
+	if kept != nil {
+		kept.took = true
 	}
 	copy(rec[start:], p)
 	return rec[start:]
+}
+
+// unnumber undoes numberKeeping for a record that went nowhere (a
+// write-through that wrote nothing): it puts back rec's line as it came
+// and its number, and returns rec.
+func (s *seqState) unnumber(rec []byte, kept *seqKept) []byte {
+	copy(rec[SeqRoom:], kept.b[:kept.n])
+	if kept.took {
+		s.next--
+	}
+	return rec
 }
 
 // marker returns the drop marker line m with the number of the first of
@@ -88,6 +129,9 @@ func (s *seqState) number(rec []byte) []byte {
 // lost records are the marker's and the n-1 after it, so the next record
 // has the marker's number plus n.
 func (s *seqState) marker(dst, m []byte, n uint64) []byte {
+	if s.format == SeqEncoded {
+		return s.enc.marker(s, dst, m, n)
+	}
 	obj := s.format == SeqJSON && len(m) > 0 && m[0] == '{'
 	dst = s.appendPrefix(dst[:0], s.next, obj, len(m) > 1 && m[1] == '}')
 	s.next += n
@@ -117,6 +161,9 @@ func (s *seqState) appendPrefix(dst []byte, n uint64, obj, empty bool) []byte {
 	return append(dst, ' ')
 }
 
+// errSeqEncodedRingFile is New's answer to SeqEncoded with RingFile.
+var errSeqEncodedRingFile = errors.New("sequence numbers in an output's own encoding are not supported with a ring file yet")
+
 // RunID is the run identity written with the numbers (Config.Sequence).
 func (b *Bus) RunID() string { return b.seq.run }
 
@@ -127,7 +174,10 @@ func (b *Bus) initSeq(cfg Config) error {
 	if cfg.Sequence == SeqOff {
 		return nil
 	}
-	b.seq = seqState{format: cfg.Sequence, run: cfg.RunID, next: 1}
+	if cfg.Sequence == SeqEncoded && cfg.RingFile != "" {
+		return errSeqEncodedRingFile // the replay writes prefixes in the JSON and key=value formats only
+	}
+	b.seq = seqState{format: cfg.Sequence, run: cfg.RunID, next: 1, enc: seqEncoder{fn: cfg.SeqEncode, report: b.Report}}
 	if len(b.seq.run) != RunIDLen {
 		b.seq.run = NewRunID()
 	}

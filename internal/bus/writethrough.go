@@ -124,15 +124,15 @@ func (b *Bus) tryWriteThrough(p []byte, t, need uint64, in callerInputs) wtResul
 		return wtCounted
 	}
 	raw := p
+	var kept seqKept
 	if b.seq.on() { // issue 39 (seq.go): the record takes its number with the ring's order
-		p = b.seq.number(p)
+		p = b.seq.numberKeeping(p, &kept)
 	}
 	n, err := b.writeOne(p)
 	if n == 0 && b.seq.on() {
 		// Nothing went out: the record goes to the ring as it came (its
 		// headroom is rewritten there) and gets this number back.
-		p = raw
-		b.seq.next--
+		p = b.seq.unnumber(raw, &kept)
 	}
 	if !b.wtClaim.CompareAndSwap(wtWriting, wtIdle) { // atomic, row wtClaim
 		// Close gave up during the call and left this record to us.
