@@ -201,6 +201,13 @@ func (w *outageWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
+// end ends the outage: every later write succeeds.
+func (w *outageWriter) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failures = w.calls
+}
+
 func (w *outageWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
