@@ -459,8 +459,7 @@ func TestStalledPipeNeverHoldsCallers(t *testing.T) {
 // cannot be written in the time left, instead of holding its caller until
 // ErrorWaitMax; the record stays queued and Close writes it.
 func TestErrorWaitEndsWhenTheRateFalls(t *testing.T) {
-	w := &slowingWriter{chunk: 1024}
-	w.pause.Store(int64(time.Millisecond)) // at most 1 MB/s
+	w := newPacedWriter(1024, time.Millisecond) // at most 1 MB/s
 	b := newTestBus(t, w, Config{Capacity: 2 << 20}, nil)
 	for i := 0; b.Stats().OutputRate == 0; i++ { // rateWindow of writing measures the output
 		require.NoError(t, b.Enqueue(payload(1000+i, 1000)))

@@ -438,47 +438,32 @@ func testNew(w io.Writer, cfg Config) (*Bus, error) {
 
 // pacedWriter is a deterministic slow output: each call takes at most
 // chunk bytes and lasts pause (an output that accepts chunk/pause bytes a
-// second, as a pipe behind a slow reader does). written counts the bytes
-// it took, for tests that measure a caller's wait in bytes of output.
+// second, as a pipe behind a slow reader does); a test may change pause
+// while it is written to (an output that slows down). written counts the
+// bytes it took, for tests that measure a caller's wait in bytes of output.
 type pacedWriter struct {
 	chunk   int
-	pause   time.Duration
+	pause   atomic.Int64 // ns each call lasts; atomic: a test changes it while the drainer writes
 	written atomic.Uint64
 	mu      sync.Mutex
 	buf     bytes.Buffer
 }
 
+// newPacedWriter returns a pacedWriter taking chunk bytes per call of pause.
+func newPacedWriter(chunk int, pause time.Duration) *pacedWriter {
+	w := &pacedWriter{chunk: chunk}
+	w.pause.Store(int64(pause))
+	return w
+}
+
 func (w *pacedWriter) Write(p []byte) (int, error) {
-	time.Sleep(w.pause) // the output's own pace, not a synchronisation
+	time.Sleep(time.Duration(w.pause.Load())) // the output's own pace, not a synchronisation
 	n := min(len(p), w.chunk)
 	w.mu.Lock()
 	w.buf.Write(p[:n])
 	w.mu.Unlock()
 	w.written.Add(uint64(n))
 	return n, nil
-}
-
-// slowingWriter is a pacedWriter whose pause may change while it is
-// written to (an output that slows down).
-type slowingWriter struct {
-	chunk int
-	pause atomic.Int64 // ns before each call takes its chunk
-	mu    sync.Mutex
-	buf   bytes.Buffer
-}
-
-func (w *slowingWriter) Write(p []byte) (int, error) {
-	time.Sleep(time.Duration(w.pause.Load())) // the output's own pace, not a synchronisation
-	n := min(len(p), w.chunk)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p[:n])
-}
-
-func (w *slowingWriter) bytes() []byte {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return bytes.Clone(w.buf.Bytes())
 }
 
 func (w *pacedWriter) bytes() []byte {

@@ -254,7 +254,7 @@ func TestEnqueueZeroAllocs(t *testing.T) {
 // ErrorWaitMax, EnqueueWritten returns at once with the record queued;
 // behind a short queue it waits, and the record is written on return.
 func TestErrorWaitOnlyWhenWritable(t *testing.T) {
-	w := &pacedWriter{chunk: 1024, pause: time.Millisecond} // at most 1 MB/s
+	w := newPacedWriter(1024, time.Millisecond) // at most 1 MB/s
 	b := newTestBus(t, w, Config{Capacity: 2 << 20}, nil)
 	for i := 0; b.Stats().OutputRate == 0; i++ { // rateWindow of writing measures the output
 		require.NoError(t, b.Enqueue(payload(1000+i, 1000)))

@@ -13,7 +13,7 @@ import (
 // ahead of it (a newcomer never takes the room a waiter was woken for).
 func TestBlockedProducersAdmittedInOrder(t *testing.T) {
 	const capacity, producers, size = 1024, 16, 128
-	w := &pacedWriter{chunk: 64, pause: time.Millisecond}
+	w := newPacedWriter(64, time.Millisecond)
 	b := newTestBus(t, w, Config{Capacity: capacity, Overflow: Block}, nil)
 	maxWait, counts := blockedWaits(t, b, w, producers, size, 24<<10, nil)
 	closeBus(t, b)

@@ -100,19 +100,7 @@ func TestSeqStressNumbersInOutputOrder(t *testing.T) {
 	const producers, each = 8, 2000
 	sink := &streamSink{}
 	b := newTestBus(t, sink, Config{WriteThrough: true, Capacity: 64 << 10, Sequence: SeqKV, RunID: testRun}, nil)
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Go(func() {
-			for i := range each {
-				line := fmt.Sprintf("p=%d i=%d\n", p, i)
-				if err := b.Enqueue(withRoom(line)); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	enqueueFrom(t, b, producers, each, func(p, i int) string { return fmt.Sprintf("p=%d i=%d\n", p, i) })
 	closeBus(t, b)
 	lines := splitLines(sink.bytes())
 	require.Len(t, lines, producers*each)
@@ -128,4 +116,22 @@ func TestSeqStressNumbersInOutputOrder(t *testing.T) {
 		next[p]++
 	}
 	assert.Positive(t, b.Stats().WriteThrough, "some records were written through")
+}
+
+// enqueueFrom enqueues each records from each of producers goroutines,
+// record i of producer p being line(p, i) behind SeqRoom bytes of room,
+// and returns when all are in.
+func enqueueFrom(t *testing.T, b *Bus, producers, each int, line func(p, i int) string) {
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range each {
+				if err := b.Enqueue(withRoom(line(p, i))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -145,18 +145,7 @@ func TestSeqEncodedStressNumbersInOutputOrder(t *testing.T) {
 	const producers, each = 4, 1000
 	sink := &streamSink{}
 	b := newTestBus(t, sink, Config{WriteThrough: true, Capacity: 64 << 10, Sequence: SeqEncoded, SeqEncode: tagEncode, RunID: testRun}, nil)
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Go(func() {
-			for i := range each {
-				if err := b.Enqueue(withRoom("Rp=" + strconv.Itoa(p) + " i=" + strconv.Itoa(i) + "\n")); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	enqueueFrom(t, b, producers, each, func(p, i int) string { return "Rp=" + strconv.Itoa(p) + " i=" + strconv.Itoa(i) + "\n" })
 	closeBus(t, b)
 	lines := splitLines(sink.bytes())
 	require.Len(t, lines, producers*each)

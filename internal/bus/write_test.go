@@ -256,7 +256,7 @@ func TestCutBack(t *testing.T) {
 // for a batch of the whole ring to be written.
 func TestSlowOutputReleasesSpaceAsItGoes(t *testing.T) {
 	const capacity, producers, size = 128 << 10, 8, 128
-	w := &pacedWriter{chunk: 512, pause: time.Millisecond}
+	w := newPacedWriter(512, time.Millisecond)
 	b := newTestBus(t, w, Config{Capacity: capacity, Overflow: Block}, nil)
 	measured := func() bool { return b.Stats().OutputRate != 0 }
 	maxWait, counts := blockedWaits(t, b, w, producers, size, 2*capacity, measured)
