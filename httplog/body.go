@@ -15,6 +15,13 @@ func (c *capture) add(p []byte) {
 	}
 }
 
+// addString is add for a string.
+func (c *capture) addString(s string) {
+	if room := c.limit - len(c.buf); room > 0 {
+		c.buf = append(c.buf, s[:min(room, len(s))]...)
+	}
+}
+
 // bodyReader is a request body that keeps a copy of the first bytes the
 // handler reads from it.
 type bodyReader struct {

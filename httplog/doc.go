@@ -9,7 +9,9 @@
 //
 // The record is logged with the message "request" and carries
 // http.request.method, http.route (the ServeMux pattern, or Options.Route),
-// url.path, http.response.status_code, http.response.body.size (bytes
+// url.scheme ("http" or "https": the scheme the server received, not one a
+// proxy in front reports), url.path, network.protocol.version ("1.1",
+// "2"), http.response.status_code, http.response.body.size (bytes
 // written), http.server.request.duration (seconds), client.address,
 // user_agent.original and request_id. Options.Keys selects Google Cloud
 // Logging's httpRequest object (GCPKeys) or Elastic Common Schema fields
@@ -29,8 +31,9 @@
 // replaces this); a request slower than Options.Slow is at Warn at least.
 //
 // Per-request debug: Options.RequestLevel may lower one request's level
-// (ctxattrs.WithLevel); it is nil by default, so no request can turn Debug
-// on: a client able to do so could fill the output.
+// (ctxattrs.WithLevel), for the handler's records and for the request's own
+// access record; it is nil by default, so no request can turn Debug on: a
+// client able to do so could fill the output.
 //
 // Flight recorder per request: with asyncbus.FlightRecorder{Group: Group},
 // a request's Error (a 5xx or a panic) writes the Debug records kept for
@@ -52,19 +55,37 @@
 // client as seen by the outermost of your n proxies. With fewer addresses
 // than n, the left-most is taken.
 //
-// Panics in the handler are recovered, logged at Error with the panic
-// value (exception.message) and the stack (exception.stacktrace), and
-// answered with 500 when the handler had written nothing yet; with
-// Options.Repanic the panic continues after the record is written.
+// Panics in the handler are recovered and logged at Error with the panic
+// value (exception.message) and the stack (exception.stacktrace). The
+// client sees what net/http would show it, except that a panic before the
+// handler wrote anything is answered 500:
+//   - Nothing written yet: answered 500, and the record has status 500. An
+//     invalid status code (WriteHeader below 100 or above 999) panics as
+//     net/http's own writer does, before anything is written, so it is
+//     answered 500 too.
+//   - A header or part of the body written: the response is aborted (the
+//     middleware panics with http.ErrAbortHandler once the record is
+//     written), so the client sees an interrupted transfer (an unexpected
+//     EOF over HTTP/1.1, a stream reset over HTTP/2), never a truncated body
+//     ended cleanly. The record has the status the handler wrote, which
+//     net/http may not have sent yet (it buffers), and error.type "aborted".
+//   - With Options.Repanic the panic continues after the record is written,
+//     and net/http logs it and drops the connection: nothing is answered,
+//     and the record has error.type "aborted" and no status code unless the
+//     handler wrote one.
+//
 // http.ErrAbortHandler is not recovered: the access record is written and
 // the panic continues, so net/http aborts the response as the handler
 // asked. The record of an aborted request carries error.type "aborted",
 // at Warn at least (the client got no complete response, but the handler
 // chose to abort: not a crash), and no status code when nothing was
-// written (none was sent).
+// written (none was sent). A hijacked connection belongs to the handler:
+// a panic after Hijack is recovered and logged, and the connection left
+// as it is.
 //
 // The response writer given to the handler keeps http.Flusher,
-// http.Hijacker and io.ReaderFrom, and Unwrap for http.ResponseController;
+// http.Hijacker, io.ReaderFrom and io.StringWriter (so io.WriteString
+// copies nothing), and Unwrap for http.ResponseController;
 // informational (1xx) responses such as 100 Continue are passed on and not
 // taken as the status. Flush and Hijack go through to the server's writer
 // and return its error (http.ErrNotSupported where it has none, as for

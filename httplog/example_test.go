@@ -38,5 +38,5 @@ func Example() {
 	_ = h.Close()
 	// Output:
 	// {"level":"INFO","msg":"loading user","request_id":"req-1","id":"7"}
-	// {"level":"INFO","msg":"request","http.request.method":"GET","http.route":"GET /users/{id}","url.path":"/users/7","http.response.status_code":200,"http.response.body.size":14,"client.address":"192.0.2.1","user_agent.original":"example/1.0","request_id":"req-1"}
+	// {"level":"INFO","msg":"request","http.request.method":"GET","http.route":"GET /users/{id}","url.scheme":"http","url.path":"/users/7","network.protocol.version":"1.1","http.response.status_code":200,"http.response.body.size":14,"client.address":"192.0.2.1","user_agent.original":"example/1.0","request_id":"req-1"}
 }

@@ -39,7 +39,7 @@ func TestGroupFlightRecorder(t *testing.T) {
 	text := out.String()
 	assert.NotContains(t, text, `"path":"/ok"`)
 	step := strings.Index(text, `"msg":"step","request_id":"failing-1","path":"/fail"`)
-	access := strings.Index(text, `"msg":"request"`+`,"http.request.method":"GET","url.path":"/fail"`)
+	access := strings.Index(text, `"msg":"request"`+`,"http.request.method":"GET","url.scheme":"http","url.path":"/fail"`)
 	require.GreaterOrEqual(t, step, 0, text)
 	require.GreaterOrEqual(t, access, 0, text)
 	assert.Less(t, step, access, text)

@@ -49,14 +49,17 @@ type Options struct {
 	// (the default), GCPKeys or ECSKeys.
 	Keys KeySet
 	// RequestLevel, when set, may lower one request's level: when it
-	// returns true, the records logged with the request's context are
-	// written down to the level it returns (ctxattrs.WithLevel). Nil (the
+	// returns true, the records logged with the request's context, and
+	// the request's access record, are written down to the level it
+	// returns (ctxattrs.WithLevel). Nil (the
 	// default) never does: a client able to turn Debug on can fill the
 	// output, so allow it only on a proof the client cannot forge (a
 	// secret token, an internal network).
 	RequestLevel func(r *http.Request) (slog.Level, bool)
 	// Repanic makes a recovered panic continue after its record is
-	// written (net/http then logs it and drops the connection).
+	// written (net/http then logs it and drops the connection): no 500 is
+	// answered, and the record has error.type "aborted" and no status code
+	// unless the handler wrote one.
 	Repanic bool
 }
 
@@ -145,18 +148,19 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 	st.idValue[0] = id
 	w.Header()[m.idHeader] = st.idValue[:] // Header.Set without its allocation
 	rw := &st.rw
+	if m.reqLevel != nil {
+		if l, ok := m.reqLevel(r); ok {
+			// Under both views of the state: the handler's records and the
+			// request's own access record are written down to l.
+			st.Context = ctxattrs.WithLevel(st.Context, l)
+		}
+	}
 	// The handler's context: the request's, its group (for the flight
 	// recorder) and the id attribute. The access record's (outer) has no
 	// id attribute: the record carries the id itself.
 	st.attrs.Init(st.Context, slog.String(m.idKey, id))
 	outer := (*recordContext)(st)
-	var ctx context.Context = st
-	if m.reqLevel != nil {
-		if l, ok := m.reqLevel(r); ok {
-			ctx = ctxattrs.WithLevel(ctx, l)
-		}
-	}
-	inner := r.WithContext(ctx)
+	inner := r.WithContext(st)
 	if m.bodies > 0 {
 		rw.body = &capture{limit: m.bodies}
 		if r.Body != nil && r.Body != http.NoBody {
@@ -173,12 +177,25 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 			m.write(outer, inner, rw, id, start, &panicInfo{aborted: true})
 			panic(p)
 		}
-		if !rw.wroteHeader && !rw.hijacked {
+		// A panic. With nothing written it is answered 500 (with Repanic,
+		// not at all: net/http drops the connection). With something
+		// written (sent, or still in net/http's buffer) a 500 can no
+		// longer replace it, and ending the response cleanly would pass a
+		// truncated body for a whole one: it is aborted, as net/http
+		// aborts it without the middleware, by http.ErrAbortHandler, which
+		// net/http does not log again. A hijacked connection is the
+		// handler's: left as it is.
+		written := rw.wroteHeader || rw.hijacked
+		if !written && !m.repanic {
 			rw.WriteHeader(http.StatusInternalServerError)
 		}
-		m.write(outer, inner, rw, id, start, &panicInfo{value: p, stack: debug.Stack()})
-		if m.repanic {
+		abort := m.repanic || (written && !rw.hijacked)
+		m.write(outer, inner, rw, id, start, &panicInfo{value: p, stack: debug.Stack(), aborted: abort})
+		switch {
+		case m.repanic:
 			panic(p)
+		case abort:
+			panic(http.ErrAbortHandler)
 		}
 	}()
 	next.ServeHTTP(rw, inner)
@@ -190,7 +207,7 @@ func (m *middleware) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 // response header value. As a context it is the handler's: the request's
 // context with the group and the id attribute.
 type requestState struct {
-	context.Context                // the request's context as the middleware received it
+	context.Context                // the request's context, with its level when RequestLevel lowered it
 	attrs           ctxattrs.Frame // the request's context with the id attribute
 	rw              responseWriter
 	group           [16]byte
@@ -219,16 +236,22 @@ func (c *recordContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// panicInfo is a recovered panic: its value and the stack where it was
-// recovered, or http.ErrAbortHandler's abort (no value, no stack).
+// panicInfo is how the handler ended other than by returning: a
+// recovered panic's value and the stack where it was recovered (none for
+// http.ErrAbortHandler), and whether the response was aborted (the
+// client got no complete response).
 type panicInfo struct {
 	value   any
 	stack   []byte
 	aborted bool
 }
 
+// recovered reports whether p is a panic other than http.ErrAbortHandler.
+func (p *panicInfo) recovered() bool { return p != nil && p.stack != nil }
+
 // write logs the access record of r, served through rw, with ctx (the
-// request's context as the middleware received it, with its group).
+// request's context with its group and its level, without the id
+// attribute).
 func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWriter, id string, start time.Time, p *panicInfo) {
 	end := time.Now()
 	a := access{r: r, rw: rw, d: end.Sub(start), status: rw.status, aborted: p != nil && p.aborted}
@@ -240,10 +263,10 @@ func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWri
 		level = slog.LevelWarn
 	}
 	switch {
+	case p.recovered():
+		level = slog.LevelError
 	case a.aborted:
 		level = max(level, slog.LevelWarn)
-	case p != nil:
-		level = slog.LevelError
 	}
 	h := m.log.Handler()
 	if !h.Enabled(ctx, level) {
@@ -295,7 +318,7 @@ func (m *middleware) attrs(as []slog.Attr, a *access, id string, p *panicInfo) [
 		}
 		as = append(as, slog.String("http.response.body", string(a.rw.body.buf)))
 	}
-	if p != nil && !p.aborted {
+	if p.recovered() {
 		as = append(as, m.keys.panicAttrs(p)...)
 	}
 	return as

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -107,6 +108,8 @@ func TestAccessRecord(t *testing.T) {
 			assert.Equal(t, "GET", m["http.request.method"])
 			assert.Equal(t, tc.route, m["http.route"])
 			assert.Equal(t, "/users/7", m["url.path"])
+			assert.Equal(t, "http", m["url.scheme"])
+			assert.Equal(t, "1.1", m["network.protocol.version"])
 			assert.Equal(t, int64(tc.status), m["http.response.status_code"])
 			assert.Equal(t, tc.size, m["http.response.body.size"])
 			assert.Equal(t, "127.0.0.1", m["client.address"])
@@ -270,4 +273,160 @@ func TestSampling(t *testing.T) {
 	require.NoError(t, h.Close())
 	assert.Equal(t, 2, strings.Count(out.String(), `"url.path":"/ok"`), out.String())
 	assert.Equal(t, 5, strings.Count(out.String(), `"url.path":"/fail"`), out.String())
+}
+
+// TestRequestLevelKeepsAccessRecord: a request whose level Options.RequestLevel
+// lowered has its own access record written when the handler's level is
+// above the record's, and only that request.
+func TestRequestLevelKeepsAccessRecord(t *testing.T) {
+	var out bytes.Buffer
+	h := asyncbus.NewHandler(&out, &asyncbus.Options{Level: slog.LevelWarn})
+	opts := &httplog.Options{RequestLevel: func(r *http.Request) (slog.Level, bool) {
+		return slog.LevelDebug, r.Header.Get("X-Debug") == "secret"
+	}}
+	srv := httptest.NewServer(httplog.New(slog.New(h), opts)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	get(t, srv.URL+"/lowered", "X-Debug", "secret")
+	get(t, srv.URL+"/plain")
+	srv.Close()
+	require.NoError(t, h.Close())
+	assert.Equal(t, 1, strings.Count(out.String(), `"msg":"request"`), out.String())
+	assert.Contains(t, out.String(), `"url.path":"/lowered"`)
+}
+
+// protocols are the ways the reference tests reach a server.
+var protocols = []struct {
+	name  string
+	http2 bool
+}{{"HTTP/1.1", false}, {"HTTP/2", true}}
+
+// start starts h on a test server, HTTP/2 over TLS with http2, net/http's
+// own error log (its panic reports) discarded.
+func start(t *testing.T, h http.Handler, http2 bool) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if http2 {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// outcome is what an HTTP client receives for one request.
+type outcome struct {
+	status int    // 0: no response
+	body   string // what was read of the body
+	err    string // how the exchange failed, without the URL; "": it did not
+}
+
+// fetch requests srv's root with srv's own client and reads the whole body.
+func fetch(t *testing.T, srv *httptest.Server) outcome {
+	t.Helper()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		var ue *url.Error
+		require.ErrorAs(t, err, &ue)
+		return outcome{err: "no response: " + ue.Err.Error()}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	o := outcome{status: resp.StatusCode, body: string(b)}
+	if err != nil {
+		o.err = "body cut: " + err.Error()
+	}
+	return o
+}
+
+// TestFailuresAsNetHTTP: a handler failing is seen by the client as it is
+// without the middleware (net/http's own behaviour, HTTP/1.1 and HTTP/2),
+// except where the middleware promises better (a 500 when nothing was
+// written), and the record gives the status actually sent.
+func TestFailuresAsNetHTTP(t *testing.T) {
+	midBody := func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"items":[1,2,`)
+		w.(http.Flusher).Flush()
+		panic("boom")
+	}
+	boom := func(http.ResponseWriter, *http.Request) { panic("boom") }
+	for _, tc := range []struct {
+		name      string
+		handler   http.HandlerFunc
+		repanic   bool
+		asNetHTTP bool  // the client sees what it sees without the middleware
+		status    int   // else, the status it gets
+		logged    int64 // http.response.status_code; 0: absent
+		aborted   bool  // error.type "aborted"
+		message   string
+	}{
+		{"status 0", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(0) }, false, false, 500, 500, false, "invalid WriteHeader code 0"},
+		{"status 42", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(42) }, false, false, 500, 500, false, "invalid WriteHeader code 42"},
+		{"status 1000", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(1000) }, false, false, 500, 500, false, "invalid WriteHeader code 1000"},
+		{"panic before writing", boom, false, false, 500, 500, false, "boom"},
+		{"panic mid-body", midBody, false, true, 0, 200, true, "boom"},
+		{"panic after an unsent header", func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusAccepted)
+			panic("boom")
+		}, false, true, 0, 202, true, "boom"},
+		{"repanic before writing", boom, true, true, 0, 0, true, "boom"},
+		{"repanic mid-body", midBody, true, true, 0, 200, true, "boom"},
+	} {
+		for _, proto := range protocols {
+			t.Run(tc.name+"/"+proto.name, func(t *testing.T) {
+				want := fetch(t, start(t, tc.handler, proto.http2))
+				rec := asyncbustest.NewRecorder()
+				srv := start(t, httplog.New(slog.New(rec), &httplog.Options{Repanic: tc.repanic})(tc.handler), proto.http2)
+				got := fetch(t, srv)
+				if tc.asNetHTTP {
+					assert.Equal(t, want, got)
+					assert.NotEmpty(t, got.err, "the client sees the failure")
+				} else {
+					assert.Equal(t, 0, want.status, "net/http answers nothing: %+v", want)
+					assert.Equal(t, outcome{status: tc.status}, got)
+				}
+				srv.Close()
+				r, m := only(t, rec)
+				assert.Equal(t, slog.LevelError, r.Level)
+				if tc.logged != 0 {
+					assert.Equal(t, tc.logged, m["http.response.status_code"])
+				} else {
+					assert.NotContains(t, m, "http.response.status_code")
+				}
+				if tc.aborted {
+					assert.Equal(t, "aborted", m["error.type"])
+				} else {
+					assert.NotContains(t, m, "error.type")
+				}
+				assert.Equal(t, tc.message, m["exception.message"])
+			})
+		}
+	}
+}
+
+// TestTruncatedBodyIsAnError: the reference cases of TestFailuresAsNetHTTP
+// are the failures net/http documents: a body cut short ends in
+// io.ErrUnexpectedEOF over HTTP/1.1 and in a stream reset over HTTP/2.
+func TestTruncatedBodyIsAnError(t *testing.T) {
+	for _, proto := range protocols {
+		t.Run(proto.name, func(t *testing.T) {
+			rec := asyncbustest.NewRecorder()
+			srv := start(t, httplog.New(slog.New(rec), nil)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = io.WriteString(w, `{"items":[1,2,`)
+				w.(http.Flusher).Flush()
+				panic("boom")
+			})), proto.http2)
+			resp, err := srv.Client().Get(srv.URL)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			assert.Equal(t, `{"items":[1,2,`, string(b))
+			if proto.http2 {
+				assert.ErrorContains(t, err, "INTERNAL_ERROR")
+			} else {
+				assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+			}
+		})
+	}
 }

@@ -13,7 +13,9 @@ type KeySet int
 
 const (
 	// OTelKeys are OpenTelemetry's HTTP semantic-convention keys (the
-	// default): http.request.method, http.route, url.path,
+	// default): http.request.method, http.route, url.scheme ("http" or
+	// "https", as the server received the request), url.path,
+	// network.protocol.version ("1.0", "1.1", "2"),
 	// http.response.status_code, http.response.body.size,
 	// http.server.request.duration (seconds), client.address,
 	// user_agent.original; a panic as exception.message and
@@ -31,10 +33,10 @@ const (
 	ECSKeys
 )
 
-// maxAttrs is the most attributes an access record has (OTelKeys' nine,
-// the id, two bodies and two for a panic, or one for an abort); they are
-// built in an array of this size.
-const maxAttrs = 14
+// maxAttrs is the most attributes an access record has (OTelKeys'
+// eleven, the id, an abort's error.type, two bodies and two for a
+// panic); they are built in an array of this size.
+const maxAttrs = 17
 
 // access is what the access record says of one request.
 type access struct {
@@ -53,7 +55,10 @@ func (a *access) otel(as []slog.Attr) []slog.Attr {
 	if a.route != "" {
 		as = append(as, slog.String("http.route", a.route))
 	}
-	as = append(as, slog.String("url.path", a.r.URL.Path))
+	as = append(as,
+		slog.String("url.scheme", scheme(a.r)),
+		slog.String("url.path", a.r.URL.Path),
+		slog.String("network.protocol.version", protocolVersion(a.r)))
 	if a.rw.hijacked {
 		as = append(as, slog.Bool("http.connection.hijacked", true))
 	}
@@ -68,6 +73,32 @@ func (a *access) otel(as []slog.Attr) []slog.Attr {
 		as = append(as, slog.String("user_agent.original", ua))
 	}
 	return as
+}
+
+// scheme returns the URL scheme r was received with: "https" over TLS,
+// else "http".
+func scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// protocolVersion returns r's HTTP version as the semantic conventions
+// write it: "1.0", "1.1", "2", "3"; constants for these, so that no
+// request allocates for it.
+func protocolVersion(r *http.Request) string {
+	switch {
+	case r.ProtoMajor == 1 && r.ProtoMinor == 1:
+		return "1.1"
+	case r.ProtoMajor == 2 && r.ProtoMinor == 0:
+		return "2"
+	case r.ProtoMajor == 1 && r.ProtoMinor == 0:
+		return "1.0"
+	case r.ProtoMajor == 3 && r.ProtoMinor == 0:
+		return "3"
+	}
+	return strconv.Itoa(r.ProtoMajor) + "." + strconv.Itoa(r.ProtoMinor)
 }
 
 // gcp appends the GCPKeys attributes to as.

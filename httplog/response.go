@@ -2,6 +2,7 @@ package httplog
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,9 +21,10 @@ type responseWriter struct {
 }
 
 var (
-	_ http.Flusher  = (*responseWriter)(nil)
-	_ http.Hijacker = (*responseWriter)(nil)
-	_ io.ReaderFrom = (*responseWriter)(nil)
+	_ http.Flusher    = (*responseWriter)(nil)
+	_ http.Hijacker   = (*responseWriter)(nil)
+	_ io.ReaderFrom   = (*responseWriter)(nil)
+	_ io.StringWriter = (*responseWriter)(nil)
 )
 
 // Header returns the header map of the underlying writer.
@@ -30,8 +32,14 @@ func (rw *responseWriter) Header() http.Header { return rw.w.Header() }
 
 // WriteHeader passes code on and records it unless it is informational
 // (1xx other than 101 Switching Protocols, which net/http sends at once
-// and which leave the final status to come).
+// and which leave the final status to come). A code net/http refuses
+// (below 100 or above 999) panics as net/http does, before anything is
+// recorded or passed on: the header is still unwritten, so the recovered
+// panic can be answered 500.
 func (rw *responseWriter) WriteHeader(code int) {
+	if !rw.wroteHeader && !rw.hijacked { // net/http checks only then too
+		checkWriteHeaderCode(code)
+	}
 	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 		rw.w.WriteHeader(code)
 		return
@@ -55,6 +63,31 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 		rw.body.add(p[:n])
 	}
 	return n, err
+}
+
+// WriteString writes s to the body as Write does, through the underlying
+// writer's WriteString when it has one (net/http's does), so that
+// io.WriteString copies s into no new byte slice.
+func (rw *responseWriter) WriteString(s string) (int, error) {
+	if !rw.wroteHeader {
+		rw.wroteHeader = true
+		rw.status = http.StatusOK
+	}
+	n, err := io.WriteString(rw.w, s)
+	rw.bytes += int64(n)
+	if rw.body != nil {
+		rw.body.addString(s[:n])
+	}
+	return n, err
+}
+
+// checkWriteHeaderCode panics for a status code net/http's response
+// writers refuse, with their message (net/http's checkWriteHeaderCode:
+// the code must have three digits, RFC 9110 section 15).
+func checkWriteHeaderCode(code int) {
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
 }
 
 // ReadFrom copies r to the body through the underlying writer's ReadFrom

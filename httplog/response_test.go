@@ -60,6 +60,26 @@ func TestResponseController(t *testing.T) {
 	assert.Equal(t, int64(200), m["http.response.status_code"])
 }
 
+// TestWriteString: io.WriteString goes through the wrapper's WriteString,
+// which counts the bytes and keeps the body's first bytes as Write does.
+func TestWriteString(t *testing.T) {
+	srv, rec := serve(t, &httplog.Options{BodyLimit: 4}, "/", func(w http.ResponseWriter, _ *http.Request) {
+		sw, isSW := w.(io.StringWriter)
+		require.True(t, isSW)
+		n, err := sw.WriteString("hello")
+		assert.NoError(t, err)
+		assert.Equal(t, 5, n)
+	})
+	resp, got := get(t, srv.URL)
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Equal(t, "hello", got)
+	srv.Close()
+	_, m := only(t, rec)
+	assert.Equal(t, int64(200), m["http.response.status_code"])
+	assert.Equal(t, int64(5), m["http.response.body.size"])
+	assert.Equal(t, "hell", m["http.response.body"])
+}
+
 // TestReadFrom: io.Copy into the writer goes through ReadFrom and counts.
 func TestReadFrom(t *testing.T) {
 	body := strings.Repeat("x", 100_000)
@@ -128,6 +148,8 @@ func TestHTTP2(t *testing.T) {
 	_, m := only(t, rec)
 	assert.Equal(t, int64(200), m["http.response.status_code"])
 	assert.Equal(t, int64(2), m["http.response.body.size"])
+	assert.Equal(t, "2", m["network.protocol.version"])
+	assert.Equal(t, "https", m["url.scheme"])
 }
 
 // TestExpectContinue: a request with Expect: 100-continue gets its 100
@@ -153,9 +175,10 @@ func TestExpectContinue(t *testing.T) {
 	assert.Equal(t, int64(202), m["http.response.status_code"])
 }
 
-// TestPanics: recovered panics, ErrAbortHandler and Repanic. An abort is
-// logged at Warn at least with error.type "aborted", and with no status
-// code when nothing was written: the client got no response.
+// TestPanics: recovered panics, ErrAbortHandler and Repanic. An aborted
+// response (the handler's ErrAbortHandler, a panic after writing, or
+// Repanic) has error.type "aborted", at Warn at least, and no status code
+// when nothing was written: the client got no response.
 func TestPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -173,7 +196,7 @@ func TestPanics(t *testing.T) {
 			w.WriteHeader(202)
 			w.(http.Flusher).Flush()
 			panic("boom")
-		}, 202, 202, slog.LevelError, true, false, ""},
+		}, 202, 202, slog.LevelError, true, true, ""},
 		{"abort", nil, func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }, 0, 0, slog.LevelWarn, false, true, ""},
 		{"abort after writing", nil, func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(202)
@@ -186,7 +209,7 @@ func TestPanics(t *testing.T) {
 			panic(http.ErrAbortHandler)
 		}, 503, 503, slog.LevelError, false, true, ""},
 		{"repanic", &httplog.Options{Repanic: true}, func(http.ResponseWriter, *http.Request) { panic("boom") },
-			0, 500, slog.LevelError, true, false, "panic serving"},
+			0, 0, slog.LevelError, true, true, "panic serving"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := asyncbustest.NewRecorder()
