@@ -83,6 +83,16 @@
 // a panic after Hijack is recovered and logged, and the connection left
 // as it is.
 //
+// Cost: through an asyncbus handler the middleware adds two allocations
+// to a request (its per-request state and Request.WithContext's copy),
+// three with a generated id. In a real server the id's response header
+// costs net/http four more (the first entry of its header map, and the
+// copy of the header it makes once a handler has called Header()), which
+// a handler setting any response header of its own pays anyway: measured
+// with net/http on loopback and the client in another process, a request
+// with a generated id costs 3 allocations more through the middleware
+// when the handler sets a header, 7 when it sets none.
+//
 // The response writer given to the handler keeps http.Flusher,
 // http.Hijacker, io.ReaderFrom and io.StringWriter (so io.WriteString
 // copies nothing), and Unwrap for http.ResponseController;
