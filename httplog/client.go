@@ -13,51 +13,82 @@ import (
 func clientAddress(r *http.Request, proxies int) string {
 	if proxies > 0 {
 		if fwd := r.Header.Values("Forwarded"); len(fwd) > 0 {
-			if a := nthFromRight(fwd, proxies, forwardedFor); a != "" {
-				return a
+			if _, a := nthFromRight(fwd, proxies, forwardedFor); a != "" {
+				return hostOnly(a)
 			}
 		} else if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
-			if a := nthFromRight(xff, proxies, strings.TrimSpace); a != "" {
-				return a
+			if _, a := nthFromRight(xff, proxies, strings.TrimSpace); a != "" {
+				return hostOnly(a)
 			}
 		}
 	}
 	return hostOnly(r.RemoteAddr)
 }
 
-// nthFromRight returns the n-th non-empty element from the right of the
-// comma-separated lists in values, each element read by parse; with fewer
-// elements, the left-most.
-func nthFromRight(values []string, n int, parse func(string) string) string {
-	var found string
+// scheme returns the URL scheme of the client's request: with proxies 0
+// the one r was received with ("https" over TLS, else "http"); else the
+// proto= of the Forwarded element the client address is taken from or,
+// without a Forwarded header, the proxies-th value from the right of
+// X-Forwarded-Proto, when it is http or https (anything else is not a
+// scheme this server is reached by: the received one is kept).
+func scheme(r *http.Request, proxies int) string {
+	if proxies > 0 {
+		var p string
+		if fwd := r.Header.Values("Forwarded"); len(fwd) > 0 {
+			elem, _ := nthFromRight(fwd, proxies, forwardedFor)
+			p = forwardedParam(elem, "proto")
+		} else if xfp := r.Header.Values("X-Forwarded-Proto"); len(xfp) > 0 {
+			_, p = nthFromRight(xfp, proxies, strings.TrimSpace)
+		}
+		switch {
+		case strings.EqualFold(p, "https"):
+			return "https"
+		case strings.EqualFold(p, "http"):
+			return "http"
+		}
+	}
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// nthFromRight returns the n-th element from the right of the
+// comma-separated lists in values from which parse reads a value, and
+// that value; with fewer such elements, the left-most; "" without any.
+func nthFromRight(values []string, n int, parse func(string) string) (elem, value string) {
 	for i := len(values) - 1; i >= 0; i-- {
 		v := values[i]
 		for v != "" {
-			var elem string
+			var e string
 			if j := strings.LastIndexByte(v, ','); j >= 0 {
-				elem, v = v[j+1:], v[:j]
+				e, v = v[j+1:], v[:j]
 			} else {
-				elem, v = v, ""
+				e, v = v, ""
 			}
-			a := parse(elem)
+			a := parse(e)
 			if a == "" {
 				continue
 			}
-			found = a
+			elem, value = e, a
 			if n--; n == 0 {
-				return hostOnly(found)
+				return elem, value
 			}
 		}
 	}
-	return hostOnly(found)
+	return elem, value
 }
 
 // forwardedFor returns the for= parameter of one Forwarded element
 // (RFC 7239), unquoted; "" without one.
-func forwardedFor(elem string) string {
+func forwardedFor(elem string) string { return forwardedParam(elem, "for") }
+
+// forwardedParam returns the parameter key of one Forwarded element
+// (RFC 7239; keys are case-insensitive), unquoted; "" without one.
+func forwardedParam(elem, key string) string {
 	for _, pair := range strings.Split(elem, ";") {
 		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-		if ok && strings.EqualFold(k, "for") {
+		if ok && strings.EqualFold(k, key) {
 			return strings.Trim(v, `"`)
 		}
 	}

@@ -1,6 +1,7 @@
 package httplog
 
 import (
+	"crypto/tls"
 	"net/http"
 	"testing"
 
@@ -35,6 +36,43 @@ func TestClientAddress(t *testing.T) {
 				}
 			}
 			assert.Equal(t, tc.want, clientAddress(r, tc.proxies))
+		})
+	}
+}
+
+func TestScheme(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		proxies int
+		tls     bool
+		headers map[string][]string
+		want    string
+	}{
+		{"received", 0, false, nil, "http"},
+		{"received over TLS", 0, true, nil, "https"},
+		{"headers not trusted by default", 0, false, map[string][]string{"X-Forwarded-Proto": {"https"}}, "http"},
+		{"xfp one proxy", 1, false, map[string][]string{"X-Forwarded-Proto": {"https"}}, "https"},
+		{"xfp case", 1, true, map[string][]string{"X-Forwarded-Proto": {"HTTP"}}, "http"},
+		{"xfp two proxies", 2, false, map[string][]string{"X-Forwarded-Proto": {"http, https", "http"}}, "https"},
+		{"xfp not a scheme", 1, true, map[string][]string{"X-Forwarded-Proto": {"gopher"}}, "https"},
+		{"forwarded, the client address's element", 1, false, map[string][]string{
+			"Forwarded":         {`for=6.6.6.6;proto=http, for="[2001:db8::17]:4711";proto=https`},
+			"X-Forwarded-Proto": {"http"},
+		}, "https"},
+		{"forwarded two proxies", 2, false, map[string][]string{"Forwarded": {`for=203.0.113.9;Proto=https`, `for=10.0.0.2;proto=http`}}, "https"},
+		{"forwarded element without proto", 1, true, map[string][]string{"Forwarded": {`for=6.6.6.6;proto=http, for=203.0.113.9`}}, "https"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &http.Request{RemoteAddr: "192.0.2.1:5555", Header: http.Header{}}
+			if tc.tls {
+				r.TLS = &tls.ConnectionState{}
+			}
+			for k, vs := range tc.headers {
+				for _, v := range vs {
+					r.Header.Add(k, v)
+				}
+			}
+			assert.Equal(t, tc.want, scheme(r, tc.proxies))
 		})
 	}
 }

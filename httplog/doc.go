@@ -9,8 +9,7 @@
 //
 // The record is logged with the message "request" and carries
 // http.request.method, http.route (the ServeMux pattern, or Options.Route),
-// url.scheme ("http" or "https": the scheme the server received, not one a
-// proxy in front reports), url.path, network.protocol.version ("1.1",
+// url.scheme ("http" or "https"), url.path, network.protocol.version ("1.1",
 // "2"), http.response.status_code, http.response.body.size (bytes
 // written), http.server.request.duration (seconds), client.address,
 // user_agent.original and request_id. Options.Keys selects Google Cloud
@@ -53,7 +52,10 @@
 // trusted. With TrustedProxies n, the n-th address from the right of the
 // Forwarded header (or, without one, of X-Forwarded-For) is taken: the
 // client as seen by the outermost of your n proxies. With fewer addresses
-// than n, the left-most is taken.
+// than n, the left-most is taken. url.scheme is taken the same way: the
+// proto of that Forwarded element or, without a Forwarded header, of
+// X-Forwarded-Proto, when it is http or https; otherwise (and with no
+// TrustedProxies) it is the scheme the server received, "https" over TLS.
 //
 // Panics in the handler are recovered and logged at Error with the panic
 // value (exception.message) and the stack (exception.stacktrace). The

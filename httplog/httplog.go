@@ -32,8 +32,8 @@ type Options struct {
 	// least.
 	Slow time.Duration
 	// TrustedProxies is the number of proxies of yours in front of the
-	// server; 0 (the default) trusts no Forwarded or X-Forwarded-For
-	// header. See the package documentation.
+	// server; 0 (the default) trusts no Forwarded, X-Forwarded-For or
+	// X-Forwarded-Proto header. See the package documentation.
 	TrustedProxies int
 	// SkipPaths are URL paths served without a record (health checks).
 	SkipPaths []string
@@ -274,6 +274,7 @@ func (m *middleware) write(ctx context.Context, r *http.Request, rw *responseWri
 	}
 	a.route = m.route(r)
 	a.client = clientAddress(r, m.proxies)
+	a.scheme = scheme(r, m.proxies)
 	if ah, ok := h.(*asyncbus.Handler); ok {
 		// A pooled buffer, not one on the stack: the attributes reach the
 		// handler's encoder and hooks through interfaces, which escape

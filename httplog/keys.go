@@ -14,7 +14,7 @@ type KeySet int
 const (
 	// OTelKeys are OpenTelemetry's HTTP semantic-convention keys (the
 	// default): http.request.method, http.route, url.scheme ("http" or
-	// "https", as the server received the request), url.path,
+	// "https"; see Options.TrustedProxies), url.path,
 	// network.protocol.version ("1.0", "1.1", "2"),
 	// http.response.status_code, http.response.body.size,
 	// http.server.request.duration (seconds), client.address,
@@ -46,6 +46,7 @@ type access struct {
 	status  int // 0: none (a hijacked connection, an abort before any write)
 	route   string
 	client  string
+	scheme  string
 	aborted bool // the handler panicked with http.ErrAbortHandler
 }
 
@@ -56,7 +57,7 @@ func (a *access) otel(as []slog.Attr) []slog.Attr {
 		as = append(as, slog.String("http.route", a.route))
 	}
 	as = append(as,
-		slog.String("url.scheme", scheme(a.r)),
+		slog.String("url.scheme", a.scheme),
 		slog.String("url.path", a.r.URL.Path),
 		slog.String("network.protocol.version", protocolVersion(a.r)))
 	if a.rw.hijacked {
@@ -73,15 +74,6 @@ func (a *access) otel(as []slog.Attr) []slog.Attr {
 		as = append(as, slog.String("user_agent.original", ua))
 	}
 	return as
-}
-
-// scheme returns the URL scheme r was received with: "https" over TLS,
-// else "http".
-func scheme(r *http.Request) string {
-	if r.TLS != nil {
-		return "https"
-	}
-	return "http"
 }
 
 // protocolVersion returns r's HTTP version as the semantic conventions
