@@ -38,7 +38,7 @@ package ringfile
 // never a mix.
 //
 // A sequence slot (version 2) goes with the state slot of the same index,
-// filled before the same generation store: the numbering (Config.Sequence)
+// filled before the same generation store: the numbering (the bus's sequence numbers)
 // of the run that accepted the ring's records, see ringseq.go. Version 1
 // files have none: their records are replayed without numbers, and the file
 // is rewritten as version 2 once it is empty (a crash during that rewrite
@@ -96,7 +96,7 @@ package ringfile
 // and its header store, possibly half-way through copying its record) have
 // a zero header word. They are not damage and are skipped quietly: the
 // record was never accepted (its Handle never returned), so it is neither
-// replayed nor counted as lost (not in Stats.Unrecovered). Their length was
+// replayed nor counted as lost (not in Result.Unrecovered). Their length was
 // never recorded, so the scan steps word by word through whatever payload
 // the producer had copied until the next valid entry: a word is only taken
 // as an entry if its commit bit is set, its length fits the ring and the
@@ -123,7 +123,7 @@ package ringfile
 //
 // Not durable: oversize records (longer than MaxRecord) live on the heap; only
 // their 8-byte reference (with their length) is in the ring, so recovery can
-// only count them (Stats.Unrecovered, and a warning). Drop markers for gaps
+// only count them (Result.Unrecovered, and a warning). Drop markers for gaps
 // that had not been written are lost too (the drops they report were never
 // accepted).
 

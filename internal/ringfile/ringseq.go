@@ -1,7 +1,7 @@
 package ringfile
 
-// Sequence numbers with the durable ring (Config.Sequence with
-// Config.RingFile).
+// Sequence numbers with the durable ring (the bus's numbering, Options.Run
+// and Options.Numbering).
 //
 // Numbers follow ring order from head (seq.go): the drainer numbers entries
 // as it collects them, a drop marker takes its gap's numbers in front of the
@@ -20,9 +20,10 @@ package ringfile
 //
 // The drainer writes each number into the record's headroom in the ring,
 // after the producer's commit: the record's checksum leaves the headroom
-// out (seqRecordSum). A JSON prefix replaces the line's opening brace, the
-// one byte after the headroom, so recovery also accepts a record whose first
-// line byte is the end of a prefix if it matches with the brace back.
+// out (Sum's room). A prefix may replace the one byte after the headroom (a
+// JSON one replaces the line's opening brace), so recovery also accepts a
+// record whose first line byte is the end of a prefix if it matches with
+// that byte back (Numbering.Replaced).
 //
 // No atomic for the numbering: the drainer passes its next number to
 // Written on its own goroutine, which owns the numbering with a ring file
@@ -39,9 +40,6 @@ import (
 )
 
 const seqSlotWords = 5
-
-// openBrace is the byte a JSON prefix replaces (see ringImage.sumMatches).
-var openBrace = []byte{'{'}
 
 // Numbering is the bus's sequence numbering, as recovery needs it to
 // replay a dead run's records with their numbers: the file keeps only a
