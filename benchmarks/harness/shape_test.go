@@ -50,6 +50,7 @@ func TestRunStructsShapeIsolated(t *testing.T) {
 	assert.Equal(t, int64(200), s.Count.Unique)
 	assert.Greater(t, s.FileBytes, int64(200*900), "~1 KB lines, not the 200-byte reference")
 	assert.Equal(t, ShapeStructs, res.Shape)
+	assert.Contains(t, res.Markdown("slog-json"), "Workload: 200 structs records (~1 KB")
 }
 
 // TestShapeValidation: an unknown shape is refused before anything runs.
