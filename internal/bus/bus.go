@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/ringfile"
 )
 
 var (
@@ -50,14 +52,14 @@ type Bus struct {
 	retries      int    // attempts per batch before its remaining records count as failed
 	output       string // the output's name in error reports (see outputName)
 	kind         outputKind
-	file         *ringFile     // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
-	recovered    uint64        // Stats.Recovered, set before the drainer starts
-	unrecovered  uint64        // Stats.Unrecovered, likewise
-	writeThrough bool          // Config.WriteThrough, without a ring file: CallersMayTouch's answer
-	yieldShift   uint          // see maxYieldShift
-	direct       directCheck   // which write-throughs cannot block for long (see directWriter); nil: none
-	facts        callerFact    // the caller policy's facts of the configuration (factDrop, factTouch, factDirect, factDurable)
-	stopped      chan struct{} // closed once the books are final: every record written or counted, every waiter answered
+	file         *ringfile.File // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
+	recovered    uint64         // Stats.Recovered, set before the drainer starts
+	unrecovered  uint64         // Stats.Unrecovered, likewise
+	writeThrough bool           // Config.WriteThrough, without a ring file: CallersMayTouch's answer
+	yieldShift   uint           // see maxYieldShift
+	direct       directCheck    // which write-throughs cannot block for long (see directWriter); nil: none
+	facts        callerFact     // the caller policy's facts of the configuration (factDrop, factTouch, factDirect, factDurable)
+	stopped      chan struct{}  // closed once the books are final: every record written or counted, every waiter answered
 
 	// The ring: its memory and the cursors tail, head and wtHead, each
 	// group on its own cache line (see ring).

@@ -19,12 +19,13 @@
 // written with sync/atomic through an unsafe pointer into the region (hdr),
 // and New refuses a region whose base is not 8-byte aligned (64-bit atomics
 // require it on 32-bit platforms, and a header must never straddle a cache
-// line). Package unsafe serves four purposes, each with its reason at the
+// line). Package unsafe serves three purposes, each with its reason at the
 // site: the ring's header words (ring.hdr, from the base pointer that
 // newBus and openRing take of the region), the ring memory's alignment
 // (ringMemory views a []uint64 as bytes, and checks a test's region),
-// the ring file's header words (ringFile.word, in a page-aligned mapping)
-// and, on Linux, the writev system call's iovec array. Space the drainer has consumed is
+// and, on Linux, the writev system call's iovec array. (The ring file's
+// own header words are package ringfile's: File.word, in a page-aligned
+// mapping.) Space the drainer has consumed is
 // zeroed before it is handed back to producers, so a zero word always means
 // "not committed yet" and stale payload bytes can never look like a header.
 //
@@ -50,8 +51,10 @@
 //
 // With Config.RingFile the ring lives in a MAP_SHARED file, so committed
 // records survive the death of the process in the page cache and New replays
-// them on the next start; see ringfile.go for the file format, the ordering
-// of the drainer's persisted cursors and the recovery rules.
+// them on the next start. Package ringfile has the file format, the ordering
+// of the drainer's persisted cursors and the recovery rules; durable.go is
+// what the bus gives it (the header word's layout, the numbering, the
+// guarded output calls).
 //
 // # Protocol
 //
@@ -158,14 +161,8 @@
 //	call           drainer (enterCall/leaveCall)  Close giving up (CAS)          none/out/abandoned handshake
 //	final          the give-up count              Stats (first), backlog         stored after the give-up's counts
 //
-// The durable ring file (type ringFile; ringfile.go has the format):
-//
-//	word           stored by                      loaded by                      pairs with / invariant
-//	state slots    drainer (publish, the slot     the next process's recovery    each word one aligned 8-byte store; the slot's
-//	               that is not current)                                          words before the generation
-//	generation     drainer (publish), last        the next process's recovery    a crash between stores leaves the old state
-//	sequence       drainer (publish, with the     the next process's recovery    as the state slot: stored before the generation,
-//	slots          state slot of that index)                                     so the numbering and the cursors switch together
+// The durable ring file's words (state slots, generation, sequence slots)
+// have their table in package ringfile's documentation.
 //
 // The OnError reporter (type reporter):
 //

@@ -110,7 +110,7 @@ func (b *Bus) run() {
 		// Runs before done is closed: every reservation below the final tail
 		// was committed and consumed, and Enqueue after Close never touches the
 		// ring, so nothing uses the mapping any more.
-		defer b.file.close()
+		defer b.file.Close()
 	}
 	for {
 		if b.aborted.Load() { // atomic, row aborted: a Close gave up (giveUp)

@@ -41,7 +41,7 @@ func (d *drainer) writeRound(act batchAction) {
 		if d.kinds[0] == kMarker {
 			pre, mark = len(d.views[0]), d.seqMarkN // a marker only ever opens a batch
 		}
-		b.file.begin(d.pos, pre, mark) // persisted before the write starts
+		b.file.Begin(d.pos, pre, mark) // persisted before the write starts
 	}
 	// wmu: a producer writing through never calls the output at the same time.
 	// Taken as a call: a write-through holding it may be stuck in the output.
@@ -121,7 +121,7 @@ func (d *drainer) release() {
 	if b.file != nil {
 		// The output's write call has returned: only now may the file say so.
 		// Persisted before the zeroing, which destroys the records.
-		b.file.written(d.pos)
+		b.file.Written(d.pos, b.seq.next)
 	}
 	if span := d.pos - d.head; span > 0 {
 		lo, hi := b.offsetOf(d.head), b.offsetOf(d.pos)
@@ -142,7 +142,7 @@ func (d *drainer) release() {
 		// After the zeroing, before producers can see the new head: recovery
 		// never scans beyond zeroed+capacity, i.e. into space that may still
 		// hold consumed records.
-		b.file.zeroedTo(d.pos)
+		b.file.ZeroedTo(d.pos)
 	}
 	if d.ovBytes > 0 {
 		b.oversizeBytes.Add(-d.ovBytes) // atomic, row oversizeBytes
