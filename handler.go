@@ -79,6 +79,9 @@ type Handler struct {
 	// copy made by WithWaitContext; see enqueue).
 	bound context.Context
 	rec   Encoder // the output's own encoder (OpenWithEncoder); nil: enc
+	// waitWrite: every record waits for its write as an Error record does
+	// (the standard log package's handler, stdlog.go).
+	waitWrite bool
 }
 
 // tree is what all handlers derived from one NewHandler share: the handler
@@ -265,7 +268,7 @@ func (h *Handler) enqueueBytes(b *buffer, p []byte, level slog.Level, msg string
 	}
 	var err error
 	switch {
-	case level >= slog.LevelError && level < syncLevel && h.tree.errsKept:
+	case (level >= slog.LevelError || h.waitWrite) && level < syncLevel && h.tree.errsKept:
 		if h.bound != nil {
 			err = h.tree.bus.EnqueueWrittenCtx(h.bound, p)
 		} else {

@@ -47,8 +47,11 @@ import (
 // from internal/core), Handler.Grouped and Handler.WithWaitContext
 // (otelbridge); Handler.HandleEncoded and Handler.Sync (logwriter); and
 // DefaultWriteAttempts and DefaultWriteRetryMax (otlpsink sizes its memory
-// of refused batches by the handler's retries). A new name now has to
-// replace one.
+// of refused batches by the handler's retries). SetDefault (78) is the
+// setup that keeps the standard log package's lines at exit: log.Fatal and
+// log.Panic end the program at once, and slog.SetDefault queues their line
+// like any Info record; no existing name sets log's output. A new name now
+// has to replace one.
 func TestExportedSurface(t *testing.T) {
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
@@ -91,6 +94,6 @@ func TestExportedSurface(t *testing.T) {
 	for _, n := range names {
 		assert.True(t, ast.IsExported(n[strings.LastIndex(n, ".")+1:]), n)
 	}
-	assert.LessOrEqual(t, len(names), 77, "the root's exported names:\n%s", strings.Join(names, "\n"))
+	assert.LessOrEqual(t, len(names), 78, "the root's exported names:\n%s", strings.Join(names, "\n"))
 	t.Logf("%d exported names", len(names))
 }
