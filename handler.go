@@ -79,6 +79,9 @@ type Handler struct {
 	// copy made by WithWaitContext; see enqueue).
 	bound context.Context
 	rec   Encoder // the output's own encoder (OpenWithEncoder); nil: enc
+	// life is shared by every handler derived from one NewHandler and held
+	// by nothing else (unclosed.go).
+	life *lifeline
 	// waitWrite: every record waits for its write as an Error record does
 	// (the standard log package's handler, stdlog.go).
 	waitWrite bool
@@ -180,7 +183,6 @@ func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler,
 	h := &Handler{tree: c, enc: enc}
 	c.recorder = newRecorder(o.Features.FlightRecorder, enc)      // recorder.go
 	c.stack = newStackState(o.Features.StackTraceLevel, o.Format) // stack.go
-	c.initSampling(o.Features.Sampler, h)                         // sample.go; markers go through h
 	switch {
 	case o.Rules != nil:
 		h.slot = o.Rules.slot("")
@@ -195,7 +197,12 @@ func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler,
 			h.leveler = l
 		}
 	}
-	c.listed = openlist.Add(h) // closing.go: taken off when closed; h is complete before it is listed
+	// sample.go: markers go through a copy of h without its lifeline, which
+	// the sampler, and so the tree, must not keep reachable.
+	marker := *h
+	c.initSampling(o.Features.Sampler, &marker)
+	c.listed = openlist.Add(c) // closing.go: taken off when closed; the tree, not h, which may become unreachable
+	h.life = newLifeline(c)    // unclosed.go: closes the tree if every handler of it is dropped unclosed
 	return h, nil
 }
 
