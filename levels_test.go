@@ -149,7 +149,7 @@ func TestLevelRulesLoggerNames(t *testing.T) {
 	assert.Equal(t, r.String(), again.String())
 }
 
-// TestLevelRulesIgnoreCase (issue 29): "INFO,DB=DEBUG" was accepted and its
+// TestLevelRulesIgnoreCase: "INFO,DB=DEBUG" was accepted and its
 // DB rule never matched the logger "db". Logger names now match in any
 // case, as level names always did, through ParseLevelRules, Set, Level and
 // Named handlers alike.
