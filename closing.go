@@ -76,11 +76,11 @@ func (c *tree) CloseContext(ctx context.Context) error {
 // CloseDefault closes the Handler behind slog.Default(): the one-line
 // shutdown that matches the one-line setup.
 //
-//	slog.SetDefault(slog.New(asyncbus.NewHandler(os.Stdout, nil)))
+//	asyncbus.SetDefault(asyncbus.NewHandler(os.Stdout, nil))
 //	defer asyncbus.CloseDefault()
 //
 // It returns Close's error, or an error when the default logger's handler
-// is not a *Handler: slog.SetDefault was never called, or was given
+// is not a *Handler: neither SetDefault nor slog.SetDefault was called, or was given
 // another handler. A handler derived with WithAttrs, WithGroup or Named
 // (slog.Logger.With included) is a *Handler, and closing it closes every
 // handler of its NewHandler. A handler that wraps one, such as a
