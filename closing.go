@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -41,13 +42,22 @@ func (h *Handler) Close() error {
 // has no deadline: if ctx ends first, records still queued are counted as
 // failed and the error says so (it matches ctx's error).
 func (h *Handler) CloseContext(ctx context.Context) error {
+	h.life.cleanup.Stop() // unclosed.go: closed on purpose, so not reported
+	err := h.tree.CloseContext(ctx)
+	runtime.KeepAlive(h.life) // reachable across Stop, as Stop requires
+	return err
+}
+
+// CloseContext is Handler.CloseContext for every handler of the tree; it
+// is what shutdown.CloseAll and an unreachable handler's cleanup call.
+func (c *tree) CloseContext(ctx context.Context) error {
 	// No sync.Once here: the bus's Close is idempotent (and so is the
 	// output's Closing), and an OnError that calls Close while
 	// another Close waits for its reports must not wait behind that Close.
-	h.tree.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
-	h.tree.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
+	c.sample.closing.Store(true) // sample.go: later records reach the bus and get ErrClosed
+	c.sample.flushMarkers()      // sample.go: pending markers go out before the bus closes
 	bound := time.Now().Add(defaultCloseTimeout)
-	if until, ok := h.tree.notifyClosing(ctx); ok { // output.go
+	if until, ok := c.notifyClosing(ctx); ok { // output.go
 		bound = until.Add(closerGrace)
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -55,22 +65,22 @@ func (h *Handler) CloseContext(ctx context.Context) error {
 		ctx, cancel = context.WithDeadline(ctx, bound)
 		defer cancel()
 	}
-	err := h.tree.bus.Close(ctx)
+	err := c.bus.Close(ctx)
 	// After the ring closed: a record the closed recorder refuses goes on
 	// to the ring, which refuses and counts it.
-	h.tree.recorder.close() // recorder.go: what it still keeps counts as expired
-	h.tree.listed.Remove()  // after the drain: shutdown.CloseAll, running now, waits for it too
+	c.recorder.close() // recorder.go: what it still keeps counts as expired
+	c.listed.Remove()  // after the drain: shutdown.CloseAll, running now, waits for it too
 	return err
 }
 
 // CloseDefault closes the Handler behind slog.Default(): the one-line
 // shutdown that matches the one-line setup.
 //
-//	slog.SetDefault(slog.New(asyncbus.NewHandler(os.Stdout, nil)))
+//	asyncbus.SetDefault(asyncbus.NewHandler(os.Stdout, nil))
 //	defer asyncbus.CloseDefault()
 //
 // It returns Close's error, or an error when the default logger's handler
-// is not a *Handler: slog.SetDefault was never called, or was given
+// is not a *Handler: neither SetDefault nor slog.SetDefault was called, or was given
 // another handler. A handler derived with WithAttrs, WithGroup or Named
 // (slog.Logger.With included) is a *Handler, and closing it closes every
 // handler of its NewHandler. A handler that wraps one, such as a

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestCloseReportsEveryFailure (issue 29 item 4): after Flush returned the
+// TestCloseReportsEveryFailure: after Flush returned the
 // output's error, Close returned nil, as if nothing had been lost. Close's
 // error is now the run's verdict: every record that failed, whenever,
 // with the total count, the same on every call; nil only when nothing was
@@ -80,7 +80,7 @@ func TestCloseReportsEveryFailure(t *testing.T) {
 	}
 }
 
-// TestRecordAfterCloseReportedOnce (issue 29 item 4): records logged after
+// TestRecordAfterCloseReportedOnce: records logged after
 // Close were counted in Stats and returned ErrClosed, which slog.Logger
 // discards, so a shutdown-order mistake went unnoticed. The first is now
 // reported to OnError before its Handle returns, once for every handler of
@@ -123,7 +123,7 @@ func TestRecordAfterCloseReportedOnce(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			// Issue 33: the report is delivered before the Handle that
+			// The report is delivered before the Handle that
 			// made it returns (it was lost when the program ended right
 			// after), so it is here without waiting.
 			require.Len(t, reports, 1, "one report in all, delivered before Handle returned")
@@ -255,7 +255,7 @@ func noTime(groups []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// TestCloseIsBounded (issue 33): "every wait is bounded", yet Close on a
+// TestCloseIsBounded: "every wait is bounded", yet Close on a
 // hung output never returned, so a deferred CloseDefault could hang a
 // process at exit. Close now gives up after 5 s (CloseContext at its
 // context's end): the error says the output hung and how many records and
@@ -396,7 +396,7 @@ func (r *reportLog) requireClosedReport(t *testing.T, msg string) {
 	assert.Contains(t, r.errs[0].Error(), fmt.Sprintf(", msg %q)", msg))
 }
 
-// TestFlushIsBounded (issue 33): Flush, which logrbridge.Flush calls to end
+// TestFlushIsBounded: Flush, which logrbridge.Flush calls to end
 // a logr program, waited for a hung output for ever. It now returns after
 // 5 s (as Close) with an error saying so, the records still queued; a
 // FlushContext with a deadline keeps the context's own error.

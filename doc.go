@@ -14,11 +14,11 @@
 //
 //	h := asyncbus.NewHandler(os.Stdout, nil)
 //	defer h.Close()
-//	slog.SetDefault(slog.New(h))
+//	asyncbus.SetDefault(h) // slog's default, and the standard log package's output
 //
 // or, keeping no handle, with CloseDefault as the matching shutdown:
 //
-//	slog.SetDefault(slog.New(asyncbus.NewHandler(os.Stdout, nil)))
+//	asyncbus.SetDefault(asyncbus.NewHandler(os.Stdout, nil))
 //	defer asyncbus.CloseDefault()
 //
 // Nothing accepted is lost silently: records refused because the ring was

@@ -102,7 +102,7 @@ func TestDurableKill9(t *testing.T) {
 
 // TestDurableKill9PlainFile is TestDurableKill9 with a plain *os.File
 // (O_APPEND) output, 40 times: a record the kill tore is cut back from the
-// file before it is replayed (issue 13 item 10).
+// file before it is replayed.
 func TestDurableKill9PlainFile(t *testing.T) {
 	if os.Getenv(durableChildEnv) != "" {
 		os.Exit(durableChild())

@@ -204,11 +204,11 @@ func buildProgram(t *testing.T, name, src string) string {
 
 // TestExitAfterCloseAndWithoutIt runs the program's two other shutdowns.
 //
-// "after-close" (issue 33): the report of a record logged after Close was
+// "after-close": the report of a record logged after Close was
 // delivered on a goroutine of its own and lost when main returned right
 // after (0 of 5 runs had it); it is now on stderr every time.
 //
-// "return-busy" (issue 33): without Close, a busy logger loses the lines
+// "return-busy": without Close, a busy logger loses the lines
 // still queued when main returns, and how many varies widely between runs.
 // What holds each time: every line kept is whole, and each goroutine's kept
 // lines are its first ones, in order (what is lost is the end of the

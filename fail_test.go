@@ -42,7 +42,7 @@ func (w *brokenOutput) String() string {
 	return w.buf.String()
 }
 
-// TestOnErrorMayUseTheHandler (issue 13 item 9): an OnError that logs
+// TestOnErrorMayUseTheHandler: an OnError that logs
 // through the same handler (into a full Block ring, or at SyncLevel, which
 // waits for the write), calls Flush, or calls Close does not deadlock; the
 // reports are delivered, and no goroutine is left after Close.
@@ -107,7 +107,7 @@ func TestOnErrorMayUseTheHandler(t *testing.T) {
 	}
 }
 
-// TestCapacityOutOfRangeIsRefused (issue 13 item 12, issue 33): a ring
+// TestCapacityOutOfRangeIsRefused: a ring
 // larger than 1 GiB is a configuration mistake, not an allocation, and one
 // below 4 KiB would send every ordinary record down the oversize path:
 // Open returns an error, and NewHandler reports it and runs with the
@@ -133,7 +133,7 @@ func TestCapacityOutOfRangeIsRefused(t *testing.T) {
 	assert.EqualValues(t, 1<<30, maxCapacity)
 }
 
-// TestNilWriterFailsEveryRecord (issue 13 item 13): NewHandler(nil, ...)
+// TestNilWriterFailsEveryRecord: NewHandler(nil, ...)
 // does not crash the program, and does not pass for success either: it is
 // reported, every record is counted as Failed (never Written), and Flush and
 // Close return the error. Open refuses it.

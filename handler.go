@@ -79,6 +79,12 @@ type Handler struct {
 	// copy made by WithWaitContext; see enqueue).
 	bound context.Context
 	rec   Encoder // the output's own encoder (OpenWithEncoder); nil: enc
+	// life is shared by every handler derived from one NewHandler and held
+	// by nothing else (unclosed.go).
+	life *lifeline
+	// waitWrite: every record waits for its write as an Error record does
+	// (the standard log package's handler, stdlog.go).
+	waitWrite bool
 }
 
 // tree is what all handlers derived from one NewHandler share: the handler
@@ -145,7 +151,7 @@ func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler,
 		Format:         o.Format,
 		AddSource:      o.AddSource,
 		ReplaceAttr:    o.ReplaceAttr,
-		SlogLevelNames: o.Encoding.SlogLevelNames,
+		SlogLevelNames: slogLevelNames(&o),
 		Color:          useColor(o.Encoding.Color, w),
 		LoggerKey:      o.Encoding.LoggerKey,
 		UniqueKeys:     o.Encoding.UniqueKeys,
@@ -177,7 +183,6 @@ func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler,
 	h := &Handler{tree: c, enc: enc}
 	c.recorder = newRecorder(o.Features.FlightRecorder, enc)      // recorder.go
 	c.stack = newStackState(o.Features.StackTraceLevel, o.Format) // stack.go
-	c.initSampling(o.Features.Sampler, h)                         // sample.go; markers go through h
 	switch {
 	case o.Rules != nil:
 		h.slot = o.Rules.slot("")
@@ -192,7 +197,12 @@ func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler,
 			h.leveler = l
 		}
 	}
-	c.listed = openlist.Add(h) // closing.go: taken off when closed; h is complete before it is listed
+	// sample.go: markers go through a copy of h without its lifeline, which
+	// the sampler, and so the tree, must not keep reachable.
+	marker := *h
+	c.initSampling(o.Features.Sampler, &marker)
+	c.listed = openlist.Add(c) // closing.go: taken off when closed; the tree, not h, which may become unreachable
+	h.life = newLifeline(c)    // unclosed.go: closes the tree if every handler of it is dropped unclosed
 	return h, nil
 }
 
@@ -265,7 +275,7 @@ func (h *Handler) enqueueBytes(b *buffer, p []byte, level slog.Level, msg string
 	}
 	var err error
 	switch {
-	case level >= slog.LevelError && level < syncLevel && h.tree.errsKept:
+	case (level >= slog.LevelError || h.waitWrite) && level < syncLevel && h.tree.errsKept:
 		if h.bound != nil {
 			err = h.tree.bus.EnqueueWrittenCtx(h.bound, p)
 		} else {

@@ -195,7 +195,7 @@ func TestSlogtestConformance(t *testing.T) {
 	}
 }
 
-// TestFlushAfterCloseReturnsErrClosed (issue 33): Flush after Close is a
+// TestFlushAfterCloseReturnsErrClosed: Flush after Close is a
 // shutdown-order mistake and never passes for success: it returns an
 // error wrapping ErrClosed, and Close's own error when records failed.
 // Before the fix it returned nil.

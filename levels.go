@@ -16,9 +16,11 @@ import (
 	"github.com/asyncbus/asyncbus/encode"
 )
 
-// The two levels asyncbus names beyond slog's four. Every format prints them
-// as TRACE and FATAL (Options.Encoding.SlogLevelNames restores slog's DEBUG-4 and
-// ERROR+4); every other level prints exactly as slog prints it.
+// The two levels asyncbus names beyond slog's four. The JSON, Text, Logfmt
+// and Console formats print them as slog does, DEBUG-4 and ERROR+4, or as
+// TRACE and FATAL with Options.Encoding.TraceFatalNames; the other formats
+// use their backends' names (zap's "fatal", GCP's "CRITICAL"). Every other
+// level prints exactly as slog prints it.
 const (
 	// LevelTrace is below Debug, for very chatty diagnostics.
 	LevelTrace = encode.LevelTrace
@@ -369,4 +371,15 @@ func levelNow(l slog.Leveler) slog.Level {
 		return v.Level()
 	}
 	return l.Level()
+}
+
+// slogLevelNames reports whether o's encoder prints LevelTrace and
+// LevelFatal as slog does: in slog's formats and their relatives, unless
+// Options.Encoding.TraceFatalNames asks for TRACE and FATAL.
+func slogLevelNames(o *Options) bool {
+	switch o.Format {
+	case JSON, Text, Logfmt, Console:
+		return !o.Encoding.TraceFatalNames
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -148,7 +149,7 @@ func TestLevelRulesLoggerNames(t *testing.T) {
 	assert.Equal(t, r.String(), again.String())
 }
 
-// TestLevelRulesIgnoreCase (issue 29): "INFO,DB=DEBUG" was accepted and its
+// TestLevelRulesIgnoreCase: "INFO,DB=DEBUG" was accepted and its
 // DB rule never matched the logger "db". Logger names now match in any
 // case, as level names always did, through ParseLevelRules, Set, Level and
 // Named handlers alike.
@@ -293,16 +294,18 @@ func FuzzParseLevelRules(f *testing.F) {
 	})
 }
 
-func TestLevelsPrintedAsTraceAndFatal(t *testing.T) {
+// TestLevelsPrintedAsSlogDoes: by default LevelTrace and LevelFatal print
+// as slog prints them, and as TRACE and FATAL with TraceFatalNames.
+func TestLevelsPrintedAsSlogDoes(t *testing.T) {
 	for _, tt := range []struct {
-		slogNames bool
-		want      []string
+		traceFatal bool
+		want       []string
 	}{
-		{false, []string{"TRACE", "FATAL", "DEBUG-3", "ERROR+1"}},
-		{true, []string{"DEBUG-4", "ERROR+4", "DEBUG-3", "ERROR+1"}},
+		{false, []string{"DEBUG-4", "ERROR+4", "DEBUG-3", "ERROR+1"}},
+		{true, []string{"TRACE", "FATAL", "DEBUG-3", "ERROR+1"}},
 	} {
 		var sink memSink
-		h := NewHandler(&sink, &Options{Level: LevelTrace, Encoding: EncodingOptions{SlogLevelNames: tt.slogNames}})
+		h := NewHandler(&sink, &Options{Level: LevelTrace, Encoding: EncodingOptions{TraceFatalNames: tt.traceFatal}})
 		l := slog.New(h)
 		for _, lvl := range []slog.Level{LevelTrace, LevelFatal, LevelTrace + 1, slog.LevelError + 1} {
 			l.Log(context.Background(), lvl, "x")
@@ -316,4 +319,15 @@ func TestLevelsPrintedAsTraceAndFatal(t *testing.T) {
 		}
 		assert.Equal(t, tt.want, got)
 	}
+	// The default is slog's own spelling, byte for byte.
+	var ours, theirs bytes.Buffer
+	h := NewHandler(&ours, &Options{Level: LevelTrace})
+	slogH := slog.NewJSONHandler(&theirs, &slog.HandlerOptions{Level: LevelTrace})
+	for _, lvl := range []slog.Level{LevelTrace, LevelFatal, slog.LevelError + 8} {
+		slog.New(h).Log(context.Background(), lvl, "x")
+		slog.New(slogH).Log(context.Background(), lvl, "x")
+	}
+	require.NoError(t, h.Close())
+	level := regexp.MustCompile(`"level":"[^"]*"`)
+	assert.Equal(t, level.FindAllString(theirs.String(), -1), level.FindAllString(ours.String(), -1))
 }

@@ -128,9 +128,11 @@ type Options struct {
 
 // EncodingOptions are the format's finer settings (Options.Encoding).
 type EncodingOptions struct {
-	// SlogLevelNames prints LevelTrace and LevelFatal as slog does
-	// (DEBUG-4, ERROR+4) instead of TRACE and FATAL.
-	SlogLevelNames bool
+	// TraceFatalNames prints LevelTrace and LevelFatal as TRACE and FATAL
+	// in the JSON, Text, Logfmt and Console formats, which by default
+	// print them as slog does (DEBUG-4, ERROR+4). The other formats
+	// always use their backends' names.
+	TraceFatalNames bool
 	// Color controls ANSI colour in the Console format.
 	Color ColorMode
 	// LoggerKey is the key of the logger name written by Named handlers;

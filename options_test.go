@@ -354,7 +354,7 @@ func TestOptionsUniqueKeys(t *testing.T) {
 	}
 }
 
-// TestEnumsPrintTheirNames (issue 33): %v of an option's enum value prints
+// TestEnumsPrintTheirNames: %v of an option's enum value prints
 // the name a user writes, not a number.
 func TestEnumsPrintTheirNames(t *testing.T) {
 	tests := []struct {

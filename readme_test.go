@@ -17,22 +17,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestREADMEProgramsCompile builds every ```go block of README.md that is a
-// whole program (starts with "package main"), against this checkout, so the
-// quick start compiles as written, imports included. Programs that import
-// controller-runtime, which this module does not require, are built by
-// the integration module's TestREADMEDropInCompiles.
+// TestREADMEProgramsCompile builds every ```go block of README.md and of
+// docs/*.md that is a whole program (starts with "package main"), against
+// this checkout, so the quick start compiles as written, imports included.
+// Programs that import controller-runtime, which this module does not
+// require, are built by the integration module's TestREADMEDropInCompiles.
 func TestREADMEProgramsCompile(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	docs, err := filepath.Glob("docs/*.md")
 	require.NoError(t, err)
-	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
 	var programs []string
-	for _, b := range blocks {
-		if strings.HasPrefix(b[1], "package main\n") && !strings.Contains(b[1], `"sigs.k8s.io/`) {
-			programs = append(programs, b[1])
+	for _, path := range append([]string{"README.md"}, docs...) {
+		text, err := os.ReadFile(path)
+		require.NoError(t, err)
+		for _, b := range regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(text), -1) {
+			if strings.HasPrefix(b[1], "package main\n") && !strings.Contains(b[1], `"sigs.k8s.io/`) {
+				programs = append(programs, b[1])
+			}
 		}
 	}
-	require.GreaterOrEqual(t, len(programs), 2, "the quick start's programs")
+	require.GreaterOrEqual(t, len(programs), 3, "the quick start's and the docs' programs")
 
 	root, err := filepath.Abs(".")
 	require.NoError(t, err)
@@ -93,11 +96,106 @@ func TestUserDocsNameNoInternals(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Greater(t, len(texts), 100)
+	// An issue number means nothing to a reader outside the project.
+	issue := regexp.MustCompile(`(?i)\bissues? [0-9]|#[0-9]{2}\b`)
 	for path, text := range texts {
 		for _, line := range strings.Split(text, "\n") {
 			assert.False(t, internal.MatchString(line), "%s names something a user cannot use: %q", path, line)
+			assert.False(t, issue.MatchString(line), "%s names an issue: %q", path, line)
 		}
 	}
+	// The README also keeps to the reader's words. (The guarantees page
+	// and the package docs still describe the write path in its own terms.)
+	words := regexp.MustCompile(`(?i)write-through|written through|writes through|drainer|target[^.|]*missed|CI machine|this project's`)
+	for _, line := range strings.Split(texts["README.md"], "\n") {
+		assert.False(t, words.MatchString(line), "README.md uses an internal word: %q", line)
+	}
+}
+
+// TestREADMEIsShort: the README is read in five minutes. It has at most
+// 250 lines, its sentences average at most 25 words (zap's, zerolog's and
+// slog's docs average 20 to 25), and its opening paragraph has at most 80.
+func TestREADMEIsShort(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	readme := string(b)
+	assert.LessOrEqual(t, strings.Count(readme, "\n"), 250, "lines")
+	sentences := proseSentences(readme)
+	require.NotEmpty(t, sentences)
+	words, longest := 0, ""
+	for _, s := range sentences {
+		n := len(strings.Fields(s))
+		words += n
+		if n > len(strings.Fields(longest)) {
+			longest = s
+		}
+	}
+	mean := float64(words) / float64(len(sentences))
+	t.Logf("%d sentences, %.1f words on average; the longest (%d words): %s", len(sentences), mean, len(strings.Fields(longest)), longest)
+	assert.LessOrEqual(t, mean, 25.0, "words per sentence")
+	opening := strings.Fields(openingParagraph(readme))
+	t.Logf("opening paragraph: %d words", len(opening))
+	assert.NotEmpty(t, opening)
+	assert.LessOrEqual(t, len(opening), 80, "the opening paragraph's words")
+}
+
+// proseSentences returns the sentences of a Markdown text's prose: its
+// paragraphs, list items and the last cell of each table row, without code
+// blocks, comments, headings or the header rows of tables.
+func proseSentences(text string) []string {
+	text = regexp.MustCompile("(?s)```.*?```|<!--.*?-->").ReplaceAllString(text, "")
+	var paras []string
+	var para []string
+	flush := func() {
+		if len(para) > 0 {
+			paras = append(paras, strings.Join(para, " "))
+			para = nil
+		}
+	}
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		switch {
+		case strings.TrimSpace(line) == "", strings.HasPrefix(line, "#"):
+			flush()
+		case strings.HasPrefix(line, "|"):
+			flush()
+			cells := strings.Split(strings.Trim(line, "| "), "|")
+			header := i+1 < len(lines) && strings.HasPrefix(lines[i+1], "|-")
+			last := strings.TrimSpace(cells[len(cells)-1])
+			if !header && strings.HasSuffix(last, ".") {
+				paras = append(paras, last)
+			}
+		case strings.HasPrefix(line, "- "):
+			flush()
+			para = append(para, strings.TrimPrefix(line, "- "))
+		default:
+			para = append(para, strings.TrimSpace(line))
+		}
+	}
+	flush()
+	end := regexp.MustCompile("([.!?])\\s+([A-Z`*\\[(0-9])")
+	var out []string
+	for _, p := range paras {
+		p = end.ReplaceAllString(p, "$1\n$2")
+		for _, s := range strings.Split(p, "\n") {
+			if strings.TrimSpace(s) != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// openingParagraph returns the README's first paragraph of prose: the
+// first one after the title that is neither code nor a comment.
+func openingParagraph(readme string) string {
+	readme = regexp.MustCompile("(?s)```.*?```|<!--.*?-->").ReplaceAllString(readme, "")
+	for _, p := range regexp.MustCompile(`\n\s*\n`).Split(readme, -1) {
+		if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, "#") {
+			return p
+		}
+	}
+	return ""
 }
 
 // packageDocs returns what go doc shows of the package in dir: its

@@ -245,7 +245,7 @@ func recorderBooks(t *testing.T, st Stats) {
 	assert.Equal(t, st.RecorderKept, st.RecorderWritten+st.RecorderExpired+st.RecorderLost, "%+v", st)
 }
 
-// TestFlightRecorderAtClose (issue 33): after Close a below-level record
+// TestFlightRecorderAtClose: after Close a below-level record
 // was kept (Handle returned nil, RecorderKept grew) where the docs say
 // ErrClosed, and a trigger after Close counted its kept records as
 // written. Now Close ends the recorder: what it still keeps counts as
@@ -286,7 +286,7 @@ func TestFlightRecorderAtClose(t *testing.T) {
 	}
 }
 
-// TestFlightRecorderTriggerRefused (issue 33): a trigger dropped in Drop
+// TestFlightRecorderTriggerRefused: a trigger dropped in Drop
 // mode counted its kept records as written, and they appeared nowhere.
 // They now count as lost with it.
 func TestFlightRecorderTriggerRefused(t *testing.T) {

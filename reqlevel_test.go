@@ -180,7 +180,7 @@ func TestRequestLevelConcurrentRequests(t *testing.T) {
 		want[fmt.Sprint(i, " INFO")] = perRequest
 		switch i % len(levels) {
 		case 1:
-			want[fmt.Sprint(i, " TRACE")] = perRequest
+			want[fmt.Sprint(i, " DEBUG-4")] = perRequest
 			want[fmt.Sprint(i, " DEBUG")] = perRequest
 		case 2:
 			want[fmt.Sprint(i, " DEBUG")] = perRequest

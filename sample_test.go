@@ -174,7 +174,7 @@ func TestMarkingSamplerIsBoundOnce(t *testing.T) {
 	assert.EqualValues(t, 1, marking.binds.Load(), "bound once")
 }
 
-// TestSampleMarkerSingular (issue 33): one suppressed record is "1 similar
+// TestSampleMarkerSingular: one suppressed record is "1 similar
 // record", not "1 similar records".
 func TestSampleMarkerSingular(t *testing.T) {
 	var sink memSink

@@ -101,7 +101,6 @@ type Stats struct {
 	// LoggedOther counts those below LevelTrace (logr's V(9) and beyond).
 	LoggedOther uint64
 
-	// group: proofs (issue 39)
 	// RunID is the run identity the records carry with their sequence
 	// numbers (Options.Features.Sequence): 16 hex digits, random per NewHandler or
 	// Open, shared by the handlers derived from it; "" when Sequence is off.

@@ -52,7 +52,7 @@ func TestOpenCreatesDirectoriesAndAppends(t *testing.T) {
 	}
 }
 
-// TestFilePrintsItsPath (issue 33): %v of a *File names the file instead
+// TestFilePrintsItsPath: %v of a *File names the file instead
 // of dumping its fields.
 func TestFilePrintsItsPath(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.log")

@@ -465,7 +465,7 @@ func TestRotateInWindowsOrder(t *testing.T) {
 	}
 }
 
-// Issue 13 item 8: a rotation whose rename fails keeps appending to the
+// A rotation whose rename fails keeps appending to the
 // current file (nothing fails), reports once, and rotates at the next size
 // trigger once renaming works again.
 func TestRotationRenameFailureKeepsWriting(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
@@ -125,7 +124,7 @@ func TestDropInVLevelsMatchControllerRuntime(t *testing.T) {
 					var enabled []bool // controller-runtime's, then the drop-in's
 					want, got := bothOutputs(t,
 						[]crzap.Opts{crzap.UseDevMode(dev), crzap.Level(zapcore.Level(level))},
-						[]ourzap.Opts{ourzap.UseDevMode(dev), ourzap.Level(slog.Level(level))},
+						[]ourzap.Opts{ourzap.UseDevMode(dev), ourzap.Level(zapcore.Level(level))}, // the scaffold's zapcore form
 						func(l logr.Logger) {
 							enabled = append(enabled, l.V(v).Enabled())
 							l.V(v).Info("m")

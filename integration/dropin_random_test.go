@@ -368,13 +368,12 @@ func TestDropInRandomizedMatchesControllerRuntime(t *testing.T) {
 				cr := []crzap.Opts{crzap.UseDevMode(dev), crzap.WriteTo(&want)}
 				ours := []ourzap.Opts{ourzap.UseDevMode(dev), ourzap.WriteTo(&got), small}
 				if g.pick(3) == 0 { // V(2) enabled
-					cr, ours = append(cr, crzap.Level(zapcore.Level(-2))), append(ours, ourzap.Level(slog.Level(-2)))
+					cr, ours = append(cr, crzap.Level(zapcore.Level(-2))), append(ours, ourzap.Level(zapcore.Level(-2)))
 				}
 				// Stack traces from the default level, Info, DPanic or Panic.
 				if st := g.pick(4); st > 0 {
 					crl := []zapcore.Level{0, zapcore.InfoLevel, zapcore.DPanicLevel, zapcore.PanicLevel}[st]
-					ourl := []slog.Level{0, ourzap.InfoLevel, ourzap.DPanicLevel, ourzap.PanicLevel}[st]
-					cr, ours = append(cr, crzap.StacktraceLevel(crl)), append(ours, ourzap.StacktraceLevel(ourl))
+					cr, ours = append(cr, crzap.StacktraceLevel(crl)), append(ours, ourzap.StacktraceLevel(crl)) // zapcore's levels, as scaffolds pass them
 				}
 				crl, ourl := crzap.New(cr...), ourzap.New(ours...)
 				var panics [2][]string

@@ -97,7 +97,7 @@ func NewSink(o Options) (*Sink, error) {
 // NewHandler returns an asyncbus handler that sends its records to the
 // journal described by o (see NewSink). opts are the handler's options as
 // for asyncbus.Open, which reports invalid ones; Format, Color and
-// SlogLevelNames do not apply (the handler's drop marker alone is written
+// TraceFatalNames do not apply (the handler's drop marker alone is written
 // in Format, unless Features.Sequence is set, which writes the numbers and
 // the marker as fields: see the package documentation), AddSource writes
 // the CODE_* fields, a Named handler's name

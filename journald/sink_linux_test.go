@@ -163,7 +163,7 @@ func TestForeignRecordSentAsMessage(t *testing.T) {
 	assert.Equal(t, Stats{Sent: 2, Foreign: 2}, s.Stats())
 }
 
-// TestSinkPrintsItsSocket (issue 33): %v of a *Sink names the journal
+// TestSinkPrintsItsSocket: %v of a *Sink names the journal
 // socket instead of dumping its fields.
 func TestSinkPrintsItsSocket(t *testing.T) {
 	j := startJournal(t)

@@ -128,7 +128,7 @@ func TestLevelRulesHTTPRejectsMalformedBodies(t *testing.T) {
 	}
 }
 
-// TestLevelRulesHTTPRefusesOtherBodyTypes (issue 33): a body that is not
+// TestLevelRulesHTTPRefusesOtherBodyTypes: a body that is not
 // JSON and not sent as a rule string (text/plain or no type) gets 415 and
 // a message saying what to send, and changes nothing. Before the fix,
 // curl -X PUT -d 'rules=warn' (a form) set the rules "info,rules=warn",

@@ -161,7 +161,7 @@ func TestStackTraceSameAsRootHandler(t *testing.T) {
 	assert.Equal(t, rs[2:], bs[2:], "the same frames below")
 }
 
-// TestAttributeBudgetThroughLogr (issue 33): values logged through logr,
+// TestAttributeBudgetThroughLogr: values logged through logr,
 // in Info, Error and WithValues, are bounded as slog attributes are: once
 // 16 MiB of them are written, the value at hand is written as
 // encode.TruncatedValue and the rest are left out.

@@ -506,7 +506,7 @@ func TestGroupedHandlerKeepsTopLevelTraceContext(t *testing.T) {
 	assert.Equal(t, tid.String(), group[KeyTraceID], "the record's own ids, in the group")
 }
 
-// TestAttributeBudgetThroughTheBridge (issue 33): a record's attributes
+// TestAttributeBudgetThroughTheBridge: a record's attributes
 // that come through the bridge are bounded as the handler's own are: once
 // 16 MiB of attributes are written, the attribute at hand is written as
 // encode.TruncatedValue and the rest are left out. (The byte bound: the

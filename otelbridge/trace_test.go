@@ -68,7 +68,7 @@ func TestPresetTraceCorrelation(t *testing.T) {
 	}
 }
 
-// TestStylePrintsItsName (issue 33): %v of a Style prints the constant's
+// TestStylePrintsItsName: %v of a Style prints the constant's
 // name, not a number.
 func TestStylePrintsItsName(t *testing.T) {
 	tests := []struct {

@@ -15,7 +15,7 @@ import (
 // NewHandler returns an asyncbus handler that encodes records as OTLP
 // LogRecords and ships them to the collector described by o. opts are the
 // handler's options as for asyncbus.NewHandler; Format, Color and
-// SlogLevelNames do not apply, AddSource writes the OTel code.* attributes,
+// TraceFatalNames do not apply, AddSource writes the OTel code.* attributes,
 // a Named handler's name is a top-level attribute under LoggerKey,
 // Features.Sequence writes the attributes asyncbus.seq and asyncbus.run
 // (see the package documentation), and ReplaceAttr and FlightRecorder are

@@ -81,7 +81,7 @@ func TestCloseContextGivingUpOnAHungCollectorCountsAtOnce(t *testing.T) {
 	}
 }
 
-// TestCloseAgainstADeadCollector (issue 33): pointed at a closed port,
+// TestCloseAgainstADeadCollector: pointed at a closed port,
 // Close took 10 s whatever was configured, reported "context canceled"
 // although nothing was cancelled, and named the output by its Go type.
 // Close now takes the configured CloseTimeout (and at most a second more),

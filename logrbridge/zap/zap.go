@@ -54,13 +54,20 @@
 // # What differs from controller-runtime's package
 //
 //   - Types: levels are [log/slog.Leveler]s (V(n) is slog level -n; see
-//     [DebugLevel] and friends), encoders are [Encoding] values (zap's JSON
-//     and console encoders, configured by [EncoderConfig]), time encoders are
+//     [DebugLevel] and friends), and [Level] and [StacktraceLevel] also
+//     take zapcore's levels, so zap.Level(zapcore.DebugLevel) compiles
+//     unchanged. Encoders are [Encoding] values (zap's JSON and console
+//     encoders, configured by [EncoderConfig]), time encoders are
 //     [TimeEncoder] values, and [RawZapOpts] takes this package's
-//     [ZapOption]s ([AddCaller], [WithCaller], [AddCallerSkip]). Code that
-//     names zapcore types must change; code that uses the flags and
-//     functional options does not. NewRaw, which returns a *zap.Logger, does
-//     not exist.
+//     [ZapOption]s ([AddCaller], [WithCaller], [AddCallerSkip]). These forms
+//     change: zap.RawZapOpts(uzap.AddCaller()) becomes
+//     zap.RawZapOpts(zap.AddCaller()); TimeEncoder: zapcore.ISO8601TimeEncoder
+//     becomes zap.ISO8601TimeEncoder (and so for each time encoder); an
+//     Encoder or NewEncoder built with zapcore becomes zap.NewJSONEncoder or
+//     zap.NewConsoleEncoder with EncoderConfigOptions; Options.Level and
+//     StacktraceLevel set as fields take slog levels. Code that uses the
+//     flags and the other functional options does not change. NewRaw, which
+//     returns a *zap.Logger, does not exist.
 //   - Nothing is sampled: production zap keeps the first 100 lines per
 //     second with the same message and then every 100th; asyncbus keeps them
 //     all and handles overload with its own policy (see asyncbus.Options).
@@ -80,6 +87,8 @@
 package zap
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -258,6 +267,9 @@ type Options struct {
 	HandlerOptions *asyncbus.Options
 	// LoggerOptions are passed to logrbridge.NewLogger after the drop-in's own.
 	LoggerOptions []logrbridge.Option
+	// invalid holds what Level and StacktraceLevel could not read (nil
+	// for what they could), reported by New.
+	invalid []error
 }
 
 // Opts changes Options, like controller-runtime's zap.Opts.
@@ -291,14 +303,25 @@ func ConsoleEncoder(opts ...EncoderConfigOption) func(o *Options) {
 }
 
 // Level sets Options.Level. As with zap, V(n) is level -n: to enable V(3),
-// pass slog.Level(-3).
-func Level(level slog.Leveler) func(o *Options) {
-	return func(o *Options) { o.Level = level }
+// pass slog.Level(-3) or zapcore.Level(-3). It takes a slog.Leveler, or a
+// zapcore.Level or zap.AtomicLevel as scaffolds pass them
+// (zap.Level(zapcore.DebugLevel)), read by name; an AtomicLevel is read
+// once. A value of another kind is reported on standard error (or
+// HandlerOptions.OnError) when New runs, and the default level is used.
+func Level(level fmt.Stringer) func(o *Options) {
+	return func(o *Options) {
+		l, err := leveler(level)
+		o.Level, o.invalid = l, append(o.invalid, err)
+	}
 }
 
-// StacktraceLevel sets Options.StacktraceLevel.
-func StacktraceLevel(stacktraceLevel slog.Leveler) func(o *Options) {
-	return func(o *Options) { o.StacktraceLevel = stacktraceLevel }
+// StacktraceLevel sets Options.StacktraceLevel. It takes the same values
+// as Level (zap.StacktraceLevel(zapcore.PanicLevel) included).
+func StacktraceLevel(stacktraceLevel fmt.Stringer) func(o *Options) {
+	return func(o *Options) {
+		l, err := leveler(stacktraceLevel)
+		o.StacktraceLevel, o.invalid = l, append(o.invalid, err)
+	}
 }
 
 // RawZapOpts appends to Options.ZapOpts.
@@ -392,6 +415,13 @@ func newLogger(closeDropped bool, opts ...Opts) (logr.Logger, *asyncbus.Handler)
 		ao.ReplaceAttr = chainReplace(layoutReplacer(layout), ao.ReplaceAttr)
 	}
 	h := asyncbus.NewHandler(o.DestWriter, &ao)
+	if err := errors.Join(o.invalid...); err != nil {
+		if ao.OnError != nil {
+			ao.OnError(err)
+		} else {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
 	lopts := []logrbridge.Option{
 		logrbridge.StackTraces(o.StacktraceLevel),
 		logrbridge.ErrorAfterValues(true),

@@ -1,4 +1,4 @@
-package asyncbus_test
+package otlpsink_test
 
 import (
 	"errors"
@@ -65,4 +65,13 @@ func Example_fanOut() {
 	// {"level":"INFO","msg":"request handled","status":200}
 	// {"level":"WARN","msg":"slow request","ms":1500}
 	// collector got: 1
+}
+
+// dropTime removes the time from the example's output, so that it is the
+// same on every run.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey && len(groups) == 0 {
+		return slog.Attr{}
+	}
+	return a
 }
