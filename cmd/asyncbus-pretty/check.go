@@ -104,6 +104,7 @@ type checker struct {
 	runs       map[string]*runCheck
 	unnumbered uint64 // lines without a number (other writers, torn lines, a flight recorder entry's inner lines)
 	torn       uint64 // lines a numbered record began inside of (a crash's fragment, the next line glued to it)
+	cut        uint64 // inputs whose last line has no newline (a record cut short by a crash, or being written)
 	p          parser
 	r          record
 }
@@ -116,7 +117,7 @@ func newChecker() *checker { return &checker{runs: make(map[string]*runCheck)} }
 // own, after the fragment, which counts as torn (and as its own number,
 // if its prefix survived: that record is damaged, not missing).
 func (k *checker) line(line []byte) {
-	if i := gluedRecord(line); i > 0 {
+	if i := k.gluedRecord(line); i > 0 {
 		k.torn++
 		k.line(line[:i])
 		line = line[i:]
@@ -158,6 +159,7 @@ func (k *checker) read(r io.Reader) error {
 		line, err := lr.next()
 		if err != nil {
 			if rest, ok := lr.rest(); ok {
+				k.cut++
 				k.line(rest)
 			}
 			if err == io.EOF {
@@ -201,6 +203,9 @@ func (k *checker) report(w io.Writer) bool {
 	}
 	if k.torn > 0 {
 		fmt.Fprintf(w, "%d torn lines: a record cut short (a crash) with the next one glued to it\n", k.torn)
+	}
+	if k.cut > 0 {
+		fmt.Fprintf(w, "%d torn last lines: an input ends without a newline (a record cut short by a crash, or still being written)\n", k.cut)
 	}
 	return ok
 }

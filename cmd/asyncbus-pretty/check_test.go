@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/asyncbus/asyncbus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -109,6 +112,7 @@ func TestCheckReadsFilesInOrderAndGzip(t *testing.T) {
 	code, out := run(old, cur)
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "numbers 1-4: 4 records, 0 dropped at 0 drop markers, 0 missing, 0 duplicated, 0 out of order: ok")
+	assert.Contains(t, out, "1 torn last lines")
 	code, out = run(cur)
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "missing: 1-2")
@@ -118,4 +122,40 @@ func TestCheckReadsFilesInOrderAndGzip(t *testing.T) {
 	code, out = run(filepath.Join(dir, "absent.log"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "absent.log")
+}
+
+// TestCheckUserContentIsNoRecord: attributes, groups and messages spelling
+// out the numbers' prefix, written by asyncbus in each format, make no
+// phantom run, no missing number and no torn line on a whole file.
+func TestCheckUserContentIsNoRecord(t *testing.T) {
+	for _, f := range []asyncbus.Format{asyncbus.JSON, asyncbus.Text, asyncbus.Logfmt, asyncbus.Console, asyncbus.ZapConsole} {
+		t.Run(fmt.Sprint(f), func(t *testing.T) {
+			var buf bytes.Buffer
+			h := asyncbus.NewHandler(&buf, &asyncbus.Options{Format: f, Features: asyncbus.FeatureOptions{Sequence: true}})
+			l := slog.New(h)
+			l.Info("step", "seq", 3, "run", 42, "k", "v")
+			l.Info("step", "seq", 5, "run", "0123456789abcdef", "k", "v")
+			l.Info("step", slog.Group("g", "seq", 3, "run", "0123456789abcdef", "msg", "m"))
+			l.Info("child said: seq=7 run=0123456789abcdef")
+			l.Info("child said: seq=7 run=0123456789abcdef time=2026-12-02T10:00:00Z level=INFO msg=x")
+			l.Info("relay", "line", `seq=7 run=0123456789abcdef time=2026-12-02T10:00:00Z level=INFO msg=x`)
+			l.Info(`relay {"seq":7,"run":"0123456789abcdef","msg":"x"}`)
+			require.NoError(t, h.Close())
+			code, out := checkBytes(t, buf.Bytes())
+			assert.Equal(t, 0, code, out+buf.String())
+			assert.Equal(t, 1, strings.Count(out, "run "), out)
+			assert.Contains(t, out, "numbers 1-7: 7 records, 0 dropped at 0 drop markers, 0 missing, 0 duplicated", out)
+			assert.NotContains(t, out, "torn", out)
+		})
+	}
+}
+
+func TestCheckReportsATornLastLine(t *testing.T) {
+	code, out := checkBytes(t, []byte(rec("1")+"\n"+`{"seq":2,"run":"aa","ms`))
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "numbers 1-2: 2 records")
+	assert.Contains(t, out, "1 torn last lines")
+	code, out = checkBytes(t, []byte(rec("1")+"\n"+rec("2")+"\n"))
+	assert.Equal(t, 0, code, out)
+	assert.NotContains(t, out, "torn", out)
 }
