@@ -152,7 +152,7 @@ func (w *Watcher) poll() {
 func (w *Watcher) reload() {
 	text, fi, err := readFile(w.path)
 	if err != nil {
-		w.last = nil
+		w.last = fi // nil, or a file over MaxSize: refused until its stat changes
 		w.report(fmt.Errorf("levelfile: %w; keeping the rules in force", err))
 		return
 	}
@@ -176,10 +176,13 @@ func (w *Watcher) reload() {
 	w.reported = ""
 }
 
+// openFile is os.Open; tests count the calls.
+var openFile = os.Open
+
 // readFile returns the content of path, at most MaxSize bytes, and the
-// open file's stat.
+// open file's stat; for a file over MaxSize, the stat with the error.
 func readFile(path string) (string, os.FileInfo, error) {
-	f, err := os.Open(path)
+	f, err := openFile(path)
 	if err != nil {
 		return "", nil, err
 	}
@@ -193,7 +196,7 @@ func readFile(path string) (string, os.FileInfo, error) {
 		return "", nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if len(b) > MaxSize {
-		return "", nil, fmt.Errorf("%s: larger than %d bytes", path, MaxSize)
+		return "", fi, fmt.Errorf("%s: larger than %d bytes", path, MaxSize)
 	}
 	return string(b), fi, nil
 }

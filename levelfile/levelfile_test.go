@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,6 +145,31 @@ func TestUnchangedFileIsNotRead(t *testing.T) {
 	later := fi.ModTime().Add(time.Second)
 	require.NoError(t, os.Chtimes(path, later, later))
 	w.poll()
+	assert.Equal(t, "warn", rules.String())
+}
+
+// TestOversizeFileIsNotReadAgain: a file over MaxSize is refused once; the
+// polls that find it unchanged stat it and open nothing, and a smaller
+// update is read and applied.
+func TestOversizeFileIsNotReadAgain(t *testing.T) {
+	var opens atomic.Int64
+	openFile = func(name string) (*os.File, error) { opens.Add(1); return os.Open(name) }
+	t.Cleanup(func() { openFile = os.Open })
+	path := filepath.Join(t.TempDir(), "levels")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Repeat("# padding\n", MaxSize/10+1)), 0o644))
+	rules := asyncbus.MustParseLevelRules("error")
+	w, r := watchByHand(t, rules, path)
+	require.Equal(t, int64(1), opens.Load())
+	for range 3 {
+		w.poll()
+	}
+	assert.Equal(t, int64(1), opens.Load(), "an unchanged refused file is not opened again")
+	assert.Len(t, r.list(), 1, "reported once")
+	assert.Equal(t, "error", rules.String())
+
+	require.NoError(t, os.WriteFile(path, []byte("warn\n"), 0o644))
+	w.poll()
+	assert.Equal(t, int64(2), opens.Load())
 	assert.Equal(t, "warn", rules.String())
 }
 
