@@ -234,3 +234,48 @@ func TestPrintZapStack(t *testing.T) {
 		})
 	}
 }
+
+// TestLevelKeepsZapStacks: -level keeps a kept record's stack trace lines
+// and leaves out a hidden one's, in the bytes zap's development logger
+// writes (zap.NewDevelopmentConfig, plain and with
+// CapitalColorLevelEncoder: WARN and above carry a stack) and in
+// asyncbus's ZapConsole with StackTraceLevel.
+func TestLevelKeepsZapStacks(t *testing.T) {
+	const stack = "example.com/app.run\n\t/src/app/main.go:17\ntesting.tRunner\n\t/usr/local/go/src/testing/testing.go:2036\n"
+	zapDev := func(level string) string {
+		return "2026-12-06T06:52:31.435Z\t" + level + "\tapp/main.go:17\tmsg " + level + "\t{\"n\": 1}\n"
+	}
+	var zc bytes.Buffer
+	h := asyncbus.NewHandler(&zc, &asyncbus.Options{Format: asyncbus.ZapConsole, Features: asyncbus.FeatureOptions{StackTraceLevel: slog.LevelWarn}})
+	l := slog.New(h)
+	l.Info("msg INFO")
+	l.Warn("msg WARN")
+	l.Error("msg ERROR")
+	l.Info("msg INFO")
+	require.NoError(t, h.Close())
+	require.Equal(t, 2, strings.Count(zc.String(), "testing.tRunner\n\t"), zc.String())
+	for name, in := range map[string]string{
+		"zap development": zapDev("INFO") + zapDev("WARN") + stack + zapDev("ERROR") + stack + zapDev("INFO"),
+		"zap development, coloured": zapDev("\x1b[34mINFO\x1b[0m") + zapDev("\x1b[33mWARN\x1b[0m") + stack +
+			zapDev("\x1b[31mERROR\x1b[0m") + stack + zapDev("\x1b[34mINFO\x1b[0m"),
+		"asyncbus ZapConsole": zc.String(),
+	} {
+		for _, tc := range []struct {
+			level  string
+			stacks int
+		}{{"warn", 2}, {"error", 1}} {
+			t.Run(name+"/"+tc.level, func(t *testing.T) {
+				var out, errOut bytes.Buffer
+				code := run(t.Context(), []string{"-level", tc.level, "-color", "never"}, strings.NewReader(in), &out, &errOut)
+				require.Equal(t, 0, code, errOut.String())
+				got := out.String()
+				assert.NotContains(t, got, "msg INFO")
+				assert.Equal(t, tc.level == "warn", strings.Contains(got, "msg WARN"), got)
+				assert.Contains(t, got, "msg ERROR")
+				assert.Equal(t, tc.stacks, strings.Count(got, "testing.tRunner\n\t"), got)
+				lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+				assert.True(t, strings.HasPrefix(lines[len(lines)-1], "\t"), "the last line kept is the error's stack: %s", got)
+			})
+		}
+	}
+}
