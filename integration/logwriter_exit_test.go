@@ -49,6 +49,15 @@ func exitLoggers(w *logwriter.Writer) map[string]func() exitLogger {
 				"fatal":      func(msg string) { l.Fatal(msg) },
 			}}
 		},
+		"zap-color": func() exitLogger { // zap's development console, coloured levels
+			cfg := zap.NewDevelopmentEncoderConfig()
+			cfg.EncodeLevel = zapcore.CapitalColorLevelEncoder
+			l := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(cfg), zapcore.AddSync(w), zap.InfoLevel))
+			return exitLogger{asyncbus.ZapConsole, func(msg string, i int) { l.Info(msg, zap.Int("i", i)) }, map[string]func(string){
+				"error-exit": func(msg string) { l.Error(msg); os.Exit(1) },
+				"fatal":      func(msg string) { l.Fatal(msg) },
+			}}
+		},
 		"zerolog": func() exitLogger {
 			l := zerolog.New(w).With().Timestamp().Logger()
 			return exitLogger{asyncbus.JSON, func(msg string, i int) { l.Info().Int("i", i).Msg(msg) }, map[string]func(string){
@@ -62,6 +71,16 @@ func exitLoggers(w *logwriter.Writer) map[string]func() exitLogger {
 			return exitLogger{asyncbus.Logfmt, func(msg string, i int) { l.WithField("i", i).Info(msg) }, map[string]func(string){
 				"error-exit": func(msg string) { l.Error(msg); os.Exit(1) },
 				"fatal":      func(msg string) { l.Fatal(msg) },
+			}}
+		},
+		"logrus-json": func() exitLogger { // sorted keys: a long "error" puts "level" far into the line
+			l := logrus.New()
+			l.SetOutput(w)
+			l.SetFormatter(&logrus.JSONFormatter{})
+			cause := errors.New("dial tcp 10.0.0.1:5432: " + strings.Repeat("connection refused; ", 20))
+			return exitLogger{asyncbus.JSON, func(msg string, i int) { l.WithField("i", i).Info(msg) }, map[string]func(string){
+				"error-exit": func(msg string) { l.WithError(cause).Error(msg); os.Exit(1) },
+				"fatal":      func(msg string) { l.WithError(cause).Fatal(msg) },
 			}}
 		},
 		"stdlog": func() exitLogger {
@@ -140,13 +159,15 @@ func TestLogwriterExitSafety(t *testing.T) {
 		return
 	}
 	if testing.Short() {
-		t.Skip("runs child processes 720 times")
+		t.Skip("runs child processes 1,040 times")
 	}
 	const runs = 20
 	cases := []struct{ logger, idiom string }{
 		{"zap", "error-exit"}, {"zap", "fatal"},
 		{"zerolog", "error-exit"}, {"zerolog", "fatal"},
 		{"logrus", "error-exit"}, {"logrus", "fatal"},
+		{"zap-color", "error-exit"}, {"zap-color", "fatal"},
+		{"logrus-json", "error-exit"}, {"logrus-json", "fatal"},
 		{"stdlog", "fatal"},
 		{"klog", "error-exit"}, {"klog", "fatal"},
 	}

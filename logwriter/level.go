@@ -10,7 +10,10 @@ import (
 	"github.com/asyncbus/asyncbus"
 )
 
-// levelScan is how far into a line a Writer looks for its level.
+// levelScan is how far into a line that is not a JSON object a Writer
+// looks for its level: the text, console and klog layouts put it in their
+// first fields (logrus's text formatter writes time, level and msg before
+// the sorted fields), and a bound keeps a long line's cost constant.
 const levelScan = 256
 
 var (
@@ -18,14 +21,20 @@ var (
 	textLevelKey = []byte(`level=`)
 )
 
-// lineLevel reads the level of a line that a logger encoded, from its first
-// levelScan bytes, in the forms Writer documents: a JSON "level" string
-// (zap, zerolog, logrus), a level= token (logrus's and slog's text, logfmt),
-// a tab-separated level field (zap's console encoder) or a klog header. ok
-// is false when the line shows none of them.
+// lineLevel reads the level of a line that a logger encoded, in the forms
+// Writer documents: a JSON object's top-level "level" string, wherever it
+// is (zap, zerolog, logrus, whose sorted keys can put it after a long
+// "error"), or, from the first levelScan bytes of another line, a JSON
+// "level" string (an object behind a prefix), a level=
+// token (logrus's and slog's text, logfmt), a tab-separated level field
+// (zap's console encoder, coloured or not) or a klog header. ok is false
+// when the line shows none of them.
 func lineLevel(p []byte) (l slog.Level, ok bool) {
+	if len(p) > 0 && p[0] == '{' {
+		return jsonLevel(p)
+	}
 	head := p[:min(len(p), levelScan)]
-	if i := bytes.Index(head, jsonLevelKey); i >= 0 {
+	if i := bytes.Index(head, jsonLevelKey); i >= 0 { // a JSON object behind a prefix (the standard log's)
 		v := head[i+len(jsonLevelKey):]
 		if j := bytes.IndexByte(v, '"'); j >= 0 {
 			return levelNamed(v[:j])
@@ -39,6 +48,108 @@ func lineLevel(p []byte) (l slog.Level, ok bool) {
 		return l, true
 	}
 	return klogHeaderLevel(head)
+}
+
+// jsonLevel reads the string value of the top-level key "level" of the
+// JSON object p. It walks the object's keys, skipping each value whole
+// (strings by their quotes, objects and arrays by their depth), so a key
+// or a quote inside a value is never taken for one; it stops at the key,
+// or at the first byte that is not JSON as the loggers write it.
+func jsonLevel(p []byte) (slog.Level, bool) {
+	i := 1 // after '{'
+	for {
+		i = skipSpace(p, i)
+		if i >= len(p) || p[i] != '"' {
+			return 0, false // '}', the end, or not a key
+		}
+		end := skipString(p, i)
+		if end < 0 {
+			return 0, false
+		}
+		key := p[i+1 : end-1]
+		i = skipSpace(p, end)
+		if i >= len(p) || p[i] != ':' {
+			return 0, false
+		}
+		i = skipSpace(p, i+1)
+		if string(key) == "level" {
+			if i >= len(p) || p[i] != '"' {
+				return 0, false
+			}
+			if end = skipString(p, i); end < 0 {
+				return 0, false
+			}
+			return levelNamed(p[i+1 : end-1])
+		}
+		if i = skipValue(p, i); i < 0 {
+			return 0, false
+		}
+		i = skipSpace(p, i)
+		if i >= len(p) || p[i] != ',' {
+			return 0, false
+		}
+		i++
+	}
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(p []byte, i int) int {
+	for i < len(p) && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the JSON string opening at p[i], or
+// -1 if it does not end.
+func skipString(p []byte, i int) int {
+	for i++; i < len(p); {
+		j := bytes.IndexAny(p[i:], `"\`)
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if p[i] == '"' {
+			return i + 1
+		}
+		i += 2 // a backslash and the byte it escapes
+	}
+	return -1
+}
+
+// skipValue returns the index after the JSON value at p[i] (a string, an
+// object or array with everything in it, or a scalar), or -1 if it does
+// not end.
+func skipValue(p []byte, i int) int {
+	depth := 0
+	for i < len(p) {
+		switch c := p[i]; c {
+		case '"':
+			if i = skipString(p, i); i < 0 {
+				return -1
+			}
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // a scalar's end
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return i // a scalar's end
+			}
+		}
+		i++
+	}
+	return -1
 }
 
 // textLevel reads a level= token that starts the line or follows a space.
@@ -64,20 +175,47 @@ func textLevel(head []byte) (slog.Level, bool) {
 }
 
 // consoleLevel reads zap's console layout: the level is the first or the
-// second tab-separated field (after the time).
+// second tab-separated field (after the time), plain or coloured by
+// zapcore's CapitalColorLevelEncoder or LowercaseColorLevelEncoder.
 func consoleLevel(head []byte) (slog.Level, bool) {
 	i := bytes.IndexByte(head, '\t')
 	if i < 0 {
 		return 0, false
 	}
-	if l, ok := levelNamed(head[:i]); ok {
+	if l, ok := levelNamed(uncolor(head[:i])); ok {
 		return l, true
 	}
 	rest := head[i+1:]
 	if j := bytes.IndexByte(rest, '\t'); j >= 0 {
-		return levelNamed(rest[:j])
+		return levelNamed(uncolor(rest[:j]))
 	}
 	return 0, false
+}
+
+// uncolor returns field without the SGR escape sequences ("\x1b[31m",
+// "\x1b[0m") that open and close it, as zap's colour level encoders write
+// them.
+func uncolor(field []byte) []byte {
+	if rest, ok := bytes.CutPrefix(field, []byte("\x1b[")); ok {
+		if m := bytes.IndexByte(rest, 'm'); m >= 0 && isSGRParams(rest[:m]) {
+			field = rest[m+1:]
+		}
+	}
+	if i := bytes.LastIndex(field, []byte("\x1b[")); i >= 0 && bytes.HasSuffix(field, []byte("m")) && isSGRParams(field[i+2:len(field)-1]) {
+		field = field[:i]
+	}
+	return field
+}
+
+// isSGRParams reports whether s is an SGR sequence's parameters: digits
+// and ';'.
+func isSGRParams(s []byte) bool {
+	for _, c := range s {
+		if c != ';' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // klogHeaderLevel reads klog's header, "Lmmdd hh:mm:ss.uuuuuu ...", whose

@@ -30,10 +30,12 @@ import (
 // and none is removed (every supported logger ends its lines with one). An
 // empty Write is not a record.
 //
-// Exit safety follows the line's level, which the Writer reads from the
-// line's first 256 bytes: a JSON "level" string (zap, zerolog and logrus
-// JSON), a level= token (logrus text, logfmt, slog text), zap's console
-// level field, or klog's severity letter. As a Handler's records, in Block
+// Exit safety follows the line's level, which the Writer reads as each
+// logger writes it: a JSON object's top-level "level" string wherever it
+// is (zap, zerolog and logrus JSON, where sorted keys put it after a long
+// "error"), or, in a line's first 256 bytes, a level= token (logrus text,
+// logfmt, slog text), zap's console level field (coloured or not), or
+// klog's severity letter. As a Handler's records, in Block
 // mode without BlockTimeout (the default), lines at or above
 // slog.LevelError (zap's dpanic and error) are in the output before Write
 // returns, and lines at or above Options.SyncLevel (fatal and panic, by
@@ -58,7 +60,11 @@ type Options struct {
 	// and logrus's JSON, asyncbus.ZapJSON for zap's JSON, asyncbus.Logfmt
 	// or asyncbus.Text for logrus's text formatter, asyncbus.ZapConsole
 	// for zap's console encoder, asyncbus.Text for klog and the standard
-	// log.
+	// log. The zap formats write the marker's time as RFC 3339 unless told
+	// otherwise: give the stream's time encoding with WithZapTime, e.g.
+	// asyncbus.ZapJSON.WithZapTime(encode.ZapTimeEpoch) for
+	// zap.NewProductionEncoderConfig's float "ts", so that the markers'
+	// "ts" reads as the logger's own.
 	Format asyncbus.Format
 	// SyncLevel: lines at or above it are written and synced before Write
 	// returns, as asyncbus.Options.SyncLevel. Nil means asyncbus.LevelFatal.
@@ -133,8 +139,10 @@ func (w *Writer) Write(p []byte) (int, error) {
 
 // Sync writes every line written before the call to the output and syncs
 // it where the output has a Sync method (zap calls it after its Fatal and
-// Panic lines; users call it at exit). It waits as a Handler's SyncLevel
-// record does: at most 5 s, and not at all while the output is stuck,
+// Panic lines; users call it at exit). klog.Flush does not reach the
+// Writer (klog flushes its own buffers, not the output it was given), so
+// a klog program calls w.Sync (or Close) itself before it exits. It waits
+// as a Handler's SyncLevel record does: at most 5 s, and not at all while the output is stuck,
 // returning an error matching context.DeadlineExceeded with the lines
 // still queued. Otherwise it returns the output's error, as
 // asyncbus.Handler.Flush does.
