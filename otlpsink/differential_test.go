@@ -33,6 +33,9 @@ func randAttr(rng *rand.Rand, depth int) slog.Attr {
 	case 3:
 		return slog.Float64(key, float64(rng.IntN(1000))/8)
 	case 4:
+		if rng.IntN(4) == 0 {
+			return slog.Duration(key, 0) // zero values are written, as slog and the SDK write them
+		}
 		return slog.Duration(key, time.Duration(rng.IntN(1e9)))
 	case 5:
 		return slog.Any(key, lazyName{})
@@ -45,8 +48,30 @@ func randAttr(rng *rand.Rand, depth int) slog.Attr {
 		for i := range g {
 			g[i] = randAttr(rng, depth+1)
 		}
-		return slog.Group(key, g...)
+		a := slog.Group(key, g...)
+		if key != "" && !written(a) {
+			// A group left empty (its members have empty keys): otlpsink
+			// leaves it out, so it does not replace an earlier attribute of
+			// its key where slog's object does (documented); a key of its
+			// own keeps the comparison to what both write.
+			a.Key = fmt.Sprintf("hollow%d", rng.Uint64())
+		}
+		return a
 	}
+}
+
+// written reports whether otlpsink writes a: a non-empty key, and for a
+// group a member that is written (a group under an empty key is inlined).
+func written(a slog.Attr) bool {
+	if a.Value.Kind() != slog.KindGroup {
+		return a.Key != ""
+	}
+	for _, m := range a.Value.Group() {
+		if written(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // toJSONish converts decoded OTLP attributes to what encoding/json makes of

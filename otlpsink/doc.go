@@ -87,6 +87,10 @@
 //     log/slog's handler rules keep every group that has content.
 //   - An empty group is left out, and so does not replace an earlier
 //     attribute of its key (otelslog writes an empty map): slog's rules.
+//     So is a group whose members all have empty keys (dropped, below):
+//     after slog.Duration("d", 0), a later group "d" holding only
+//     slog.Int("", 1) leaves d=0 in place, where the SDK's map {"": 1}
+//     replaces it.
 //   - A LogValuer whose value is a group, logged under an empty key, is
 //     inlined (otelslog writes it under "", which the SDK drops at the top
 //     level and keeps inside groups): slog's rules.
