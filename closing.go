@@ -65,6 +65,7 @@ func (c *tree) CloseContext(ctx context.Context) error {
 		ctx, cancel = context.WithDeadline(ctx, bound)
 		defer cancel()
 	}
+	c.endRun(ctx) // sequence.go: the run-end line, last
 	err := c.bus.Close(ctx)
 	// After the ring closed: a record the closed recorder refuses goes on
 	// to the ring, which refuses and counts it.

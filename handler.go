@@ -107,6 +107,8 @@ type tree struct {
 	logged      *levelCounts    // levelcounts.go: Stats.LoggedTrace and after
 	listed      *openlist.Entry // closing.go: its place among the open handlers that shutdown.CloseAll closes
 	seq         bool            // sequence.go: Options.Features.Sequence, records carry headroom for the number
+	runEnd      atomic.Bool     // sequence.go: Close writes the run-end line; swapped to false by the first Close (once)
+	runEndRoom  bool            // sequence.go: Drop or BlockTimeout: Close makes room for the run-end line first
 	room        int             // sequence.go: the headroom the encode stage leaves (bus.SeqRoom when seq)
 }
 
@@ -155,6 +157,7 @@ func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler,
 		Color:          useColor(o.Encoding.Color, w),
 		LoggerKey:      o.Encoding.LoggerKey,
 		UniqueKeys:     o.Encoding.UniqueKeys,
+		SequenceKeys:   o.Features.Sequence && own == nil, // sequence.go: the numbers' keys win
 	}
 	enc := encode.New(encOpts)
 	b, err := openBus(w, &o, busHooks(&o, enc, encOpts, own), strict)
@@ -175,6 +178,8 @@ func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler,
 	}
 	if c.seq {
 		c.room = bus.SeqRoom
+		c.runEnd.Store(own == nil) // an own Encoder's numbers have no run-end line
+		c.runEndRoom = o.Ring.Overflow == Drop || o.Ring.BlockTimeout > 0
 	}
 	if c.syncLevel == nil {
 		c.syncLevel = LevelFatal

@@ -142,9 +142,11 @@ type EncodingOptions struct {
 	// repeated key keeps its first position and takes its last value, as
 	// the OpenTelemetry SDK keeps a repeated attribute, across the built-in
 	// fields, the logger name, the Context fields, WithAttrs and the record;
-	// in JSON, object values (groups) of one key are merged. Off (the
-	// default), JSON and Text stay byte-identical to slog's handlers, which
-	// write every repeat (see package encode).
+	// in JSON, object values (groups) of one key are merged. With
+	// Features.Sequence the numbers' keys win: a top-level attribute seq
+	// or run is written as seq_ or run_. Off (the default), JSON and Text
+	// stay byte-identical to slog's handlers, which write every repeat
+	// (see package encode), the numbers' keys included.
 	UniqueKeys bool
 }
 
@@ -246,6 +248,12 @@ type FeatureOptions struct {
 	// methods (journald: the fields ASYNCBUS_SEQ and ASYNCBUS_RUN;
 	// otlpsink: the attributes asyncbus.seq and asyncbus.run), and
 	// OpenWithEncoder refuses the option otherwise, and with Ring.File.
+	// In the JSON and key=value forms, Close writes after the last record
+	// the run-end line, {"run_end":"R","count":C,"msg":"asyncbus: run
+	// ended"} (run_end=R count=C ... in the other formats): no record
+	// starts with it, it takes no number, C is the count of numbers the
+	// run gave out, and Stats count it as a record. -check reports a run
+	// without it as ended without Close, and fails one it disagrees with.
 	Sequence bool
 }
 

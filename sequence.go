@@ -1,6 +1,7 @@
 package asyncbus
 
 import (
+	"context"
 	"time"
 
 	"github.com/asyncbus/asyncbus/encode"
@@ -93,4 +94,26 @@ func (c *tree) addSeqStats(s *Stats) {
 	if c.seq {
 		s.RunID = c.bus.RunID()
 	}
+}
+
+// endRun enqueues, at the first Close of a handler whose records carry
+// numbers in the JSON or key=value form, the request for the run-end line
+// (bus.RunEndSentinel): the drainer writes in its place the run identity
+// and the count of numbers given out, after every record enqueued before
+// it. It waits for room no longer than ctx (Close's bound); where a full
+// ring drops instead (Drop, BlockTimeout) it first waits for the records
+// queued to be written, as a SyncLevel record does (at most 5 s, not at
+// all while the output is stuck). A line that still finds no room is
+// dropped and counted like a record, and -check then reports the run as
+// ended without Close. Stats count the line as a record.
+func (c *tree) endRun(ctx context.Context) {
+	if !c.runEnd.Swap(false) { // atomic: one Close writes it, however many run
+		return
+	}
+	if c.runEndRoom {
+		_ = c.bus.SyncBounded(ctx) // its failures are Close's to report: Sync moves no mark
+	}
+	p := make([]byte, bus.SeqRoom+len(bus.RunEndSentinel)+bus.RunEndRoom)
+	copy(p[bus.SeqRoom:], bus.RunEndSentinel)
+	_ = c.bus.EnqueueUntil(p, ctx.Done()) // ErrClosed, ErrDropped: counted by the bus
 }

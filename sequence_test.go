@@ -44,7 +44,7 @@ func TestSequenceInEveryFormat(t *testing.T) {
 				l.Info("hello", "i", i)
 			}
 			require.NoError(t, h.Close())
-			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+			lines := recordLines(t, buf.String(), h.Stats().RunID, 3)
 			require.Len(t, lines, 3)
 			assert.True(t, strings.HasPrefix(lines[0], fmt.Sprintf(tc.first, h.Stats().RunID)), lines[0])
 			for i, line := range lines {
@@ -56,6 +56,67 @@ func TestSequenceInEveryFormat(t *testing.T) {
 				} else {
 					assert.True(t, strings.HasPrefix(line, fmt.Sprintf("seq=%d run=%s ", i+1, h.Stats().RunID)), line)
 				}
+			}
+		})
+	}
+}
+
+// recordLines returns the lines of out but its last, which must be the
+// run-end line Close writes for run after count numbers.
+func recordLines(t *testing.T, out, run string, count int) []string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.NotEmpty(t, lines)
+	last := lines[len(lines)-1]
+	if strings.HasPrefix(last, "{") {
+		assert.Equal(t, fmt.Sprintf(`{"run_end":"%s","count":%d,"msg":"asyncbus: run ended"}`, run, count), last)
+	} else {
+		assert.Equal(t, fmt.Sprintf(`run_end=%s count=%d msg="asyncbus: run ended"`, run, count), last)
+	}
+	return lines[:len(lines)-1]
+}
+
+// TestSequenceCloseEndsTheRun: Close writes the run-end line once, after
+// every record, with the count of numbers given out (lost ones too); a
+// handler whose output numbers in its own encoding writes none.
+func TestSequenceCloseEndsTheRun(t *testing.T) {
+	var buf bytes.Buffer
+	h := asyncbus.NewHandler(&buf, &asyncbus.Options{Format: asyncbus.Text, Features: asyncbus.FeatureOptions{Sequence: true}})
+	l := slog.New(h.Named("child")) // a derived handler closes the same run
+	for i := range 5 {
+		l.Info("x", "i", i)
+	}
+	require.NoError(t, h.Close())
+	require.NoError(t, h.Close())
+	lines := recordLines(t, buf.String(), h.Stats().RunID, 5)
+	assert.Len(t, lines, 5)
+	assert.Equal(t, 1, strings.Count(buf.String(), "run_end="), "once")
+}
+
+// TestSequenceUniqueKeysRenameTheUsersSeqAndRun: with UniqueKeys, a
+// record's own seq and run are written as seq_ and run_: each key once,
+// the numbers' first.
+func TestSequenceUniqueKeysRenameTheUsersSeqAndRun(t *testing.T) {
+	for _, f := range []asyncbus.Format{asyncbus.JSON, asyncbus.Text} {
+		t.Run(f.String(), func(t *testing.T) {
+			var buf bytes.Buffer
+			h := asyncbus.NewHandler(&buf, &asyncbus.Options{Format: f, Encoding: asyncbus.EncodingOptions{UniqueKeys: true}, Features: asyncbus.FeatureOptions{Sequence: true}})
+			slog.New(h).With("run", "job-7").Info("step", "seq", 5)
+			require.NoError(t, h.Close())
+			lines := recordLines(t, buf.String(), h.Stats().RunID, 1)
+			require.Len(t, lines, 1)
+			line := lines[0]
+			if f == asyncbus.JSON {
+				assert.True(t, strings.HasPrefix(line, fmt.Sprintf(`{"seq":1,"run":"%s",`, h.Stats().RunID)), line)
+				assert.Equal(t, 1, strings.Count(line, `"seq":`), line)
+				assert.Equal(t, 1, strings.Count(line, `"run":`), line)
+				assert.Contains(t, line, `"run_":"job-7"`)
+				assert.Contains(t, line, `"seq_":5`)
+			} else {
+				assert.True(t, strings.HasPrefix(line, fmt.Sprintf(`seq=1 run=%s `, h.Stats().RunID)), line)
+				assert.Equal(t, 1, strings.Count(line, ` seq=`)+strings.Count(line[:4], `seq=`), line)
+				assert.Contains(t, line, ` run_=job-7`)
+				assert.Contains(t, line, ` seq_=5`)
 			}
 		})
 	}
@@ -78,7 +139,7 @@ func TestSequenceEmptyObjectStaysJSON(t *testing.T) {
 	h := asyncbus.NewHandler(&buf, &asyncbus.Options{ReplaceAttr: drop, Features: asyncbus.FeatureOptions{Sequence: true}})
 	slog.New(h).Info("gone")
 	require.NoError(t, h.Close())
-	assert.Equal(t, fmt.Sprintf(`{"seq":1,"run":"%s"}`+"\n", h.Stats().RunID), buf.String())
+	assert.Equal(t, fmt.Sprintf(`{"seq":1,"run":"%s"}`+"\n"+`{"run_end":"%[1]s","count":1,"msg":"asyncbus: run ended"}`+"\n", h.Stats().RunID), buf.String())
 }
 
 func TestSequenceWriteThroughTakesItsNumberInOrder(t *testing.T) {
@@ -102,7 +163,7 @@ func TestSequenceWriteThroughTakesItsNumberInOrder(t *testing.T) {
 	require.Positive(t, st.WriteThrough, "some records were written through")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	lines := recordLines(t, string(data), st.RunID, 20)
 	require.Len(t, lines, 20)
 	for i, line := range lines {
 		var m map[string]any
@@ -187,7 +248,7 @@ func TestSequenceFlightRecorderEntryTakesOneNumber(t *testing.T) {
 	l.Error("trigger")
 	l.Info("after")
 	require.NoError(t, h.Close())
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	lines := recordLines(t, buf.String(), h.Stats().RunID, 3)
 	require.Len(t, lines, 7, buf.String())
 	var seqs []any
 	var msgs []string

@@ -134,6 +134,12 @@ type Options struct {
 	// keeps a repeated attribute (see Unique keys in the package doc). Off
 	// (the default), JSON and Text stay byte-identical to slog's handlers.
 	UniqueKeys bool
+	// SequenceKeys, with UniqueKeys, reserves the top-level keys "seq" and
+	// "run" for the numbers a handler writes in front of each line
+	// (asyncbus's Options.Features.Sequence): an attribute under either is
+	// written under the key with "_" appended (seq_, run_), so that each
+	// key stays unique with the numbers in front.
+	SequenceKeys bool
 }
 
 // config is the part of an Encoder shared by all encoders derived from it.
@@ -146,6 +152,7 @@ type config struct {
 	color      bool
 	loggerKey  string
 	unique     bool    // Options.UniqueKeys
+	seqKeys    bool    // Options.SequenceKeys with UniqueKeys (reserved.go)
 	preset     *preset // a cloud preset's keys (format is then JSON), or nil
 	root       *Encoder
 	// levelTok holds the pre-encoded level field (key and value) of every
@@ -207,6 +214,7 @@ func New(opts Options) *Encoder {
 		color:      opts.Color && opts.Format == Console,
 		loggerKey:  opts.LoggerKey,
 		unique:     opts.UniqueKeys,
+		seqKeys:    opts.UniqueKeys && opts.SequenceKeys,
 	}
 	e := &Encoder{c: c}
 	c.root = e

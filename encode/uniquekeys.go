@@ -23,6 +23,9 @@ func (e *Encoder) appendUnique(dst []byte, r *slog.Record, extra []slog.Attr) []
 	switch f := e.c.format; {
 	case f == Console:
 		b, at := e.appendGeneralAt(dst, *r, extra)
+		if e.c.seqKeys {
+			b, _ = renameReservedTokens(b, at) // reserved.go
+		}
 		return uniqueTokens(b, at)
 	case f.isZap() && e.zapFmt().console:
 		b := e.appendVia(e.inner, dst, r, extra)
@@ -35,6 +38,12 @@ func (e *Encoder) appendUnique(dst []byte, r *slog.Record, extra []slog.Attr) []
 		} else {
 			b = e.appendJSON(dst, r, extra, &keys)
 		}
+		if e.c.seqKeys {
+			var renamed bool
+			if b, _, renamed = renameReservedJSON(b, start, len(b)-1); renamed { // reserved.go
+				return uniqueJSON(b, start, len(b)-1, false) // seq_ may repeat a key of its own
+			}
+		}
 		switch {
 		case keys.proven():
 			return b // scalars under keys new in their objects: nothing to scan
@@ -44,9 +53,16 @@ func (e *Encoder) appendUnique(dst []byte, r *slog.Record, extra []slog.Attr) []
 		return uniqueJSON(b, start, len(b)-1, false)
 	case e.c.json || f.isZap():
 		b := e.appendVia(e.inner, dst, r, extra)
+		if e.c.seqKeys {
+			b, _, _ = renameReservedJSON(b, start, len(b)-1) // reserved.go
+		}
 		return uniqueJSON(b, start, len(b)-1, false)
 	default: // Text, Logfmt
-		return uniqueTokens(e.appendVia(e.inner, dst, r, extra), start)
+		b := e.appendVia(e.inner, dst, r, extra)
+		if e.c.seqKeys {
+			b, _ = renameReservedTokens(b, start) // reserved.go
+		}
+		return uniqueTokens(b, start)
 	}
 }
 
@@ -70,6 +86,10 @@ func (e *Encoder) uniqueZapConsole(b []byte, start int, r *slog.Record, extra []
 	open := end - n - 1
 	if open < start || b[open] != '{' || b[end] != '}' {
 		return b // the fields encoded differently the second time (a LogValuer with state): left as they are
+	}
+	if e.c.seqKeys {
+		b, end, _ = renameReservedJSON(b, open, end+1) // reserved.go
+		end--
 	}
 	return uniqueJSON(b, open, end+1, true)
 }

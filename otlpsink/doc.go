@@ -65,7 +65,10 @@
 // WARN LogRecord with the body "asyncbus: records dropped" and the
 // attribute asyncbus.dropped, the count of records lost at that point: its
 // asyncbus.seq is the first lost record's number, and the next record's
-// is asyncbus.dropped above it. The semantic conventions have no
+// is asyncbus.dropped above it. A record's own top-level attribute
+// asyncbus.seq or asyncbus.run is sent as asyncbus.seq_ or asyncbus.run_,
+// with Sequence or not: the numbers' keys are never repeated (OTLP
+// requires unique keys). The semantic conventions have no
 // attribute for a record's place in its stream (log.record.uid names a
 // record, not its order), hence the asyncbus namespace, which no
 // convention will take; service.instance.id, a resource attribute, names

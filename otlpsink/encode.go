@@ -337,8 +337,11 @@ func appendAttr(dst []byte, num protowire.Number, a slog.Attr, depth int, re *re
 	if a.Key == "" {
 		return dst
 	}
-	if num == fLRAttributes && re != nil {
-		re.noteKey(a.Key)
+	if num == fLRAttributes {
+		if re != nil {
+			re.noteKey(a.Key)
+		}
+		a.Key = unreserved(a.Key) // sequence.go
 	}
 	start := len(dst)
 	dst, mKV := openLen(dst, num)

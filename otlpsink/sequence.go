@@ -19,6 +19,17 @@ const (
 	droppedKey = "asyncbus.dropped"
 )
 
+// unreserved returns a LogRecord attribute's key, or, for the numbers'
+// keys asyncbus.seq and asyncbus.run, the key with "_" appended: a
+// record's own attribute never repeats the numbers' keys (OTLP keys are
+// unique), with Sequence or not (the asyncbus namespace is the library's).
+func unreserved(key string) string {
+	if len(key) == len(seqKey) && (key == seqKey || key == runKey) { // the two have one length: one compare on the common path
+		return key + "_"
+	}
+	return key
+}
+
 // markerTag opens the drop markers this encoder writes (with Sequence): a
 // framed LogRecord follows. The sink sends the LogRecord and, as for the
 // handler's text markers, tells a marker from a user record by it (see

@@ -127,6 +127,27 @@ func TestSequenceAttributesNumberRecordsInOrder(t *testing.T) {
 	}
 }
 
+// TestSequenceKeysAreNeverRepeated: a record's own asyncbus.seq and
+// asyncbus.run, as attributes, WithAttrs or a group, are sent as
+// asyncbus.seq_ and asyncbus.run_; nested ones keep their keys.
+func TestSequenceKeysAreNeverRepeated(t *testing.T) {
+	rc := newReceiver(t)
+	h, err := NewHandler(testOptions(rc), &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
+	require.NoError(t, err)
+	slog.New(h).With("asyncbus.run", "mine").Info("hello", "asyncbus.seq", 5, slog.Group("g", "asyncbus.seq", 6))
+	require.NoError(t, h.Close())
+	recs := rc.records()
+	require.Len(t, recs, 1)
+	seq, run, _ := seqAttrs(t, recs[0])
+	assert.EqualValues(t, 1, seq)
+	assert.Equal(t, h.Stats().RunID, run)
+	assert.Equal(t, []pbKV{
+		{Key: "asyncbus.run_", Value: str("mine")},
+		{Key: "asyncbus.seq_", Value: i64(5)},
+		{Key: "g", Value: pbValue{Kind: "kvlist", KV: []pbKV{{Key: "asyncbus.seq", Value: i64(6)}}}},
+	}, recs[0].Attrs[2:])
+}
+
 // Drop mode with the first request held: the records that find the ring
 // full are lost, and the marker at their gap is a LogRecord numbered with
 // the first lost record's number, carrying the count.

@@ -35,6 +35,9 @@ type runCheck struct {
 	dups     uint64 // numbers seen twice
 	firstDup []uint64
 	reorder  uint64 // numbers that came after a higher one (filling a gap)
+	ends     int    // run-end lines (Close's)
+	endCount uint64 // the count of numbers the last run-end line gives
+	afterEnd uint64 // numbers seen after a run-end line
 }
 
 // add takes the numbers [lo, hi) of one line (a record: one number; a
@@ -117,6 +120,12 @@ func newChecker() *checker { return &checker{runs: make(map[string]*runCheck)} }
 // own, after the fragment, which counts as torn (and as its own number,
 // if its prefix survived: that record is damaged, not missing).
 func (k *checker) line(line []byte) {
+	if e, ok := parseRunEnd(line); ok {
+		c := k.run(e.run)
+		c.ends++
+		c.endCount = e.count
+		return
+	}
 	if i := k.gluedRecord(line); i > 0 {
 		k.torn++
 		k.line(line[:i])
@@ -129,10 +138,9 @@ func (k *checker) line(line []byte) {
 		}
 		return
 	}
-	c := k.runs[pre.run]
-	if c == nil {
-		c = &runCheck{run: pre.run, order: len(k.runs)}
-		k.runs[pre.run] = c
+	c := k.run(pre.run)
+	if c.ends > 0 {
+		c.afterEnd++
 	}
 	n, marker := uint64(1), false
 	if bytes.Contains(pre.rest, []byte(encode.DropMessage)) && k.p.parse(&k.r, string(line)) {
@@ -150,6 +158,16 @@ func (k *checker) line(line []byte) {
 		return
 	}
 	c.add(pre.seq, pre.seq+n)
+}
+
+// run returns the runCheck of the run identity run, new if need be.
+func (k *checker) run(run string) *runCheck {
+	c := k.runs[run]
+	if c == nil {
+		c = &runCheck{run: run, order: len(k.runs)}
+		k.runs[run] = c
+	}
+	return c
 }
 
 // read checks every line of r.
@@ -172,7 +190,10 @@ func (k *checker) read(r io.Reader) error {
 }
 
 // report writes one line per run and returns whether every gap is
-// accounted for by a drop marker.
+// accounted for by a drop marker and every run-end line agrees with its
+// run: it counts the highest number, and no numbered line follows it. A
+// run without a run-end line is reported (it ended without Close: a crash
+// is documented), not failed.
 func (k *checker) report(w io.Writer) bool {
 	runs := make([]*runCheck, 0, len(k.runs))
 	for _, c := range k.runs {
@@ -181,10 +202,17 @@ func (k *checker) report(w io.Writer) bool {
 	slices.SortFunc(runs, func(a, b *runCheck) int { return a.order - b.order })
 	ok := true
 	for _, c := range runs {
+		if c.max == 0 && c.records == 0 && c.endCount == 0 {
+			continue // a run that gave out no numbers (only its run-end line): nothing to check
+		}
 		miss := c.missing()
 		verdict := "ok"
-		if miss > 0 {
+		badEnd := c.ends > 0 && (c.endCount != c.max || c.afterEnd > 0)
+		switch {
+		case miss > 0:
 			verdict, ok = "FAIL: unexplained gaps", false
+		case badEnd:
+			verdict, ok = "FAIL: the run-end line disagrees", false
 		}
 		fmt.Fprintf(w, "run %s: numbers 1-%d: %d records, %d dropped at %d drop markers, %d missing, %d duplicated, %d out of order: %s\n",
 			c.run, c.max, c.records, c.dropped, c.markers, miss, c.dups, c.reorder, verdict)
@@ -193,6 +221,15 @@ func (k *checker) report(w io.Writer) bool {
 		}
 		if c.dups > 0 {
 			fmt.Fprintf(w, "  duplicated, first: %v\n", c.firstDup)
+		}
+		switch {
+		case c.ends == 0:
+			fmt.Fprintln(w, "  ended without Close: no run-end line (a crash, an exit without Close, or its last lines or file missing)")
+		case c.endCount != c.max:
+			fmt.Fprintf(w, "  the run-end line counts %d numbers, the highest seen is %d\n", c.endCount, c.max)
+		}
+		if c.afterEnd > 0 {
+			fmt.Fprintf(w, "  %d numbered lines after the run-end line\n", c.afterEnd)
 		}
 	}
 	if len(runs) == 0 {

@@ -159,3 +159,74 @@ func TestCheckReportsATornLastLine(t *testing.T) {
 	assert.Equal(t, 0, code, out)
 	assert.NotContains(t, out, "torn", out)
 }
+
+// TestCheckRunEnd: Close's run-end line proves a run's end: a run cut
+// short after its last record is reported as ended without Close (not a
+// failure), one whose last records are gone fails, and records' own
+// attributes cannot write a run-end line.
+func TestCheckRunEnd(t *testing.T) {
+	for _, f := range []asyncbus.Format{asyncbus.JSON, asyncbus.Text} {
+		t.Run(fmt.Sprint(f), func(t *testing.T) {
+			var buf bytes.Buffer
+			drop := func(groups []string, a slog.Attr) slog.Attr {
+				if groups == nil && (a.Key == slog.TimeKey || a.Key == slog.LevelKey || a.Key == slog.MessageKey) {
+					return slog.Attr{} // the user's attributes come first after the numbers
+				}
+				return a
+			}
+			h := asyncbus.NewHandler(&buf, &asyncbus.Options{Format: f, ReplaceAttr: drop, Features: asyncbus.FeatureOptions{Sequence: true}})
+			l := slog.New(h)
+			run := h.Stats().RunID
+			for i := range 5 {
+				l.Info("x", "run_end", run, "count", 2, "i", i) // worded like a run-end line, after the numbers
+			}
+			require.NoError(t, h.Close())
+			lines := strings.SplitAfter(buf.String(), "\n")
+			require.Len(t, lines, 7) // five records, the run-end line, ""
+			end := lines[5]
+			require.Contains(t, end, "run_end")
+
+			code, out := checkBytes(t, buf.Bytes())
+			assert.Equal(t, 0, code, out)
+			assert.Contains(t, out, "numbers 1-5: 5 records, 0 dropped at 0 drop markers, 0 missing, 0 duplicated, 0 out of order: ok")
+			assert.NotContains(t, out, "ended without Close")
+
+			cut := strings.Join(lines[:5], "") // the run-end line lost: a crash
+			code, out = checkBytes(t, []byte(cut))
+			assert.Equal(t, 0, code, out)
+			assert.Contains(t, out, "ended without Close")
+
+			lost := strings.Join(lines[:3], "") + end // the last two records deleted
+			code, out = checkBytes(t, []byte(lost))
+			assert.Equal(t, 1, code, out)
+			assert.Contains(t, out, "FAIL: the run-end line disagrees")
+			assert.Contains(t, out, "the run-end line counts 5 numbers, the highest seen is 3")
+
+			after := strings.Join(lines[:6], "") + lines[2] // a numbered line after the end
+			code, out = checkBytes(t, []byte(after))
+			assert.Equal(t, 1, code, out)
+			assert.Contains(t, out, "1 numbered lines after the run-end line")
+		})
+	}
+}
+
+func TestParseRunEnd(t *testing.T) {
+	for _, tc := range []struct {
+		line  string
+		run   string
+		count uint64
+		ok    bool
+	}{
+		{`{"run_end":"ab01","count":7,"msg":"asyncbus: run ended"}`, "ab01", 7, true},
+		{`run_end=ab01 count=0 msg="asyncbus: run ended"`, "ab01", 0, true},
+		{`{"seq":1,"run":"ab01","run_end":"ab01","count":7}`, "", 0, false}, // a record: it starts with its number
+		{`seq=1 run=ab01 run_end=ab01 count=7`, "", 0, false},
+		{`{"run_end":"XY","count":7}`, "", 0, false},
+		{`run_end=ab01 count=x`, "", 0, false},
+	} {
+		e, ok := parseRunEnd([]byte(tc.line))
+		require.Equal(t, tc.ok, ok, tc.line)
+		assert.Equal(t, tc.run, e.run, tc.line)
+		assert.Equal(t, tc.count, e.count, tc.line)
+	}
+}

@@ -42,8 +42,16 @@
 // asyncbus's Options.Features.Sequence writes, from the files in the order given
 // (rotated files oldest first, ".gz" ones included) or standard input,
 // and reports per run identity the numbers missing, duplicated and out of
-// order, and the records drop markers account for; it exits 1 when a gap
-// is not accounted for by a drop marker.
+// order, the records drop markers account for, and whether the run ended
+// with Close (its run-end line) or without (a crash, an exit without
+// Close, or its last lines or file missing: reported, not failed). It
+// reads the numbers only where asyncbus writes them, first on a line: an
+// attribute or a message spelling seq=, run= or run_end= counts for
+// nothing. A line cut short is reported as torn: one with the next
+// record glued to it, or an input's last line without its newline. It
+// exits 1 when a gap is not accounted for by a drop marker, or a run-end
+// line disagrees with its run (it counts more numbers than are there, or
+// a numbered line follows it).
 //
 // Colour follows -color: auto (the default) colours a terminal unless
 // NO_COLOR is set, CLICOLOR=0 or TERM=dumb, and colours anything when

@@ -60,6 +60,38 @@ func parseSeqPrefix(line []byte) (seqPrefix, bool) {
 	return seqPrefix{}, false
 }
 
+// runEnd is the line Close writes after a run's last record: the run
+// identity first, in a form no record takes (every numbered record starts
+// with its number, `{"seq":` or `seq=`), and the count of the numbers the
+// run gave out.
+type runEnd struct {
+	run   string
+	count uint64
+}
+
+// parseRunEnd reads a run-end line exactly as asyncbus writes it:
+// `{"run_end":"R","count":C,…}` or `run_end=R count=C …`.
+func parseRunEnd(line []byte) (runEnd, bool) {
+	var s []byte
+	var sep []byte
+	if t, ok := bytes.CutPrefix(line, []byte(`{"run_end":"`)); ok {
+		s, sep = t, []byte(`","count":`)
+	} else if t, ok := bytes.CutPrefix(line, []byte("run_end=")); ok {
+		s, sep = t, []byte(" count=")
+	} else {
+		return runEnd{}, false
+	}
+	i := bytes.Index(s, sep)
+	if i <= 0 || !isHex(s[:i]) {
+		return runEnd{}, false
+	}
+	n, _, ok := cutUint(s[i+len(sep):])
+	if !ok {
+		return runEnd{}, false
+	}
+	return runEnd{run: string(s[:i]), count: n}, true
+}
+
 // gluedRecord returns where, after the line's start, a record glued to a
 // torn one begins, or 0. The numbers are first on a line by construction,
 // so a prefix further on is a user's attribute or text unless the line

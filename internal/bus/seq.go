@@ -95,6 +95,9 @@ func (s *seqState) numberKeeping(rec []byte, kept *seqKept) []byte {
 	if s.format == SeqEncoded {
 		return s.enc.number(s, rec, kept)
 	}
+	if isRunEnd(rec[SeqRoom:]) {
+		return s.runEnd(rec)
+	}
 	var buf [SeqRoom]byte
 	line := rec[SeqRoom:]
 	p := s.appendPrefix(buf[:0], s.next, len(line) > 0 && line[0] == '{', len(line) > 1 && line[1] == '}')
@@ -159,6 +162,43 @@ func (s *seqState) appendPrefix(dst []byte, n uint64, obj, empty bool) []byte {
 	dst = append(dst, " run="...)
 	dst = append(dst, s.run...)
 	return append(dst, ' ')
+}
+
+// RunEndSentinel opens the record a handler enqueues at Close to have the
+// run-end line written in its place, RunEndRoom bytes of anything after
+// it: no encoder writes a line that starts with NUL.
+const RunEndSentinel = "\x00asyncbus:runend"
+
+// RunEndRoom is the room after RunEndSentinel for the run-end line: the
+// longest (JSON, 16-digit run, 20-digit count) is 90 bytes.
+const RunEndRoom = 128
+
+// isRunEnd reports whether line is a run-end request (RunEndSentinel).
+func isRunEnd(line []byte) bool {
+	return len(line) >= len(RunEndSentinel)+RunEndRoom && string(line[:len(RunEndSentinel)]) == RunEndSentinel
+}
+
+// runEnd writes, at the end of the run-end request rec, the line that
+// closes the run: its identity first, in a form no record takes (every
+// record starts with its number), and the count of the numbers it gave
+// out, records and lost records alike; it takes no number. The sentinel
+// stays as it is, so that a ring file's replay writes the line again.
+//
+//	{"run_end":"R","count":C,"msg":"asyncbus: run ended"}
+//	run_end=R count=C msg="asyncbus: run ended"
+func (s *seqState) runEnd(rec []byte) []byte {
+	var buf [RunEndRoom]byte
+	e := buf[:0]
+	if s.format == SeqJSON {
+		e = append(append(append(e, `{"run_end":"`...), s.run...), `","count":`...)
+		e = strconv.AppendUint(e, s.next-1, 10)
+		e = append(e, `,"msg":"asyncbus: run ended"}`+"\n"...)
+	} else {
+		e = append(append(append(e, "run_end="...), s.run...), " count="...)
+		e = strconv.AppendUint(e, s.next-1, 10)
+		e = append(e, ` msg="asyncbus: run ended"`+"\n"...)
+	}
+	return rec[len(rec)-copy(rec[len(rec)-len(e):], e):]
 }
 
 // errSeqEncodedRingFile is New's answer to SeqEncoded with RingFile.

@@ -37,6 +37,28 @@ func TestSeqNumber(t *testing.T) {
 	}
 }
 
+func TestSeqRunEnd(t *testing.T) {
+	run := strings.Repeat("ab", RunIDLen/2)
+	req := func() []byte { return withRoom(RunEndSentinel + strings.Repeat(" ", RunEndRoom)) }
+	for _, tc := range []struct {
+		format SeqFormat
+		next   uint64
+		want   string
+	}{
+		{SeqJSON, 8, `{"run_end":"` + run + `","count":7,"msg":"asyncbus: run ended"}` + "\n"},
+		{SeqJSON, 1<<64 - 1, `{"run_end":"` + run + `","count":18446744073709551614,"msg":"asyncbus: run ended"}` + "\n"},
+		{SeqKV, 1, "run_end=" + run + ` count=0 msg="asyncbus: run ended"` + "\n"},
+	} {
+		s := seqState{format: tc.format, run: run, next: tc.next}
+		rec := req()
+		assert.Equal(t, tc.want, string(s.number(rec)))
+		assert.Equal(t, tc.next, s.next, "the end takes no number")
+		assert.True(t, isRunEnd(rec[SeqRoom:]), "the sentinel stays for a replay")
+	}
+	s := seqState{format: SeqJSON, run: run, next: 1}
+	assert.Equal(t, `{"seq":1,"run":"`+run+`",`+"\x00x", string(s.number(withRoom("{\x00x"))), "a short or other line is a record")
+}
+
 func TestSeqMarkerTakesTheLostNumbers(t *testing.T) {
 	run := strings.Repeat("01", RunIDLen/2)
 	s := seqState{format: SeqJSON, run: run, next: 10}
