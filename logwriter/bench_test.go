@@ -56,3 +56,19 @@ func BenchmarkStandardLog(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLineLevel is reading a line's level: a zerolog line (level
+// first) and a logrus JSON line whose sorted keys put a long error first.
+func BenchmarkLineLevel(b *testing.B) {
+	logrus := []byte(`{"error":"dial tcp 10.0.0.1:5432: connect: connection refused; retried 5 times over 30s, giving up on the primary and failing over to the replica at 10.0.0.2:5432 which also refused","level":"error","msg":"database unreachable","time":"2026-12-02T07:48:48Z"}` + "\n")
+	for _, tc := range []struct {
+		name string
+		line []byte
+	}{{"zerolog", benchLine}, {"logrus-error", logrus}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				_, _ = lineLevel(tc.line)
+			}
+		})
+	}
+}

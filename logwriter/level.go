@@ -17,8 +17,9 @@ import (
 const levelScan = 256
 
 var (
-	jsonLevelKey = []byte(`"level":"`)
-	textLevelKey = []byte(`level=`)
+	jsonFirstLevel = []byte(`{"level":"`)
+	jsonLevelKey   = []byte(`"level":"`)
+	textLevelKey   = []byte(`level=`)
 )
 
 // lineLevel reads the level of a line that a logger encoded, in the forms
@@ -56,6 +57,12 @@ func lineLevel(p []byte) (l slog.Level, ok bool) {
 // or a quote inside a value is never taken for one; it stops at the key,
 // or at the first byte that is not JSON as the loggers write it.
 func jsonLevel(p []byte) (slog.Level, bool) {
+	if v, ok := bytes.CutPrefix(p, jsonFirstLevel); ok { // zap's and zerolog's first key: no walk
+		if j := bytes.IndexByte(v, '"'); j >= 0 {
+			return levelNamed(v[:j])
+		}
+		return 0, false
+	}
 	i := 1 // after '{'
 	for {
 		i = skipSpace(p, i)
@@ -102,18 +109,23 @@ func skipSpace(p []byte, i int) int {
 }
 
 // skipString returns the index after the JSON string opening at p[i], or
-// -1 if it does not end.
+// -1 if it does not end. A quote ends it unless an odd run of backslashes
+// escapes it.
 func skipString(p []byte, i int) int {
 	for i++; i < len(p); {
-		j := bytes.IndexAny(p[i:], `"\`)
+		j := bytes.IndexByte(p[i:], '"')
 		if j < 0 {
 			return -1
 		}
 		i += j
-		if p[i] == '"' {
+		k := i
+		for p[k-1] == '\\' { // p[i-1] at worst is the opening quote
+			k--
+		}
+		if (i-k)%2 == 0 {
 			return i + 1
 		}
-		i += 2 // a backslash and the byte it escapes
+		i++
 	}
 	return -1
 }

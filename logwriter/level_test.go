@@ -43,6 +43,7 @@ func TestLineLevel(t *testing.T) {
 		{"JSON level after nested values", `{"a":{"level":"debug","b":[1,{"c":"}"}]},"n":-1.5e3,"t":true,"level":"fatal"}` + "\n", asyncbus.LevelFatal, true},
 		{"JSON level spelled inside a string", `{"msg":"\"level\":\"error\"","level":"info"}` + "\n", slog.LevelInfo, true},
 		{"JSON nested level only", `{"msg":"x","req":{"level":"error"}}` + "\n", 0, false},
+		{"JSON escaped backslash before a quote", `{"msg":"a\\","x":"b\"c","level":"warn"}` + "\n", slog.LevelWarn, true},
 		{"JSON with spaces", `{ "msg" : "x" , "level" : "warn" }` + "\n", slog.LevelWarn, true},
 		{"JSON level not a string", `{"level":5,"msg":"x"}` + "\n", 0, false},
 		{"JSON cut in a value", `{"msg":"abc`, 0, false},
