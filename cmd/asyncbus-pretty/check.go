@@ -190,8 +190,8 @@ func (k *checker) read(r io.Reader) error {
 }
 
 // report writes one line per run and returns whether every gap is
-// accounted for by a drop marker and every run-end line agrees with its
-// run: it counts the highest number, and no numbered line follows it. A
+// accounted for by a drop marker, no number came twice, and every run-end
+// line agrees with its run: it counts the highest number, and no numbered line follows it. A
 // run without a run-end line is reported (it ended without Close: a crash
 // is documented), not failed.
 func (k *checker) report(w io.Writer) bool {
@@ -211,6 +211,8 @@ func (k *checker) report(w io.Writer) bool {
 		switch {
 		case miss > 0:
 			verdict, ok = "FAIL: unexplained gaps", false
+		case c.dups > 0:
+			verdict, ok = "FAIL: duplicated numbers", false // exactly once is the proof
 		case badEnd:
 			verdict, ok = "FAIL: the run-end line disagrees", false
 		}
@@ -262,7 +264,8 @@ func spans(s []span, most int) string {
 // check is -check: it reads the files in the order given (rotated files
 // oldest first; ".gz" ones, or any gzip stream, decompressed), or stdin,
 // and reports per run identity. It returns 1 when a gap in the numbers is
-// not accounted for by a drop marker or an input cannot be read.
+// not accounted for by a drop marker, a number comes twice, a run-end line
+// disagrees, or an input cannot be read.
 func check(files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(files) == 0 {
 		files = []string{"-"}

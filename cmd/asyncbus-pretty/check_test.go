@@ -68,7 +68,7 @@ func TestCheckReports(t *testing.T) {
 			[]string{"3 missing", "missing: 4-6", "FAIL: unexplained gaps"}},
 		{"unexplained gap", []string{rec("1"), rec("4")}, 1, []string{"2 missing", "missing: 2-3"}},
 		{"first numbers missing", []string{rec("3"), rec("4")}, 1, []string{"missing: 1-2"}},
-		{"duplicates", []string{rec("1"), rec("2"), rec("2"), rec("1")}, 0, []string{"2 duplicated", "duplicated, first: [2 1]"}},
+		{"duplicates", []string{rec("1"), rec("2"), rec("2"), rec("1")}, 1, []string{"2 duplicated", "duplicated, first: [2 1]", "FAIL: duplicated numbers"}},
 		{"out of order", []string{rec("1"), rec("3"), rec("2")}, 0, []string{"0 missing, 0 duplicated, 1 out of order: ok"}},
 		{"two runs", []string{rec("1"), `seq=1 run=bb msg=x`, rec("2"), `seq=2 run=bb msg=x`}, 0,
 			[]string{"run aa: numbers 1-2", "run bb: numbers 1-2"}},

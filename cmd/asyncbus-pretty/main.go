@@ -49,8 +49,9 @@
 // attribute or a message spelling seq=, run= or run_end= counts for
 // nothing. A line cut short is reported as torn: one with the next
 // record glued to it, or an input's last line without its newline. It
-// exits 1 when a gap is not accounted for by a drop marker, or a run-end
-// line disagrees with its run (it counts more numbers than are there, or
+// exits 1 when a gap is not accounted for by a drop marker, a number
+// comes twice (each record exactly once is what the numbers prove), or a
+// run-end line disagrees with its run (it counts more numbers than are there, or
 // a numbered line follows it).
 //
 // Colour follows -color: auto (the default) colours a terminal unless
@@ -84,7 +85,7 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	fs := flag.NewFlagSet("asyncbus-pretty", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	checkFlag := fs.Bool("check", false, "check Options.Features.Sequence's numbers instead of printing: per run, gaps, duplicates, order, and whether drop markers account for every gap (exit 1 if not)")
+	checkFlag := fs.Bool("check", false, "check Options.Features.Sequence's numbers instead of printing: per run, gaps, duplicates, order, whether drop markers account for every gap and whether the run ended with Close (exit 1 on an unexplained gap, a duplicate or a run-end line that disagrees)")
 	followFlag := fs.Bool("f", false, "follow the file as it grows, across rotation and truncation (like tail -F)")
 	levelFlag := fs.String("level", "", "hide records below this level: trace, debug, info, warn, error, fatal, or a form such as info+2")
 	colorFlag := fs.String("color", "auto", "colour: auto (on a terminal, per NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE, TERM=dumb), always or never")
