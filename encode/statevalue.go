@@ -120,7 +120,7 @@ func (s *state) appendAny(a any) {
 			s.appendString(err.Error())
 			return
 		}
-		if err := appendJSONMarshal(&s.buf, a); err != nil {
+		if err := appendJSONAny(&s.buf, a); err != nil {
 			s.appendString(fmt.Sprintf("!ERROR:%v", err))
 		}
 		return

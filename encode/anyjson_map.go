@@ -1,0 +1,168 @@
+package encode
+
+// Map plans: keys resolved to strings (a string kind as is, then
+// MarshalText, then an integer's decimal) and written in encoding/json's
+// order, the byte order of the resolved keys.
+
+import (
+	"bytes"
+	"encoding"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// mapScratch holds one map's entries while they are sorted; pooled per map
+// type so that a map costs no allocation once the pool is warm.
+type mapScratch struct {
+	keys, vals reflect.Value // slices of the key and element types
+	names      []byte        // the resolved keys, back to back
+	ends       []int         // ends[i]: the end of entry i's name in names
+	order      []int         // entry numbers, sorted by name
+	iter       reflect.MapIter
+}
+
+// mapPlan is the plan of one map type.
+type mapPlan struct {
+	t       reflect.Type
+	elem    jsonEnc
+	keyKind reflect.Kind
+	keyText bool // the key type is not a string kind but a TextMarshaler
+	// elemCopies: the element's encoding depends on addressability (see
+	// addrSensitive), so elements are taken as encoding/json takes them,
+	// as non-addressable copies, instead of through the pooled slice.
+	elemCopies bool
+	pool       sync.Pool
+}
+
+func newMapEnc(t reflect.Type) jsonEnc {
+	kt := t.Key()
+	p := &mapPlan{t: t, keyKind: kt.Kind()}
+	switch p.keyKind {
+	case reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+	default:
+		if !kt.Implements(textMarshalerType) {
+			return encUnsupported
+		}
+	}
+	p.keyText = p.keyKind != reflect.String && kt.Implements(textMarshalerType)
+	p.elem = jsonEncFor(t.Elem())
+	p.elemCopies = addrSensitive(t.Elem(), map[reflect.Type]bool{})
+	return p.encode
+}
+
+func (p *mapPlan) encode(b []byte, v reflect.Value, depth int) []byte {
+	if v.IsNil() {
+		return append(b, "null"...)
+	}
+	if depth++; depth > maxNativeDepth {
+		stopNative()
+	}
+	n := v.Len()
+	if n == 0 {
+		return append(b, "{}"...)
+	}
+	s, _ := p.pool.Get().(*mapScratch)
+	if s == nil {
+		s = &mapScratch{}
+	}
+	if s.keys.Len() < n {
+		s.keys = reflect.MakeSlice(reflect.SliceOf(p.t.Key()), n, n)
+		s.vals = reflect.MakeSlice(reflect.SliceOf(p.t.Elem()), n, n)
+	}
+	s.names, s.ends, s.order = s.names[:0], s.ends[:0], s.order[:0]
+	s.iter.Reset(v)
+	i := 0
+	for ; i < n && s.iter.Next(); i++ {
+		k := s.keys.Index(i)
+		k.SetIterKey(&s.iter)
+		s.vals.Index(i).SetIterValue(&s.iter)
+		s.names = p.appendKeyName(s.names, k)
+		s.ends = append(s.ends, len(s.names))
+		s.order = append(s.order, i)
+	}
+	s.iter.Reset(reflect.Value{})
+	name := func(i int) []byte {
+		start := 0
+		if i > 0 {
+			start = s.ends[i-1]
+		}
+		return s.names[start:s.ends[i]]
+	}
+	slices.SortFunc(s.order, func(x, y int) int { return bytes.Compare(name(x), name(y)) })
+	b = append(b, '{')
+	for j, e := range s.order {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONAnyString(b, bytesToString(name(e)))
+		b = append(b, ':')
+		ev := s.vals.Index(e)
+		if p.elemCopies {
+			ev = v.MapIndex(s.keys.Index(e))
+		}
+		b = p.elem(b, ev, depth)
+	}
+	// Drop the references to the map's keys and values before pooling.
+	s.keys.Slice(0, i).Clear()
+	s.vals.Slice(0, i).Clear()
+	p.pool.Put(s)
+	return append(b, '}')
+}
+
+// appendKeyName appends the map key k resolved as encoding/json resolves
+// it.
+func (p *mapPlan) appendKeyName(b []byte, k reflect.Value) []byte {
+	if p.keyKind == reflect.String {
+		return append(b, k.String()...)
+	}
+	if p.keyText {
+		if k.Kind() == reflect.Pointer && k.IsNil() {
+			return b
+		}
+		tm, _ := reflect.TypeAssert[encoding.TextMarshaler](k)
+		text, err := tm.MarshalText()
+		if err != nil {
+			stopNative()
+		}
+		return append(b, text...)
+	}
+	switch p.keyKind {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.AppendInt(b, k.Int(), 10)
+	}
+	return strconv.AppendUint(b, k.Uint(), 10)
+}
+
+// addrSensitive reports whether a value of type t is encoded differently
+// when it is addressable: whether t, or a struct field or array element
+// within it, has a MarshalJSON or MarshalText method on its pointer only
+// (pointers, slices and interfaces reach values whose addressability does
+// not depend on t's).
+func addrSensitive(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
+		pt := reflect.PointerTo(t)
+		if (pt.Implements(marshalerType) && !t.Implements(marshalerType)) ||
+			(pt.Implements(textMarshalerType) && !t.Implements(textMarshalerType)) {
+			return true
+		}
+	}
+	switch t.Kind() {
+	case reflect.Array:
+		return addrSensitive(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if addrSensitive(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
