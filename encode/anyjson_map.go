@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // mapScratch holds one map's entries while they are sorted; pooled per map
@@ -33,7 +34,10 @@ type mapPlan struct {
 	// addrSensitive), so elements are taken as encoding/json takes them,
 	// as non-addressable copies, instead of through the pooled slice.
 	elemCopies bool
-	pool       sync.Pool
+	// sortValid: keys are sorted with invalid UTF-8 replaced, as
+	// encoding/json v2 sorts keys that are not of a plain string type.
+	sortValid bool
+	pool      sync.Pool
 }
 
 func newMapEnc(t reflect.Type) jsonEnc {
@@ -49,6 +53,7 @@ func newMapEnc(t reflect.Type) jsonEnc {
 		}
 	}
 	p.keyText = p.keyKind != reflect.String && kt.Implements(textMarshalerType)
+	p.sortValid = jsonV2 && (p.keyKind != reflect.String || hasMarshalMethod(kt))
 	p.elem = jsonEncFor(t.Elem())
 	p.elemCopies = addrSensitive(t.Elem(), map[reflect.Type]bool{})
 	return p.encode
@@ -69,7 +74,7 @@ func (p *mapPlan) encode(b []byte, v reflect.Value, depth int) []byte {
 	if s == nil {
 		s = &mapScratch{}
 	}
-	if s.keys.Len() < n {
+	if !s.keys.IsValid() || s.keys.Len() < n {
 		s.keys = reflect.MakeSlice(reflect.SliceOf(p.t.Key()), n, n)
 		s.vals = reflect.MakeSlice(reflect.SliceOf(p.t.Elem()), n, n)
 	}
@@ -80,7 +85,13 @@ func (p *mapPlan) encode(b []byte, v reflect.Value, depth int) []byte {
 		k := s.keys.Index(i)
 		k.SetIterKey(&s.iter)
 		s.vals.Index(i).SetIterValue(&s.iter)
+		start := len(s.names)
 		s.names = p.appendKeyName(s.names, k)
+		if p.sortValid && !utf8.Valid(s.names[start:]) {
+			// encoding/json v2 sorts these keys as it writes them: each
+			// invalid byte as U+FFFD.
+			s.names = appendValidUTF8(s.names, start)
+		}
 		s.ends = append(s.ends, len(s.names))
 		s.order = append(s.order, i)
 	}
@@ -111,6 +122,35 @@ func (p *mapPlan) encode(b []byte, v reflect.Value, depth int) []byte {
 	s.vals.Slice(0, i).Clear()
 	p.pool.Put(s)
 	return append(b, '}')
+}
+
+// jsonV2 reports that encoding/json is built on encoding/json/v2 (Go 1.27
+// by default), whose map key order differs for keys that are not strings.
+const jsonV2 = jsonInvalidUTF8 == "\ufffd"
+
+// hasMarshalMethod reports whether t or *t has a method encoding/json v2
+// marshals through.
+func hasMarshalMethod(t reflect.Type) bool {
+	for _, name := range [...]string{"MarshalJSON", "MarshalJSONTo", "MarshalText", "AppendText"} {
+		if _, ok := reflect.PointerTo(t).MethodByName(name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// appendValidUTF8 rewrites b[start:] with each invalid UTF-8 byte replaced
+// by U+FFFD.
+func appendValidUTF8(b []byte, start int) []byte {
+	var tmp [64]byte
+	name := append(tmp[:0], b[start:]...)
+	b = b[:start]
+	for len(name) > 0 {
+		r, size := utf8.DecodeRune(name)
+		b = utf8.AppendRune(b, r)
+		name = name[size:]
+	}
+	return b
 }
 
 // appendKeyName appends the map key k resolved as encoding/json resolves

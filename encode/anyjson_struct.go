@@ -26,6 +26,9 @@ type jsonField struct {
 }
 
 func newStructEnc(t reflect.Type) jsonEnc {
+	if !plainJSONTags(t) {
+		return encFallback
+	}
 	fields := jsonFields(t)
 	return func(b []byte, v reflect.Value, depth int) []byte {
 		next := byte('{')
@@ -56,6 +59,48 @@ func newStructEnc(t reflect.Type) jsonEnc {
 		}
 		return append(b, '}')
 	}
+}
+
+// plainJSONTags reports whether every json tag of t's fields, and of the
+// structs it embeds, is one whose meaning the Go releases agree on: a name
+// that encoding/json accepts (otherwise Go 1.26 ignores it and Go 1.27
+// reads part of it) and only the options omitempty, omitzero and string
+// (Go 1.27 reads others, such as inline or format, and rejects malformed
+// ones).
+func plainJSONTags(t reflect.Type) bool {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag, ok := sf.Tag.Lookup("json")
+		if !ok || tag == "-" || (!sf.IsExported() && !sf.Anonymous) {
+			continue
+		}
+		name, opts, hasOpts := strings.Cut(tag, ",")
+		if name != "" && !isValidJSONTag(name) {
+			return false
+		}
+		for hasOpts {
+			var o string
+			o, opts, hasOpts = strings.Cut(opts, ",")
+			if o != "omitempty" && o != "omitzero" && o != "string" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// encFallback writes v with encoding/json: the plan of a type whose output
+// the native plans do not reproduce on every Go release. An addressable v
+// is passed by its address, so that encoding/json sees it addressable too.
+func encFallback(b []byte, v reflect.Value, _ int) []byte {
+	a := v.Interface()
+	if v.CanAddr() {
+		a = v.Addr().Interface()
+	}
+	if err := appendJSONMarshal(&b, a); err != nil {
+		stopNative()
+	}
+	return b
 }
 
 // isEmptyJSONValue is encoding/json's test for omitempty.
