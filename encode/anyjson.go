@@ -112,9 +112,12 @@ var (
 // checks addressability only when allowAddr, and quoted selects the
 // "string" field option's encoders for the scalar kinds.
 func newJSONEnc(t reflect.Type, allowAddr, quoted bool) jsonEnc {
-	if t == timeType {
+	switch {
+	case t == timeType:
 		// time.Time's MarshalJSON (a value method), written natively.
 		return encTime
+	case t.Kind() == reflect.Pointer && t.Elem() == timeType:
+		return ptrEnc(encTime) // the same method through the pointer; nil is null
 	}
 	if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(marshalerType) {
 		return condAddrEnc(encAddrMarshaler, newJSONEnc(t, false, quoted))

@@ -159,8 +159,13 @@ func (g *typeGen) structType(depth int) reflect.Type {
 			}
 			used[name] = true
 			f := reflect.StructField{Name: name, Type: t, Anonymous: true}
-			if g.n(4) == 0 {
+			switch g.n(6) {
+			case 0:
 				f.Tag = `json:"emb"`
+			case 1:
+				f.Tag = `json:",inline"`
+			case 2:
+				f.Tag = `json:",omitempty,inline"`
 			}
 			fields = append(fields, f)
 			continue
@@ -286,8 +291,17 @@ func (g *typeGen) fill(v reflect.Value, depth int) {
 			return
 		}
 		m := reflect.MakeMap(t)
+		names := map[string]bool{}
 		for range g.n(5) {
-			m.SetMapIndex(g.value(t.Key(), 0), g.value(t.Elem(), depth-1))
+			k := g.value(t.Key(), 0)
+			// Keys written alike leave encoding/json's order unspecified
+			// (the plans hand such maps to it, see TestAnyPlanStops).
+			name := []rune(fmt.Sprint(k.Interface()))
+			if names[string(name)] {
+				continue
+			}
+			names[string(name)] = true
+			m.SetMapIndex(k, g.value(t.Elem(), depth-1))
 		}
 		v.Set(m)
 	case reflect.Interface:

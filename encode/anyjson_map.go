@@ -103,7 +103,18 @@ func (p *mapPlan) encode(b []byte, v reflect.Value, depth int) []byte {
 		}
 		return s.names[start:s.ends[i]]
 	}
-	slices.SortFunc(s.order, func(x, y int) int { return bytes.Compare(name(x), name(y)) })
+	tie := false
+	slices.SortFunc(s.order, func(x, y int) int {
+		c := bytes.Compare(name(x), name(y))
+		tie = tie || c == 0
+		return c
+	})
+	if tie {
+		// Two keys written alike (MarshalText results, or keys alike
+		// once invalid UTF-8 is replaced): encoding/json's order of
+		// them is unspecified; it writes them itself.
+		stopNative()
+	}
 	b = append(b, '{')
 	for j, e := range s.order {
 		if j > 0 {
@@ -118,8 +129,10 @@ func (p *mapPlan) encode(b []byte, v reflect.Value, depth int) []byte {
 		b = p.elem(b, ev, depth)
 	}
 	// Drop the references to the map's keys and values before pooling.
-	s.keys.Slice(0, i).Clear()
-	s.vals.Slice(0, i).Clear()
+	for j := range i {
+		s.keys.Index(j).SetZero()
+		s.vals.Index(j).SetZero()
+	}
 	p.pool.Put(s)
 	return append(b, '}')
 }

@@ -64,9 +64,9 @@ func newStructEnc(t reflect.Type) jsonEnc {
 // plainJSONTags reports whether every json tag of t's fields, and of the
 // structs it embeds, is one whose meaning the Go releases agree on: a name
 // that encoding/json accepts (otherwise Go 1.26 ignores it and Go 1.27
-// reads part of it) and only the options omitempty, omitzero and string
-// (Go 1.27 reads others, such as inline or format, and rejects malformed
-// ones).
+// reads part of it) and only the options omitempty, omitzero and string,
+// and inline on an embedded struct (Go 1.27 reads others, such as inline
+// elsewhere or format, and rejects malformed ones).
 func plainJSONTags(t reflect.Type) bool {
 	for i := range t.NumField() {
 		sf := t.Field(i)
@@ -81,12 +81,24 @@ func plainJSONTags(t reflect.Type) bool {
 		for hasOpts {
 			var o string
 			o, opts, hasOpts = strings.Cut(opts, ",")
-			if o != "omitempty" && o != "omitzero" && o != "string" {
+			switch {
+			case o == "omitempty" || o == "omitzero" || o == "string":
+			case o == "inline" && sf.Anonymous && name == "" && isStructOrPtr(sf.Type):
+				// As Kubernetes' types embed TypeMeta: an embedded
+				// struct is promoted by both releases' rules.
+			default:
 				return false
 			}
 		}
 	}
 	return true
+}
+
+func isStructOrPtr(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct
 }
 
 // encFallback writes v with encoding/json: the plan of a type whose output
