@@ -14,7 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var anyCases = flag.Int("any.cases", 20000, "number of random types of TestAnyMatchesSlog (values: 5 per type)")
+var (
+	anyTypes  = flag.Int("any.types", 0, "number of random types of TestAnyMatchesSlog (0: 20000, or 1000 with -short or -race)")
+	anySeed   = flag.Uint64("any.seed", 0, "seed of TestAnyMatchesSlog's first type (0: a new one per run)")
+	anyValues = flag.Int("any.values", 50, "number of random values of each type in TestAnyMatchesSlog")
+)
 
 // encodingJSON is what slog's JSONHandler writes for a through
 // encoding/json: its output, or its error as slog formats it.
@@ -87,11 +91,11 @@ func checkAnyValue(t testing.TB, a any) (native bool) {
 	return ok
 }
 
-// anySeedCheck checks 5 random values of one random type made from seed.
-func anySeedCheck(t testing.TB, seed uint64) (native, total int) {
+// anySeedCheck checks n random values of one random type made from seed.
+func anySeedCheck(t testing.TB, seed uint64, n int) (native, total int) {
 	g := newTypeGen(seed)
 	typ := g.typ(3)
-	for range 5 {
+	for range n {
 		v := g.value(typ, 4)
 		var a any
 		if v.CanInterface() {
@@ -112,13 +116,25 @@ func anySeedCheck(t testing.TB, seed uint64) (native, total int) {
 // slog's JSONHandler, line by line; and the native plan's own output with
 // encoding/json's wherever the plan writes the value itself.
 func TestAnyMatchesSlog(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := *anySeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	types := *anyTypes
+	if types == 0 {
+		// 20000 types of 50 values: 1,000,000 values, about a minute on
+		// two cores; the race detector makes that ten times slower.
+		types = 20000
+		if testing.Short() || raceEnabled {
+			types = 1000
+		}
+	}
 	native, total := 0, 0
-	for i := range *anyCases {
+	for i := range types {
 		s := seed + uint64(i)
-		n, m := anySeedCheck(t, s)
+		n, m := anySeedCheck(t, s, *anyValues)
 		if t.Failed() {
-			t.Fatalf("seed %d: rerun with FuzzAnyMatchesSlog's corpus entry uint64(%d)", s, s)
+			t.Fatalf("seed %d: rerun with -run TestAnyMatchesSlog -any.types=1 -any.seed=%d", s, s)
 		}
 		native += n
 		total += m
@@ -134,7 +150,7 @@ func FuzzAnyMatchesSlog(f *testing.F) {
 	for _, s := range []uint64{0, 1, 2, 42, 1 << 40} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, seed uint64) { anySeedCheck(t, seed) })
+	f.Fuzz(func(t *testing.T, seed uint64) { anySeedCheck(t, seed, 5) })
 }
 
 // TestAnyPlanStops checks the values the plans hand to encoding/json: its

@@ -154,6 +154,11 @@ func (s *state) appendAny(a any) {
 			}
 		}
 	}
+	var tmp [128]byte
+	if text, ok := appendFmtText(tmp[:0], a); ok { // textany.go
+		s.appendString(bytesToString(text))
+		return
+	}
 	s.appendString(fmt.Sprintf("%+v", a))
 }
 
