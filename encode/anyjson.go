@@ -202,15 +202,6 @@ func encTime(b []byte, v reflect.Value, _ int) []byte {
 	return appendMarshaledTime(b, t)
 }
 
-// appendMarshaledTime appends what t.MarshalJSON returns; for a year
-// outside [0,9999], where it fails, the plan stops.
-func appendMarshaledTime(b []byte, t time.Time) []byte {
-	if y := t.Year(); y < 0 || y > 9999 {
-		stopNative()
-	}
-	return appendJSONTime(b, t)
-}
-
 func encMarshaler(b []byte, v reflect.Value, _ int) []byte {
 	if v.Kind() == reflect.Pointer && v.IsNil() {
 		return append(b, "null"...)

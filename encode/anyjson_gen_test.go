@@ -366,6 +366,9 @@ func (g *typeGen) time() time.Time {
 		return time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
 	locs := []*time.Location{time.UTC, time.FixedZone("X", 5*3600+30*60), time.FixedZone("Y", -7*3600), time.Local}
+	if g.special1000() { // MarshalJSON fails for offsets of 24 hours or more
+		locs = []*time.Location{time.FixedZone("Z", 86400), time.FixedZone("W", -86399)}
+	}
 	sec := int64(g.r.Uint64()%(253402300799+62135596800)) - 62135596800
 	return time.Unix(sec, int64(g.n(4))*int64(g.r.Uint32()%1e9)/3).In(locs[g.n(len(locs))])
 }
