@@ -59,6 +59,15 @@ type (
 		GMarshalV
 		B int
 	}
+	GWeird struct { // tags the Go releases read differently
+		X int    `json:"bad\"q"`
+		Y string `json:"y,inline"`
+		Z int    `json:"'z'"`
+	}
+	gWeirdOuter struct { // GWeird's fields promoted
+		GWeird
+		W int `json:"w"`
+	}
 	gEmbT struct { // a promoted MarshalText on the pointer
 		*gTextP
 		B int
@@ -89,6 +98,7 @@ var gDeclared = []reflect.Type{
 	reflect.TypeFor[time.Duration](), reflect.TypeFor[json.Number](), reflect.TypeFor[json.RawMessage](),
 	reflect.TypeFor[[]byte](), reflect.TypeFor[*time.Time](), reflect.TypeFor[json.Marshaler](),
 	reflect.TypeFor[gEmbM](), reflect.TypeFor[gEmbT](), reflect.TypeFor[[]gEmbT](),
+	reflect.TypeFor[GWeird](), reflect.TypeFor[gWeirdOuter](),
 }
 
 var gScalars = []reflect.Type{

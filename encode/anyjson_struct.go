@@ -68,15 +68,33 @@ func newStructEnc(t reflect.Type) jsonEnc {
 // and inline on an embedded struct (Go 1.27 reads others, such as inline
 // elsewhere or format, and rejects malformed ones).
 func plainJSONTags(t reflect.Type) bool {
+	return plainJSONTagsIn(t, map[reflect.Type]bool{})
+}
+
+func plainJSONTagsIn(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return true
+	}
+	seen[t] = true
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		tag, ok := sf.Tag.Lookup("json")
-		if !ok || tag == "-" || (!sf.IsExported() && !sf.Anonymous) {
+		tag := sf.Tag.Get("json")
+		if tag == "-" || (!sf.IsExported() && !sf.Anonymous) {
 			continue
 		}
 		name, opts, hasOpts := strings.Cut(tag, ",")
 		if name != "" && !isValidJSONTag(name) {
 			return false
+		}
+		if sf.Anonymous && name == "" && isStructOrPtr(sf.Type) {
+			// Its fields are promoted into t's: their tags count too.
+			et := sf.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if !plainJSONTagsIn(et, seen) {
+				return false
+			}
 		}
 		for hasOpts {
 			var o string
