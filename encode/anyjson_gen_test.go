@@ -39,12 +39,14 @@ type (
 	gEmbU struct { // unexported, embedded: its exported fields are promoted
 		Z int
 		W []string `json:"w,omitempty"`
+		//lint:ignore U1000 an unexported field, which encoding/json skips
 		z int
 	}
 	GWithEmbU struct {
 		gEmbU
 		*GEmb
-		Q      int `json:"q,string"`
+		Q int `json:"q,string"`
+		//lint:ignore U1000 an unexported field, which encoding/json skips
 		hidden string
 	}
 	gNode struct { // recursive through pointers, slices and maps
@@ -60,6 +62,7 @@ type (
 		B int
 	}
 	GWeird struct { // tags the Go releases read differently
+		//lint:ignore SA5008 malformed on purpose: the plan must leave it to encoding/json
 		X int    `json:"bad\"q"`
 		Y string `json:"y,inline"`
 		Z int    `json:"'z'"`
