@@ -104,6 +104,7 @@ func jsonEncFor(t reflect.Type) jsonEnc {
 var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	textAppenderType  = reflect.TypeFor[encoding.TextAppender]()
 	timeType          = reflect.TypeFor[time.Time]()
 	numberType        = reflect.TypeFor[json.Number]()
 )
@@ -119,11 +120,21 @@ func newJSONEnc(t reflect.Type, allowAddr, quoted bool) jsonEnc {
 	case t.Kind() == reflect.Pointer && t.Elem() == timeType:
 		return ptrEnc(encTime) // the same method through the pointer; nil is null
 	}
+	if jsonV2 && t.Kind() != reflect.Interface && t != numberType && v2OnlyMethods(t) {
+		if quoted {
+			return encUnsupported // the "string" option would be lost
+		}
+		return encFallback
+	}
 	if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(marshalerType) {
 		return condAddrEnc(encAddrMarshaler, newJSONEnc(t, false, quoted))
 	}
 	if t.Implements(marshalerType) {
 		return encMarshaler
+	}
+	if jsonV2 && t.Kind() != reflect.Interface && t.Implements(textAppenderType) {
+		// encoding/json v2 prefers AppendText to MarshalText.
+		return encTextAppender
 	}
 	if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(textMarshalerType) {
 		return condAddrEnc(encAddrTextMarshaler, newJSONEnc(t, false, quoted))
@@ -230,6 +241,36 @@ func appendMarshalerOutput(b []byte, m json.Marshaler) []byte {
 		stopNative()
 	}
 	return b
+}
+
+// v2OnlyMethods reports whether t has a method that encoding/json v2
+// calls and the plans do not: MarshalJSONTo (json.Number's, from Go 1.27,
+// writes what the plans write for it), or AppendText on the pointer only
+// (called for addressable values, where Go 1.26 calls MarshalText).
+func v2OnlyMethods(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	if _, ok := pt.MethodByName("MarshalJSONTo"); ok {
+		return true
+	}
+	return t.Kind() != reflect.Pointer && pt.Implements(textAppenderType) && !t.Implements(textAppenderType)
+}
+
+func encTextAppender(b []byte, v reflect.Value, _ int) []byte {
+	if v.Kind() == reflect.Pointer && v.IsNil() {
+		return append(b, "null"...)
+	}
+	m, _ := reflect.TypeAssert[encoding.TextAppender](v)
+	return appendAppendedText(b, m)
+}
+
+// appendAppendedText appends m's text, quoted, from its AppendText.
+func appendAppendedText(b []byte, m encoding.TextAppender) []byte {
+	var tmp [64]byte
+	text, err := m.AppendText(tmp[:0])
+	if err != nil {
+		stopNative()
+	}
+	return appendJSONAnyString(b, bytesToString(text))
 }
 
 func encTextMarshaler(b []byte, v reflect.Value, _ int) []byte {

@@ -71,7 +71,9 @@ type (
 		GWeird
 		W int `json:"w"`
 	}
-	gEmbT struct { // a promoted MarshalText on the pointer
+	gAppendV struct{ S string } // AppendText and MarshalText on the value, writing different texts
+	gAppendP struct{ S string } // AppendText on the pointer, MarshalText on the value
+	gEmbT    struct {           // a promoted MarshalText on the pointer
 		*gTextP
 		B int
 	}
@@ -91,6 +93,14 @@ func (z gZeroV) IsZero() bool                     { return z.N%2 == 0 }
 func (z *gZeroP) IsZero() bool                    { return z.N%3 == 0 }
 func (s gRawString) MarshalJSON() ([]byte, error) { return json.Marshal(string(s)) }
 func (e gErr) Error() string                      { return e.Msg }
+func (a gAppendV) MarshalText() ([]byte, error)   { return []byte("m:" + a.S), nil }
+func (a gAppendV) AppendText(b []byte) ([]byte, error) {
+	return append(b, "a:"+a.S...), nil
+}
+func (a gAppendP) MarshalText() ([]byte, error) { return []byte("m:" + a.S), nil }
+func (a *gAppendP) AppendText(b []byte) ([]byte, error) {
+	return append(b, "a:"+a.S...), nil
+}
 
 var gDeclared = []reflect.Type{
 	reflect.TypeFor[GMarshalV](), reflect.TypeFor[gMarshalP](), reflect.TypeFor[*gMarshalP](),
@@ -101,7 +111,8 @@ var gDeclared = []reflect.Type{
 	reflect.TypeFor[time.Duration](), reflect.TypeFor[json.Number](), reflect.TypeFor[json.RawMessage](),
 	reflect.TypeFor[[]byte](), reflect.TypeFor[*time.Time](), reflect.TypeFor[json.Marshaler](),
 	reflect.TypeFor[gEmbM](), reflect.TypeFor[gEmbT](), reflect.TypeFor[[]gEmbT](),
-	reflect.TypeFor[GWeird](), reflect.TypeFor[gWeirdOuter](),
+	reflect.TypeFor[GWeird](), reflect.TypeFor[gWeirdOuter](), reflect.TypeFor[gAppendV](),
+	reflect.TypeFor[gAppendP](), reflect.TypeFor[[]gAppendP](), reflect.TypeFor[*gAppendP](),
 }
 
 var gScalars = []reflect.Type{
@@ -146,7 +157,7 @@ func (g *typeGen) typ(depth int) reflect.Type {
 		return reflect.ArrayOf(g.n(3), g.typ(depth-1))
 	case 5:
 		keys := []reflect.Type{reflect.TypeFor[string](), reflect.TypeFor[int](), reflect.TypeFor[uint8](),
-			reflect.TypeFor[gTextKey](), reflect.TypeFor[gTextV](), reflect.TypeFor[int64]()}
+			reflect.TypeFor[gTextKey](), reflect.TypeFor[gTextV](), reflect.TypeFor[int64](), reflect.TypeFor[gAppendV]()}
 		return reflect.MapOf(keys[g.n(len(keys))], g.typ(depth-1))
 	default:
 		return g.structType(depth - 1)

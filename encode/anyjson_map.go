@@ -30,6 +30,8 @@ type mapPlan struct {
 	elem    jsonEnc
 	keyKind reflect.Kind
 	keyText bool // the key type is not a string kind but a TextMarshaler
+	// keyAppend: the key's text comes from its AppendText (Go 1.27).
+	keyAppend bool
 	// elemCopies: the element's encoding depends on addressability (see
 	// addrSensitive), so elements are taken as encoding/json takes them,
 	// as non-addressable copies, instead of through the pooled slice.
@@ -53,6 +55,7 @@ func newMapEnc(t reflect.Type) jsonEnc {
 		}
 	}
 	p.keyText = p.keyKind != reflect.String && kt.Implements(textMarshalerType)
+	p.keyAppend = jsonV2 && p.keyText && kt.Implements(textAppenderType)
 	p.sortValid = jsonV2 && (p.keyKind != reflect.String || hasMarshalMethod(kt))
 	p.elem = jsonEncFor(t.Elem())
 	p.elemCopies = addrSensitive(t.Elem(), map[reflect.Type]bool{})
@@ -176,6 +179,14 @@ func (p *mapPlan) appendKeyName(b []byte, k reflect.Value) []byte {
 		if k.Kind() == reflect.Pointer && k.IsNil() {
 			return b
 		}
+		if p.keyAppend { // encoding/json v2 prefers AppendText
+			ta, _ := reflect.TypeAssert[encoding.TextAppender](k)
+			b, err := ta.AppendText(b)
+			if err != nil {
+				stopNative()
+			}
+			return b
+		}
 		tm, _ := reflect.TypeAssert[encoding.TextMarshaler](k)
 		text, err := tm.MarshalText()
 		if err != nil {
@@ -203,7 +214,8 @@ func addrSensitive(t reflect.Type, seen map[reflect.Type]bool) bool {
 	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
 		pt := reflect.PointerTo(t)
 		if (pt.Implements(marshalerType) && !t.Implements(marshalerType)) ||
-			(pt.Implements(textMarshalerType) && !t.Implements(textMarshalerType)) {
+			(pt.Implements(textMarshalerType) && !t.Implements(textMarshalerType)) ||
+			(pt.Implements(textAppenderType) && !t.Implements(textAppenderType)) {
 			return true
 		}
 	}
