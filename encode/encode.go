@@ -5,7 +5,32 @@
 //
 // An Encoder is immutable and safe for concurrent use. WithAttrs and
 // WithGroup pre-encode their state once; Append does no locking and, for
-// every slog.Kind except KindAny (and user LogValuers), no allocation.
+// every slog.Kind and the KindAny values listed under Any values (user
+// methods and LogValuers aside), no allocation.
+//
+// # Any values
+//
+// JSON, the cloud presets and the zap formats write a slog.Any value byte
+// for byte as slog's JSONHandler writes it through encoding/json, but with
+// a plan built once per type instead of encoding/json: structs (with
+// encoding/json's field names, json tags and embedding rules), pointers,
+// interfaces, slices, arrays, maps (in encoding/json's key order),
+// strings, numbers, time.Time, []byte, json.Number, json.RawMessage and
+// types with MarshalJSON or MarshalText methods (from Go 1.27, AppendText
+// before MarshalText, as encoding/json there). encoding/json itself
+// writes a struct whose json tags the Go releases read differently (a
+// name encoding/json rejects; an option other than omitempty, omitzero
+// and string, or inline other than on an embedded struct), on Go 1.27 a
+// type with a MarshalJSONTo method or an AppendText method on its pointer
+// only, and a whole value where encoding/json reports an error (slog
+// then writes "!ERROR:" and its text), where a MarshalJSON result needs
+// more than its whitespace removed, where two map keys are written alike,
+// or where pointers, maps and slices nest more than 1000 deep.
+//
+// Text, Logfmt and Console write a slog.Any value as slog's TextHandler
+// does: its MarshalText text, a byte slice quoted, or fmt's %+v text; the
+// %+v text of a fmt.Stringer (not an error or fmt.Formatter) and of a
+// slice of a basic type is written without fmt.
 //
 // # Differences from log/slog
 //

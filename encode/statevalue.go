@@ -120,7 +120,7 @@ func (s *state) appendAny(a any) {
 			s.appendString(err.Error())
 			return
 		}
-		if err := appendJSONMarshal(&s.buf, a); err != nil {
+		if err := appendJSONAny(&s.buf, a); err != nil {
 			s.appendString(fmt.Sprintf("!ERROR:%v", err))
 		}
 		return
@@ -153,6 +153,11 @@ func (s *state) appendAny(a any) {
 				return
 			}
 		}
+	}
+	var tmp [128]byte
+	if text, ok := appendFmtText(tmp[:0], a); ok { // textany.go
+		s.appendString(bytesToString(text))
+		return
 	}
 	s.appendString(fmt.Sprintf("%+v", a))
 }

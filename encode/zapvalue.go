@@ -145,7 +145,7 @@ func appendZapAny(b []byte, key string, x any, z zapFmt) []byte {
 	return b
 }
 
-// appendZapReflected is appendJSONMarshal with a panic caught and reported
+// appendZapReflected is appendJSONAny with a panic caught and reported
 // as an error text.
 func appendZapReflected(b *[]byte, x any) (errText string) {
 	n := len(*b)
@@ -155,7 +155,7 @@ func appendZapReflected(b *[]byte, x any) (errText string) {
 			errText = fmt.Sprintf("PANIC=%v", r)
 		}
 	}()
-	if err := appendJSONMarshal(b, x); err != nil {
+	if err := appendJSONAny(b, x); err != nil {
 		*b = (*b)[:n]
 		return err.Error()
 	}

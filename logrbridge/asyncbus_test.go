@@ -192,3 +192,50 @@ func TestAttributeBudgetThroughLogr(t *testing.T) {
 		}
 	}
 }
+
+// kubeLikeObject is shaped like the Kubernetes objects controller-runtime
+// logs as values: metadata with labels and times, a spec, a status.
+type kubeLikeObject struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name        string            `json:"name"`
+		Namespace   string            `json:"namespace,omitempty"`
+		Labels      map[string]string `json:"labels,omitempty"`
+		Created     time.Time         `json:"creationTimestamp"`
+		Annotations map[string]string `json:"annotations,omitempty"`
+	} `json:"metadata"`
+	Spec struct {
+		Replicas *int32   `json:"replicas,omitempty"`
+		Args     []string `json:"args"`
+	} `json:"spec"`
+}
+
+// TestAsyncbusWritesValuesAsSlog: struct, map and slice values logged
+// through logr reach asyncbus as slog.Any values and are written as
+// slog's JSONHandler writes them.
+func TestAsyncbusWritesValuesAsSlog(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	obj := kubeLikeObject{Kind: "Deployment"}
+	obj.Metadata.Name, obj.Metadata.Namespace = "web", "prod"
+	obj.Metadata.Labels = map[string]string{"tier": "frontend", "app": "web"}
+	obj.Metadata.Created = time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
+	replicas := int32(3)
+	obj.Spec.Replicas, obj.Spec.Args = &replicas, []string{"-v", "<2>"}
+	noTime := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	logAll := func(l logr.Logger) {
+		l.Info("reconciled", "object", obj, "ptr", &obj, "ids", []int{1, 2}, "m", map[string]any{"b": 1.5, "a": nil})
+	}
+	var want strings.Builder
+	logAll(NewLogger(slog.NewJSONHandler(&want, &slog.HandlerOptions{ReplaceAttr: noTime})))
+	var got syncbuf.Buffer
+	l := NewLogger(asyncbus.NewHandler(&got, &asyncbus.Options{ReplaceAttr: noTime}))
+	logAll(l)
+	require.NoError(t, Close(l))
+	require.Contains(t, want.String(), `"creationTimestamp":"2026-01-02T03:04:05.0000006Z"`)
+	require.Equal(t, want.String(), got.String())
+}

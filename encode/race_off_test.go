@@ -1,0 +1,5 @@
+//go:build !race
+
+package encode
+
+const raceEnabled = false
