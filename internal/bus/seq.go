@@ -7,8 +7,7 @@ import (
 )
 
 // SeqFormat is how records carry their sequence number and run identity
-// (Config.Sequence): the drainer, or a producer writing through, writes a
-// prefix into the SeqRoom bytes of headroom every record then begins with.
+// (Config.Sequence): the drainer writes a prefix into the SeqRoom bytes of headroom every record then begins with.
 type SeqFormat uint8
 
 const (
@@ -50,15 +49,9 @@ func NewRunID() string {
 
 // seqState numbers records in the order they reach the output.
 //
-// Why no atomic: the numbers follow the ring's order, which one goroutine
-// owns at a time: the drainer, which numbers entries as it collects them
-// (in ring order, before their write), or the producer writing through,
-// whose reservation found every earlier entry consumed (its head load
-// acquires the drainer's head store, which follows the numbering) and
-// which holds wmu; the drainer collects past that reservation only after
-// adopting the producer's wtHead store (acquire/release), which follows
-// the producer's numbering. So every access to next happens-before the
-// next one, and producers off the write-through path never touch it.
+// Why no atomic: only the drainer uses it, numbering entries as it
+// collects them (in ring order, before their write) and markers as it
+// adds them.
 type seqState struct {
 	format SeqFormat
 	run    string     // the run identity, RunIDLen hex digits
@@ -72,28 +65,12 @@ func (s *seqState) on() bool { return s.format != SeqOff }
 // number gives the record rec (SeqRoom bytes of headroom, then the
 // encoded line) the next number: it writes the prefix at the end of the
 // headroom and returns the line to write, which starts at the prefix.
-func (s *seqState) number(rec []byte) []byte { return s.numberKeeping(rec, nil) }
-
-// seqKeepMax is the most bytes of a line's own start that numbering may
-// overwrite (the JSON brace, an encoder's skip): kept saves them.
-const seqKeepMax = 16
-
-// seqKept is what numberKeeping overwrote of a line's start, and whether
-// it took a number, for unnumber.
-type seqKept struct {
-	b    [seqKeepMax]byte
-	n    int
-	took bool
-}
-
-// numberKeeping is number; with kept, it saves there the bytes of the
-// line's start that the prefix overwrites, for unnumber.
-func (s *seqState) numberKeeping(rec []byte, kept *seqKept) []byte {
+func (s *seqState) number(rec []byte) []byte {
 	if len(rec) < SeqRoom {
 		return rec // not ours (cannot happen: the handler adds the room)
 	}
 	if s.format == SeqEncoded {
-		return s.enc.number(s, rec, kept)
+		return s.enc.number(s, rec)
 	}
 	var buf [SeqRoom]byte
 	line := rec[SeqRoom:]
@@ -102,26 +79,9 @@ func (s *seqState) numberKeeping(rec []byte, kept *seqKept) []byte {
 	start := SeqRoom - len(p)
 	if s.format == SeqJSON && len(line) > 0 && line[0] == '{' {
 		start++ // the prefix's own brace replaces the line's
-		if kept != nil {
-			kept.n = copy(kept.b[:], line[:1])
-		}
-	}
-	if kept != nil {
-		kept.took = true
 	}
 	copy(rec[start:], p)
 	return rec[start:]
-}
-
-// unnumber undoes numberKeeping for a record that went nowhere (a
-// write-through that wrote nothing): it puts back rec's line as it came
-// and its number, and returns rec.
-func (s *seqState) unnumber(rec []byte, kept *seqKept) []byte {
-	copy(rec[SeqRoom:], kept.b[:kept.n])
-	if kept.took {
-		s.next--
-	}
-	return rec
 }
 
 // marker returns the drop marker line m with the number of the first of

@@ -14,29 +14,25 @@ type SeqEncode func(dst, rec []byte, seq uint64, run string) (head []byte, skip 
 // seqEncoder numbers records with an output's SeqEncode, in place: the
 // head replaces the line's first skip bytes and as much of the record's
 // SeqRoom bytes of headroom as it needs. A head that does not fit (more
-// than SeqRoom bytes longer than skip, or a skip over seqKeepMax, which a
-// failed write-through could not put back), or a SeqEncode that panics,
-// leaves the record without a number (taking none) and is reported once.
+// than SeqRoom bytes longer than skip, or a skip past the line's end), or
+// a SeqEncode that panics, leaves the record without a number (taking
+// none) and is reported once.
 type seqEncoder struct {
 	fn      SeqEncode
-	report  func(error) bool // Bus.Report: from the drainer or a producer, off their goroutines
-	scratch []byte           // the head, reused: only the ring order's owner calls in
+	report  func(error) bool // Bus.Report: off the drainer's goroutine
+	scratch []byte           // the head, reused: only the drainer calls in
 	faulted bool             // a fault was reported (at most one report per bus)
 }
 
 // number gives rec (SeqRoom bytes of headroom, then the line) the next
-// number of s, as seqState.numberKeeping.
-func (e *seqEncoder) number(s *seqState, rec []byte, kept *seqKept) []byte {
+// number of s, as seqState.number.
+func (e *seqEncoder) number(s *seqState, rec []byte) []byte {
 	line := rec[SeqRoom:]
 	head, skip, ok := e.head(line, s.next, s.run)
 	if !ok {
 		return line
 	}
 	s.next++
-	if kept != nil {
-		kept.n = copy(kept.b[:], line[:skip])
-		kept.took = true
-	}
 	start := SeqRoom + skip - len(head)
 	copy(rec[start:], head)
 	return rec[start:]
@@ -63,8 +59,8 @@ func (e *seqEncoder) head(line []byte, seq uint64, run string) (head []byte, ski
 	case err != nil:
 	case head == nil:
 		return nil, 0, false // not the encoder's record: no number, no fault
-	case skip < 0 || skip > len(line) || skip > seqKeepMax:
-		err = fmt.Errorf("it replaced %d bytes of a %d-byte record (at most %d)", skip, len(line), seqKeepMax)
+	case skip < 0 || skip > len(line):
+		err = fmt.Errorf("it replaced %d bytes of a %d-byte record", skip, len(line))
 	case len(head)-skip > SeqRoom:
 		err = fmt.Errorf("its head of %d bytes replaced %d bytes of the record: %d more than the %d bytes of room", len(head), skip, len(head)-skip-SeqRoom, SeqRoom)
 	default:

@@ -65,9 +65,6 @@ func TestSeqEncodedFaultsLeaveTheRecordUnnumbered(t *testing.T) {
 			return append(dst, make([]byte, SeqRoom+2)...), 1
 		}, "1 more than the 64 bytes of room"},
 		{"skip past the record", func(dst, _ []byte, _ uint64, _ string) ([]byte, int) { return append(dst, 'x'), 99 }, "replaced 99 bytes of a 7-byte record"},
-		{"skip past what a write-through can put back", func(dst, _ []byte, _ uint64, _ string) ([]byte, int) {
-			return append(dst, 'x'), seqKeepMax + 1
-		}, "replaced 17 bytes"},
 		{"negative skip", func(dst, _ []byte, _ uint64, _ string) ([]byte, int) { return append(dst, 'x'), -1 }, "replaced -1 bytes"},
 		{"panic", func([]byte, []byte, uint64, string) ([]byte, int) { panic("boom") }, "AppendSequence panicked: boom"},
 	} {
@@ -98,53 +95,11 @@ func TestSeqEncodedMarkerTakesTheLostNumbers(t *testing.T) {
 	assert.EqualValues(t, 12, s.next, "its numbers are taken all the same")
 }
 
-// A write-through that writes nothing gives its record back to the ring as
-// it came: the line's start the numbers overwrote (the JSON brace, the
-// encoder's tag) is put back, and the drainer numbers it again.
-func TestSeqWriteThroughFailurePutsTheLineBack(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		cfg    Config
-		line   string
-		wanted func(n int) string
-	}{
-		{"json", Config{Sequence: SeqJSON}, `{"a":1}` + "\n", func(n int) string {
-			return `{"seq":` + strconv.Itoa(n) + `,"run":"` + testRun + `","a":1}` + "\n"
-		}},
-		{"encoded", Config{Sequence: SeqEncoded, SeqEncode: tagEncode}, "Ra\n", func(n int) string {
-			return "R" + strconv.Itoa(n) + "/" + testRun + "|a\n"
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			sink := &streamSink{failAt: map[int]bool{1: true, 3: true}}
-			var rep reports
-			cfg := tc.cfg
-			cfg.WriteThrough, cfg.RunID, cfg.OnError = true, testRun, rep.add
-			b := newTestBus(t, sink, cfg, fastRetry)
-			var want string
-			for i := range 4 {
-				want += tc.wanted(i + 1)
-				require.NoError(t, b.Enqueue(withRoom(tc.line)))
-			}
-			closeBus(t, b) // the retries wrote every record
-			assert.Equal(t, want, string(sink.bytes()))
-			require.NotEmpty(t, rep.all(), "the failed writes are reported")
-			for _, err := range rep.all() {
-				assert.ErrorIs(t, err, errSink)
-			}
-			st := b.Stats()
-			requireAccounting(t, st)
-			assert.EqualValues(t, 4, st.Written)
-		})
-	}
-}
-
-// Producers racing through write-through and the ring with an encoder's
-// numbers: 1..N in output order.
+// Producers racing with an encoder's numbers: 1..N in output order.
 func TestSeqEncodedStressNumbersInOutputOrder(t *testing.T) {
 	const producers, each = 4, 1000
 	sink := &streamSink{}
-	b := newTestBus(t, sink, Config{WriteThrough: true, Capacity: 64 << 10, Sequence: SeqEncoded, SeqEncode: tagEncode, RunID: testRun}, nil)
+	b := newTestBus(t, sink, Config{QuietWait: true, Capacity: 64 << 10, Sequence: SeqEncoded, SeqEncode: tagEncode, RunID: testRun}, nil)
 	enqueueFrom(t, b, producers, each, func(p, i int) string { return "Rp=" + strconv.Itoa(p) + " i=" + strconv.Itoa(i) + "\n" })
 	closeBus(t, b)
 	lines := splitLines(sink.bytes())
