@@ -104,13 +104,15 @@ func main() {
 // journald, otelbridge, logwriter, httplog, logrbridge, ...) are built from
 // the root's public API alone, as a third party's would be: no package of
 // the module, tests included, imports internal/bus but the root and the
-// bus itself.
+// bus itself; and internal/ringfile, the bus's durable ring, is imported by
+// the bus (and itself) alone.
 func TestOnlyTheRootImportsTheBus(t *testing.T) {
 	const module = "github.com/asyncbus/asyncbus"
 	out, err := exec.Command(goTool(t), "list", "-deps", "-test",
 		"-f", "{{.ImportPath}}\t{{join .Imports \" \"}}", "./...").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	importers := map[string]bool{} // the module's packages that import internal/bus
+	importers := map[string]bool{}     // the module's packages that import internal/bus
+	ringImporters := map[string]bool{} // ... and internal/ringfile
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		path, imports, _ := strings.Cut(line, "\t")
@@ -123,6 +125,9 @@ func TestOnlyTheRootImportsTheBus(t *testing.T) {
 			if imp == module+"/internal/bus" {
 				importers[pkg] = true
 			}
+			if imp == module+"/internal/ringfile" {
+				ringImporters[pkg] = true
+			}
 		}
 	}
 	for _, satellite := range []string{"otlpsink", "journald", "otelbridge", "logwriter", "httplog", "logrbridge", "logrbridge/zap"} {
@@ -133,4 +138,8 @@ func TestOnlyTheRootImportsTheBus(t *testing.T) {
 	delete(importers, module)
 	delete(importers, module+"/internal/bus")
 	assert.Empty(t, importers, "packages that import internal/bus")
+	assert.True(t, ringImporters[module+"/internal/bus"], "the bus keeps its ring in the ring file package")
+	delete(ringImporters, module+"/internal/bus")
+	delete(ringImporters, module+"/internal/ringfile")
+	assert.Empty(t, ringImporters, "packages that import internal/ringfile")
 }

@@ -234,8 +234,8 @@ func TestWriteAttempts(t *testing.T) {
 			h := NewHandler(w, &Options{
 				// MaxBackoff keeps the test fast: 1 ms between attempts.
 				Retry: RetryOptions{Attempts: tt.attempts, MaxBackoff: time.Millisecond},
-				// The three records go as one batch at Flush; Drop: no
-				// write-through, the drainer writes them.
+				// Drop mode; the records wait quietly, until the output
+				// counts as failing, then are queued.
 				Ring:    RingOptions{MaxLatency: time.Hour, Overflow: Drop},
 				OnError: func(error) { reports.Add(1) },
 			})

@@ -134,19 +134,6 @@ func TestOutputHooksConnectedByNewHandler(t *testing.T) {
 	assert.EqualError(t, reports[0], "the output's own event")
 }
 
-// fileLikeOutput is an output with a file's path, which the handler
-// trusts not to block a caller for long: a quiet caller writes its own
-// record to it.
-type fileLikeOutput struct{ lockedBuffer }
-
-func (*fileLikeOutput) Path() string { return "app.log" }
-
-// networkOutput is the same output as a Closer: one that retries over the
-// network.
-type networkOutput struct{ fileLikeOutput }
-
-func (*networkOutput) Closing(context.Context) time.Time { return time.Now() }
-
 func TestDefaultWriteRetries(t *testing.T) {
 	assert.Equal(t, 4, asyncbus.DefaultWriteAttempts)
 	assert.Equal(t, time.Second, asyncbus.DefaultWriteRetryMax)

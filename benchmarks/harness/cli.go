@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -29,6 +30,9 @@ type CLI struct {
 	Title string
 	// DefaultOut is the default of -out.
 	DefaultOut string
+	// DefaultN and DefaultRepeat are the defaults of -n and -repeat
+	// (0: 200000 and 3).
+	DefaultN, DefaultRepeat int
 	// IdleUsage is the help text of -idle.
 	IdleUsage string
 	// Names lists every contestant's name, for -contestants' help text and
@@ -74,6 +78,7 @@ type settings struct {
 	isolate     bool
 	sampleEvery int
 	quiet       bool
+	shape       string
 }
 
 func (c *CLI) parseFlags(args []string, stderr io.Writer) (settings, error) {
@@ -83,15 +88,17 @@ func (c *CLI) parseFlags(args []string, stderr io.Writer) (settings, error) {
 	if c.Flags != nil {
 		c.Flags(fs)
 	}
-	fs.IntVar(&s.n, "n", 200_000, "records per run")
+	fs.IntVar(&s.n, "n", cmp.Or(c.DefaultN, 200_000), "records per run")
 	gs := fs.String("goroutines", "1,4,16", "comma-separated goroutine counts")
-	fs.IntVar(&s.repeat, "repeat", 3, "runs per contestant and goroutine count; the median is reported")
+	fs.IntVar(&s.repeat, "repeat", cmp.Or(c.DefaultRepeat, 3), "runs per contestant and goroutine count; the median is reported")
 	fs.DurationVar(&s.idle, "idle", 200*time.Millisecond, c.IdleUsage)
 	fs.StringVar(&s.out, "out", c.DefaultOut, "directory for results.md, results.json and chart.svg (created if missing); empty writes nothing")
 	fs.StringVar(&s.filter, "contestants", "", "comma-separated contestant names or parts of names to run (default all: "+strings.Join(c.Names, ", ")+")")
 	fs.BoolVar(&s.isolate, "isolate", true, "run each measurement in a child process (per-run peak RSS, no heap carried between runs)")
 	fs.IntVar(&s.sampleEvery, "sample-every", 1, "time every k-th call of each goroutine for the latency percentiles")
 	fs.BoolVar(&s.quiet, "quiet", false, "no progress line on stderr")
+	fs.StringVar(&s.shape, "shape", ShapeReference, "the record logged: "+ShapeReference+" (the ~200-byte access-log line, 7 attributes) or "+
+		ShapeStructs+" (~1 KB: a struct, ten structs with a time.Time each, a []string, a []int, a time.Time and an error)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), c.Usage)
 		fs.PrintDefaults()
@@ -115,6 +122,9 @@ func (c *CLI) parseFlags(args []string, stderr io.Writer) (settings, error) {
 		return s, fmt.Errorf("-idle must not be negative, got %v", s.idle)
 	case s.sampleEvery < 1:
 		return s, fmt.Errorf("-sample-every must be at least 1, got %d", s.sampleEvery)
+	}
+	if err := checkShape(s.shape); err != nil {
+		return s, fmt.Errorf("-shape: %w", err)
 	}
 	for _, g := range s.goroutines {
 		if g > s.n {
@@ -218,6 +228,7 @@ func (c *CLI) Main(args []string, stdout, stderr io.Writer) int {
 		Isolate:     s.isolate,
 		ChildArgs:   args,
 		Label:       label,
+		Shape:       s.shape,
 	}
 	if !s.quiet {
 		cfg.Progress = stderr

@@ -76,17 +76,20 @@ type Config struct {
 	// Label is a free text describing the run (format, machine notes); it
 	// is copied into the Results.
 	Label string
+	// Shape is the record logged (Shapes; "" is ShapeReference).
+	Shape string
 }
 
 // Job is one measurement: one contestant at one goroutine count.
 type Job struct {
-	Contestant  string        `json:"contestant"`   // the contestant's Name
-	Goroutines  int           `json:"goroutines"`   // producer goroutines, 1..N
-	N           int           `json:"n"`            // records in all
-	Rep         int           `json:"rep"`          // repeat number, for the record
-	SampleEvery int           `json:"sample_every"` // time every k-th call (>= 1)
-	Idle        time.Duration `json:"idle_ns"`      // idle window after the run; 0 skips it
-	TempDir     string        `json:"temp_dir"`     // where the log file goes; "" is os.TempDir()
+	Contestant  string        `json:"contestant"`      // the contestant's Name
+	Goroutines  int           `json:"goroutines"`      // producer goroutines, 1..N
+	N           int           `json:"n"`               // records in all
+	Rep         int           `json:"rep"`             // repeat number, for the record
+	SampleEvery int           `json:"sample_every"`    // time every k-th call (>= 1)
+	Idle        time.Duration `json:"idle_ns"`         // idle window after the run; 0 skips it
+	TempDir     string        `json:"temp_dir"`        // where the log file goes; "" is os.TempDir()
+	Shape       string        `json:"shape,omitempty"` // the record logged (Shapes; "" is ShapeReference)
 }
 
 // Sample holds the figures of one run.
@@ -177,6 +180,9 @@ func (j Job) validate() error {
 	case j.Idle < 0:
 		return fmt.Errorf("harness: negative idle window %v", j.Idle)
 	}
+	if err := checkShape(j.Shape); err != nil {
+		return fmt.Errorf("harness: %w", err)
+	}
 	return nil
 }
 
@@ -247,10 +253,10 @@ func Measure(c Contestant, j Job) (s Sample, err error) {
 				if countdown == 0 {
 					countdown = every
 					a := time.Since(base) // monotonic-only read: cheaper than two time.Now
-					LogReference(ctx, logger, seq)
+					LogShape(ctx, logger, j.Shape, seq)
 					buf = append(buf, int64(time.Since(base)-a))
 				} else {
-					LogReference(ctx, logger, seq)
+					LogShape(ctx, logger, j.Shape, seq)
 				}
 				countdown--
 			}

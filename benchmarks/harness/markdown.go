@@ -22,9 +22,13 @@ func (r *Results) Markdown(baseline string) string {
 	if r.Isolated {
 		iso = "each in its own child process"
 	}
-	fmt.Fprintf(&b, "Workload: %d reference records (~200 B, 7 attributes) per run through slog.Logger.LogAttrs into a temporary file; "+
+	record := "reference records (~200 B, 7 attributes)"
+	if r.Shape == ShapeStructs {
+		record = "structs records (~1 KB: a struct, ten structs, a []string, a []int, a time.Time, an error, and seq)"
+	}
+	fmt.Fprintf(&b, "Workload: %d %s per run through slog.Logger.LogAttrs into a temporary file; "+
 		"median of %d alternating runs, %s; call latency sampled every %d call(s); idle window %v.",
-		r.N, r.Repeat, iso, r.SampleEvery, time.Duration(r.IdleNS))
+		r.N, record, r.Repeat, iso, r.SampleEvery, time.Duration(r.IdleNS))
 	if r.Label != "" {
 		fmt.Fprintf(&b, " %s", r.Label)
 	}

@@ -31,6 +31,7 @@ type Machine struct {
 // Results is everything one Run measured.
 type Results struct {
 	Label       string    `json:"label,omitempty"` // Config.Label
+	Shape       string    `json:"shape,omitempty"` // Config.Shape
 	Machine     Machine   `json:"machine"`         // where it ran
 	Started     time.Time `json:"started"`         // when Run began
 	WallNS      int64     `json:"wall_ns"`         // how long Run took
@@ -94,7 +95,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		cfg.SampleEvery = 1
 	}
 	for _, g := range cfg.Goroutines {
-		j := Job{N: cfg.N, Goroutines: g, SampleEvery: cfg.SampleEvery, Idle: cfg.Idle}
+		j := Job{N: cfg.N, Goroutines: g, SampleEvery: cfg.SampleEvery, Idle: cfg.Idle, Shape: cfg.Shape}
 		if err := j.validate(); err != nil {
 			return nil, err
 		}
@@ -112,7 +113,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 	}
 	res := &Results{
-		Label: cfg.Label, Machine: DescribeMachine(), Started: time.Now(),
+		Label: cfg.Label, Shape: cfg.Shape, Machine: DescribeMachine(), Started: time.Now(),
 		N: cfg.N, Goroutines: append([]int(nil), cfg.Goroutines...), Repeat: cfg.Repeat,
 		IdleNS: cfg.Idle.Nanoseconds(), SampleEvery: cfg.SampleEvery, Isolated: cfg.Isolate,
 	}
@@ -130,7 +131,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				}
 				progress(cfg.Progress, "[%d/%d] rep %d/%d  %d goroutines  %s", done+1, total, rep, cfg.Repeat, g, c.Name)
 				j := Job{Contestant: c.Name, Goroutines: g, N: cfg.N, Rep: rep,
-					SampleEvery: cfg.SampleEvery, Idle: cfg.Idle, TempDir: cfg.TempDir}
+					SampleEvery: cfg.SampleEvery, Idle: cfg.Idle, TempDir: cfg.TempDir, Shape: cfg.Shape}
 				var s Sample
 				var err error
 				if cfg.Isolate {

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 )
 
 var (
@@ -50,11 +53,11 @@ type Bus struct {
 	retries      int    // attempts per batch before its remaining records count as failed
 	output       string // the output's name in error reports (see outputName)
 	kind         outputKind
-	file         *ringFile     // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
-	recovered    uint64        // Stats.Recovered, set before the drainer starts
-	unrecovered  uint64        // Stats.Unrecovered, likewise
-	quietWaits   bool          // Config.QuietWait, without a ring file: records behind a short queue wait for their write
-	stopped      chan struct{} // closed once the books are final: every record written or counted, every waiter answered
+	file         *ringfile.File // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
+	recovered    uint64         // Stats.Recovered, set before the drainer starts
+	unrecovered  uint64         // Stats.Unrecovered, likewise
+	quietWaits   bool           // Config.QuietWait, without a ring file: records behind a short queue wait for their write
+	stopped      chan struct{}  // closed once the books are final: every record written or counted, every waiter answered
 
 	// The ring: its memory and the cursors tail and head, each on its own
 	// cache line (see ring).
@@ -110,7 +113,7 @@ type Bus struct {
 
 	// seq numbers records (Config.Sequence, seq.go): the drainer alone
 	// uses it, as it collects records in ring order.
-	seq seqState
+	seq seqnum.State
 }
 
 // outputName names w in error reports: the path of a file output (a Path

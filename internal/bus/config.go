@@ -165,7 +165,7 @@ type Config struct {
 	// with SeqRoom bytes of headroom, where the prefix is written. Not
 	// with RingFile (New refuses it).
 	Sequence SeqFormat
-	// SeqEncode writes the numbers for SeqEncoded (seqencoded.go).
+	// SeqEncode writes the numbers for SeqEncoded (seqnum).
 	SeqEncode SeqEncode
 	// RunID is the run identity written with the numbers (RunIDLen hex
 	// digits; default NewRunID()).

@@ -20,12 +20,13 @@
 // written with sync/atomic through an unsafe pointer into the region (hdr),
 // and New refuses a region whose base is not 8-byte aligned (64-bit atomics
 // require it on 32-bit platforms, and a header must never straddle a cache
-// line). Package unsafe serves four purposes, each with its reason at the
+// line). Package unsafe serves three purposes, each with its reason at the
 // site: the ring's header words (ring.hdr, from the base pointer that
 // newBus and openRing take of the region), the ring memory's alignment
 // (ringMemory views a []uint64 as bytes, and checks a test's region),
-// the ring file's header words (ringFile.word, in a page-aligned mapping)
-// and, on Linux, the writev system call's iovec array. Space the drainer has consumed is
+// and, on Linux, the writev system call's iovec array. (The ring file's
+// own header words are package ringfile's: File.word, in a page-aligned
+// mapping.) Space the drainer has consumed is
 // zeroed before it is handed back to producers, so a zero word always means
 // "not committed yet" and stale payload bytes can never look like a header.
 //
@@ -51,8 +52,10 @@
 //
 // With Config.RingFile the ring lives in a MAP_SHARED file, so committed
 // records survive the death of the process in the page cache and New replays
-// them on the next start; see ringfile.go for the file format, the ordering
-// of the drainer's persisted cursors and the recovery rules.
+// them on the next start. Package ringfile has the file format, the ordering
+// of the drainer's persisted cursors and the recovery rules; durable.go is
+// what the bus gives it (the header word's layout, the numbering, the
+// guarded output calls).
 //
 // # One writer, one rule for waits
 //
@@ -113,8 +116,8 @@
 //	word           stored by                      loaded by                      pairs with / invariant
 //	callSince      drainer (enterCall, leave-     waits (stuck, inOutputCall),   0 when no call is in flight; one writer
 //	               Call)                          giveUp
-//	callTid        drainer (enterCall, before     waits (stuck, after            the thread of the call callSince times; a stale
-//	               callSince)                     callSince)                     one only delays or hastens one skip
+//	callTid        drainer (once, at its start,   waits (stuck)                  the drainer's OS thread (it keeps it: Lock-
+//	               before any call)                                              OSThread); stored before callSince first is
 //	failing        drainer (setFailing, on a      waits (hopeless)               a snapshot: a stale value only skips or makes
 //	               change)                                                       one bounded wait
 //	outRate        drainer (measure, once per     waits (hopeless), Stats        a snapshot: a stale pace only skips or makes
@@ -137,7 +140,7 @@
 //	highWater      drainer, Stats (CAS max)       drainer, Stats                 only rises (atomicMax)
 //	batchTarget    drainer (single writer)        Stats                          a snapshot
 //
-// The queue's delay (type queueDelay, queuedelay.go):
+// The queue's delay (type queuedelay.Delay, the drainer's stage):
 //
 //	word           stored by                      loaded by                      pairs with / invariant
 //	buckets        drainer (written, decay)       QueueDelay                     counts; a snapshot a batch apart is as good
@@ -153,14 +156,8 @@
 //	call           drainer (enterCall/leaveCall)  Close giving up (CAS)          none/out/abandoned handshake
 //	final          the give-up count              Stats (first), Backlog         stored after the give-up's counts
 //
-// The durable ring file (type ringFile; ringfile.go has the format):
-//
-//	word           stored by                      loaded by                      pairs with / invariant
-//	state slots    drainer (publish, the slot     the next process's recovery    each word one aligned 8-byte store; the slot's
-//	               that is not current)                                          words before the generation
-//	generation     drainer (publish), last        the next process's recovery    a crash between stores leaves the old state
-//	sequence       drainer (publish, with the     the next process's recovery    as the state slot: stored before the generation,
-//	slots          state slot of that index)                                     so the numbering and the cursors switch together
+// The durable ring file's words (state slots, generation, sequence slots)
+// have their table in package ringfile's documentation.
 //
 // The OnError reporter (type reporter):
 //

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/queuedelay"
 )
 
 const (
@@ -80,10 +82,10 @@ type drainer struct {
 	// The reasons idleWait looks for, bound once (no closure per wait).
 	readyWanted, readyHasWork, readyCommitted func() bool
 	// seqMarker is the numbered copy of marker (Config.Sequence,
-	// seq.go); qd is the queue's delay (queuedelay.go).
+	// seq.go); qd is the queue's delay (an optional stage, queuedelay).
 	seqMarker []byte
 	seqMarkN  uint64 // the count of the marker seqMarker numbered (ringseq.go)
-	qd        queueDelay
+	qd        queuedelay.Delay
 }
 
 func (d *drainer) init(b *Bus) {
@@ -110,6 +112,12 @@ func (d *drainer) init(b *Bus) {
 // run is the drainer goroutine.
 func (b *Bus) run() {
 	d := &b.d
+	// The drainer keeps one OS thread, so that the thread's state tells
+	// whether a call into the output is blocked or merely descheduled
+	// (outputWatch.stuck): a goroutine that may move between threads
+	// leaves behind a thread that sleeps while it runs elsewhere.
+	runtime.LockOSThread()
+	b.callTid.Store(threadID()) // atomic, row callTid: before any call
 	defer close(b.done)
 	// Runs before done is closed: the drainer is the reports' only sender,
 	// and finish has queued its last one.
@@ -118,7 +126,7 @@ func (b *Bus) run() {
 		// Runs before done is closed: every reservation below the final tail
 		// was committed and consumed, and Enqueue after Close never touches the
 		// ring, so nothing uses the mapping any more.
-		defer b.file.close()
+		defer b.file.Close()
 	}
 	for {
 		if b.aborted.Load() { // atomic, row aborted: a Close gave up (giveUp)
@@ -129,7 +137,7 @@ func (b *Bus) run() {
 			d.takeFlushes()
 		}
 		t := b.tail.Load()                       // atomic, row tail
-		d.qd.observe(t&^closedBit, b.nanotime()) // the queue's delay (queuedelay.go)
+		d.qd.Observe(t&^closedBit, b.nanotime()) // the queue's delay (the queuedelay stage)
 		if t&closedBit != 0 && !d.closing {
 			d.closing = true
 		}
@@ -241,8 +249,8 @@ func (d *drainer) collect() {
 			}
 			delete(b.side, d.pos)
 			b.mu.Unlock()
-			if b.seq.on() { // the side table's copy is ours to number (seq.go)
-				rec = b.seq.number(rec)
+			if b.seq.On() { // the side table's copy is ours to number (seq.go)
+				rec = b.seq.Number(rec)
 			}
 			d.views = append(d.views, rec)
 			d.kinds = append(d.kinds, kOversize)
@@ -256,8 +264,8 @@ func (d *drainer) collect() {
 			}
 			start, end := off+hdrSize, off+hdrSize+ringOff(n)
 			view := b.mem[start:end:end]
-			if b.seq.on() { // numbered in ring order (seq.go)
-				view = b.seq.number(view)
+			if b.seq.On() { // numbered in ring order (seq.go)
+				view = b.seq.Number(view)
 			}
 			d.views = append(d.views, view)
 			d.kinds = append(d.kinds, kRecord)
@@ -298,7 +306,7 @@ func (d *drainer) idle() {
 		return
 	}
 	d.park()
-	d.qd.woke(b.nanotime()) // the queue's delay (queuedelay.go)
+	d.qd.Woke(b.nanotime()) // the queue's delay (the queuedelay stage)
 	b.idleStrategy.reset()
 }
 

@@ -63,7 +63,6 @@ func (d *drainer) enterCall() bool {
 		return false
 	}
 	d.callStart = b.nanotime()
-	b.callTid.Store(threadID())    // atomic, row callTid: before callSince, which a reader loads first
 	b.callSince.Store(d.callStart) // atomic, row callSince: callers read it to see a stuck output
 	return true
 }

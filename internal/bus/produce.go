@@ -165,7 +165,7 @@ func (b *Bus) commit(off ringOff, rec []byte) {
 		// Durable queue: the checksum rides in the spare bits of the same
 		// word, so the commit is still one atomic store (see ringfile.go);
 		// with numbers, not over the headroom the drainer writes (ringseq.go).
-		word |= durableSum(rec, b.seq.on()) << sumShift
+		word |= durableSum(rec, b.seq.On()) << sumShift
 	}
 	// Release store: the payload written above happens-before the drainer's
 	// atomic load that observes flagCommit.

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/asyncbus/asyncbus/internal/ringfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -132,7 +132,7 @@ func TestRingFileCapacityChange(t *testing.T) {
 	closeBus(t, b)
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
-	assert.Equal(t, int64(ringHeaderSize+4096), fi.Size())
+	assert.Equal(t, int64(ringfile.HeaderSize+4096), fi.Size())
 }
 
 // An oversize record's bytes are on the heap, not in the ring file: with a
@@ -149,14 +149,4 @@ func TestOversizeRecordWrittenBeforeEnqueueReturns(t *testing.T) {
 	st := b.Stats()
 	assert.EqualValues(t, 1, st.Oversize)
 	requireAccounting(t, st)
-}
-
-// TestRingUnsupportedNamesThePlatform: where ring files cannot work (no
-// mmap and flock: Windows, js, wasip1, AIX), New's error says which option
-// and which system, and matches ErrRingUnsupported.
-func TestRingUnsupportedNamesThePlatform(t *testing.T) {
-	err := errRingUnsupported()
-	require.ErrorIs(t, err, ErrRingUnsupported)
-	assert.Contains(t, err.Error(), "Options.Ring.File")
-	assert.Contains(t, err.Error(), runtime.GOOS+"/"+runtime.GOARCH)
 }

@@ -11,30 +11,32 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// image builds ring file images by hand (for gaps, junk and corruption).
+// image builds ring file images by hand (for gaps, junk and corruption),
+// with this package's header words in the ring.
 type image struct {
 	capacity uint64
-	data     []byte
-	st       ringState
+	version  uint32 // the file format (ringfile.Version unless set)
+	data     []byte // header page (filled by bytes), then the ring
+	st       ringfile.State
 }
 
 func newImage(capacity uint64) *image {
-	im := &image{capacity: capacity, data: make([]byte, ringHeaderSize+capacity)}
-	copy(im.data, staticHeader(capacity))
-	return im
+	return &image{capacity: capacity, version: ringfile.Version, data: make([]byte, ringfile.HeaderSize+capacity)}
 }
 
 func (im *image) word(pos, w uint64) {
-	binary.LittleEndian.PutUint64(im.data[ringHeaderSize+pos&(im.capacity-1):], w)
+	binary.LittleEndian.PutUint64(im.data[ringfile.HeaderSize+pos&(im.capacity-1):], w)
 }
 
 // record writes a committed record at pos and returns the next position.
 func (im *image) record(pos uint64, p []byte) uint64 {
-	off := ringHeaderSize + pos&(im.capacity-1)
+	off := ringfile.HeaderSize + pos&(im.capacity-1)
 	copy(im.data[off+hdrSize:], p)
 	im.word(pos, flagCommit|recordSum(p)<<sumShift|uint64(len(p)))
 	return pos + align8(hdrSize+uint64(len(p)))
@@ -52,24 +54,29 @@ func inFlightImage(capacity uint64, recs [][]byte, batch, pre int, before Output
 			batchEnd = pos
 		}
 	}
-	im.st = ringState{end: batchEnd, pre: uint64(pre), size: before.Size, dev: before.Dev, ino: before.Ino}
+	im.st = ringfile.State{End: batchEnd, Pre: uint64(pre), Size: before.Size, Dev: before.Dev, Ino: before.Ino}
 	return im.bytes()
 }
 
-// bytes returns the image with im.st in slot 0.
+// bytes returns the image with im.st as its current state.
 func (im *image) bytes() []byte {
-	w := im.st.words()
-	for i, v := range w {
-		binary.LittleEndian.PutUint64(im.data[ringSlot0+8*i:], v)
-	}
-	binary.LittleEndian.PutUint64(im.data[ringSlot0+56:], stateCRC(w))
-	sw := im.st.seqWords()
-	for i, v := range sw {
-		binary.LittleEndian.PutUint64(im.data[ringSeqSlot0+8*i:], v)
-	}
-	binary.LittleEndian.PutUint64(im.data[ringSeqSlot0+8*seqSlotWords:], seqCRC(sw))
-	binary.LittleEndian.PutUint64(im.data[ringGeneration:], 0)
-	return bytes.Clone(im.data)
+	out := bytes.Clone(im.data)
+	copy(out, ringfile.Header(im.capacity, im.version, im.st))
+	return out
+}
+
+// recordSum and seqRecordSum are the checksums producers commit without
+// and with numbers.
+func recordSum(p []byte) uint64    { return ringfile.Sum(p, 0) }
+func seqRecordSum(p []byte) uint64 { return ringfile.Sum(p, SeqRoom) }
+
+// unknownOutputSize is a state's output size when it was not known.
+const unknownOutputSize = -1
+
+// deadRunOf is the numbering of the run whose records a file in state st
+// holds, as it stands at head.
+func deadRunOf(st ringfile.State) seqnum.State {
+	return seqnum.State{Format: SeqFormat(st.SeqFormat), Run: string(st.SeqRun[:]), Next: st.SeqNext + st.SeqMark}
 }
 
 func TestRecordSumInHeaderWord(t *testing.T) {
@@ -111,7 +118,7 @@ func TestRingFileReplaysImages(t *testing.T) {
 		{name: "from persisted head, after a wrap", build: func(im *image) []string {
 			// Consumed, zeroed space below head; records from 1000 on, a
 			// padding entry at the end of the region, records after the wrap.
-			im.st = ringState{head: 2000, zeroed: 2000, end: 2000}
+			im.st = ringfile.State{Head: 2000, Zeroed: 2000, End: 2000}
 			pos := im.record(2000, line(1)) // 2000 = offset 976; 24+8 bytes
 			im.word(pos, flagCommit|flagPadding|(capacity-pos%capacity))
 			pos += capacity - pos%capacity
@@ -125,11 +132,11 @@ func TestRingFileReplaysImages(t *testing.T) {
 			pos += 64
 			pos = im.record(pos, line(2))
 			// One that died half-way through the copy: text junk, no header.
-			copy(im.data[ringHeaderSize+pos+hdrSize:], "half a line of text that was never committ")
+			copy(im.data[ringfile.HeaderSize+pos+hdrSize:], "half a line of text that was never committ")
 			pos += 64
 			pos = im.record(pos, line(3))
 			// One that died after the copy, before the header store.
-			copy(im.data[ringHeaderSize+pos+hdrSize:], line(4))
+			copy(im.data[ringfile.HeaderSize+pos+hdrSize:], line(4))
 			pos += align8(hdrSize + uint64(len(line(4))))
 			im.record(pos, line(5))
 			return []string{string(line(1)), string(line(2)), string(line(3)), string(line(5))}
@@ -148,21 +155,21 @@ func TestRingFileReplaysImages(t *testing.T) {
 			for i := 0; pos < 512; i++ {
 				pos = im.record(pos, line(100+i))
 			}
-			im.st = ringState{head: pos, zeroed: 0, end: pos}
+			im.st = ringfile.State{Head: pos, Zeroed: 0, End: pos}
 			im.record(pos, line(1))
 			return []string{string(line(1))}
 		}},
 		{name: "in-flight batch with unknown sink position is replayed whole", build: func(im *image) []string {
 			pos := im.record(0, line(1))
 			pos = im.record(pos, line(2))
-			im.st = ringState{end: pos, size: unknownOutputSize}
+			im.st = ringfile.State{End: pos, Size: unknownOutputSize}
 			im.record(pos, line(3))
 			return []string{string(line(1)), string(line(2)), string(line(3))}
 		}},
 		{name: "a record with a bad checksum is not replayed", build: func(im *image) []string {
 			pos := im.record(0, line(1))
 			bad := im.record(pos, line(2))
-			im.data[ringHeaderSize+pos+hdrSize] ^= 1 // flip a payload bit
+			im.data[ringfile.HeaderSize+pos+hdrSize] ^= 1 // flip a payload bit
 			im.record(bad, line(3))
 			return []string{string(line(1)), string(line(3))}
 		}, suspects: true},
@@ -200,93 +207,6 @@ func TestRingFileReplaysImages(t *testing.T) {
 	}
 }
 
-// TestRingFileCorruptFiles: damaged or foreign files are renamed aside with a
-// warning; nothing of them reaches the sink and the bus starts fresh.
-func TestRingFileCorruptFiles(t *testing.T) {
-	const capacity = 1024
-	valid := func() []byte {
-		im := newImage(capacity)
-		pos := uint64(0)
-		for i := range 10 {
-			pos = im.record(pos, line(i))
-		}
-		im.st = ringState{end: 0}
-		return im.bytes()
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	random := make([]byte, ringHeaderSize+capacity)
-	for i := range random {
-		random[i] = byte(rng.Uint32())
-	}
-	mutate := func(f func(b []byte) []byte) []byte { return f(valid()) }
-	le64 := binary.LittleEndian.PutUint64
-	resum := func(b []byte) { // re-seal the state slot after changing it
-		var w [7]uint64
-		for i := range w {
-			w[i] = binary.LittleEndian.Uint64(b[ringSlot0+8*i:])
-		}
-		le64(b[ringSlot0+56:], stateCRC(w))
-	}
-	cases := []struct {
-		name string
-		data []byte
-	}{
-		{"truncated to 100 bytes", valid()[:100]},
-		{"truncated in the ring", valid()[:ringHeaderSize+capacity/2]},
-		{"extended", append(valid(), 0)},
-		{"random bytes", random},
-		{"a text log", []byte(strings.Repeat("time=now level=INFO msg=hello\n", 200))},
-		{"wrong magic", mutate(func(b []byte) []byte { b[0] = 'X'; return b })},
-		{"future version", mutate(func(b []byte) []byte {
-			binary.LittleEndian.PutUint32(b[8:], ringVersion+1)
-			binary.LittleEndian.PutUint32(b[ringStaticCRC:], 0)
-			return b
-		})},
-		{"bad header checksum", mutate(func(b []byte) []byte { b[ringStaticCRC] ^= 1; return b })},
-		{"capacity not matching the size", mutate(func(b []byte) []byte {
-			h := staticHeader(2 * capacity)
-			copy(b, h)
-			return b
-		})},
-		{"bad state checksum", mutate(func(b []byte) []byte { b[ringSlot0] ^= 8; return b })},
-		{"bad sequence slot checksum", mutate(func(b []byte) []byte { b[ringSeqSlot0] ^= 8; return b })},
-		{"head beyond end", mutate(func(b []byte) []byte { le64(b[ringSlot0:], 64); resum(b); return b })},
-		{"unaligned cursor", mutate(func(b []byte) []byte {
-			le64(b[ringSlot0:], 3)
-			le64(b[ringSlot0+16:], 3)
-			resum(b)
-			return b
-		})},
-		{"in-flight batch longer than the ring", mutate(func(b []byte) []byte { le64(b[ringSlot0+16:], 2*capacity); resum(b); return b })},
-		{"header zero, ring not", mutate(func(b []byte) []byte { clear(b[:ringHeaderSize]); return b })},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "ring")
-			require.NoError(t, os.WriteFile(path, c.data, 0o600))
-			sink := &batchSink{}
-			b, log := openDurable(t, path, sink, Config{Capacity: capacity})
-			assert.Empty(t, sink.records(), "nothing of a corrupt file is replayed")
-			assert.Zero(t, b.Stats().Recovered)
-			errs := log.ringErrors()
-			require.Len(t, errs, 1)
-			assert.Equal(t, path, errs[0].Path)
-			require.NotEmpty(t, errs[0].Aside)
-			kept, err := os.ReadFile(errs[0].Aside)
-			require.NoError(t, err)
-			assert.Equal(t, c.data, kept, "the damaged file is kept unchanged")
-			require.NoError(t, b.Enqueue([]byte("fresh\n")))
-			closeBus(t, b)
-			assert.Equal(t, []string{"fresh\n"}, strs(sink.records()))
-			fresh, err := os.ReadFile(path)
-			require.NoError(t, err)
-			_, err = parseImage(fresh)
-			require.NoError(t, err, "a fresh, valid ring file replaced it")
-		})
-	}
-}
-
 // Issue 13 item 11: a producer killed while copying a non-ASCII record (its
 // Handle never returned) leaves a zero header and payload words with the
 // commit bit set. That is a dead reservation, not damage: no warning, no
@@ -320,7 +240,7 @@ func TestRingFileDeadNonASCIIReservationIsQuiet(t *testing.T) {
 				want = append(want, string(line(i)))
 			}
 			// The dead reservation: zero header, part of the payload.
-			copy(im.data[ringHeaderSize+pos+hdrSize:], tc.payload[:tc.copied])
+			copy(im.data[ringfile.HeaderSize+pos+hdrSize:], tc.payload[:tc.copied])
 			pos += align8(hdrSize + uint64(len(tc.payload)))
 			// Producers that reserved after it committed.
 			for i := 3; i < 6; i++ {
@@ -328,7 +248,7 @@ func TestRingFileDeadNonASCIIReservationIsQuiet(t *testing.T) {
 				want = append(want, string(line(i)))
 			}
 			// A second dead one at the end, then free space.
-			copy(im.data[ringHeaderSize+pos+hdrSize:], tc.payload[:tc.copied])
+			copy(im.data[ringfile.HeaderSize+pos+hdrSize:], tc.payload[:tc.copied])
 			require.NoError(t, os.WriteFile(path, im.bytes(), 0o600))
 
 			sink := &batchSink{}
@@ -354,7 +274,7 @@ func TestRingFileDamagedHeaderCountedOnce(t *testing.T) {
 	pos := im.record(0, line(1))
 	long := []byte(strings.Repeat("ü", 100) + "\n")
 	bad := im.record(pos, long)
-	im.data[ringHeaderSize+pos+hdrSize+50] ^= 1 // its checksum no longer matches
+	im.data[ringfile.HeaderSize+pos+hdrSize+50] ^= 1 // its checksum no longer matches
 	im.record(bad, line(2))
 	require.NoError(t, os.WriteFile(path, im.bytes(), 0o600))
 	sink := &batchSink{}

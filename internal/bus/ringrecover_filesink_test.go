@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asyncbus/asyncbus/internal/ringfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,7 +47,7 @@ func TestRingFileReplayCoversFilesinkTornTail(t *testing.T) {
 			dir := t.TempDir()
 			ringPath, logPath := filepath.Join(dir, "ring"), filepath.Join(dir, "app.log")
 			require.NoError(t, os.WriteFile(logPath, []byte(earlier), 0o644))
-			before, err := pathPosition(logPath)
+			before, err := ringfile.PathPosition(logPath)
 			require.NoError(t, err)
 			im := newImage(capacity)
 			start := uint64(0)
@@ -63,12 +64,12 @@ func TestRingFileReplayCoversFilesinkTornTail(t *testing.T) {
 				}
 			}
 			if tc.inFlight {
-				im.st = ringState{head: start, zeroed: start, end: batchEnd, size: before.Size, dev: before.Dev, ino: before.Ino}
+				im.st = ringfile.State{Head: start, Zeroed: start, End: batchEnd, Size: before.Size, Dev: before.Dev, Ino: before.Ino}
 			} else {
 				// Records 0-1 were written (head after them); 2-5 wait in the ring.
 				head := align8(hdrSize+uint64(len(recs[0]))) + align8(hdrSize+uint64(len(recs[1])))
-				im.st = ringState{head: head, zeroed: head, end: head}
-				clear(im.data[ringHeaderSize : ringHeaderSize+head]) // consumed space is zero
+				im.st = ringfile.State{Head: head, Zeroed: head, End: head}
+				clear(im.data[ringfile.HeaderSize : ringfile.HeaderSize+head]) // consumed space is zero
 			}
 			require.NoError(t, os.WriteFile(ringPath, im.bytes(), 0o600))
 			crash := []byte(earlier)
@@ -132,7 +133,7 @@ func TestRingFileFilesinkForeignBannerIsNotARecord(t *testing.T) {
 	dir := t.TempDir()
 	ringPath, logPath := filepath.Join(dir, "ring"), filepath.Join(dir, "app.log")
 	require.NoError(t, os.WriteFile(logPath, []byte(earlier), 0o644))
-	before, err := pathPosition(logPath)
+	before, err := ringfile.PathPosition(logPath)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(ringPath, inFlightImage(capacity, recs, len(recs), 0, before), 0o600))
 	banner := strings.Repeat("=", len(recs[1])-1) + "\n"

@@ -5,12 +5,13 @@ package bus
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,12 +30,12 @@ func seqLine(format SeqFormat, i int) []byte {
 
 // seqRecord commits p at pos as a producer of a numbering bus does and, if
 // s is not nil, numbers it in place as the drainer's collect does.
-func (im *image) seqRecord(pos uint64, p []byte, s *seqState) uint64 {
-	off := ringHeaderSize + pos&(im.capacity-1)
+func (im *image) seqRecord(pos uint64, p []byte, s *seqnum.State) uint64 {
+	off := ringfile.HeaderSize + pos&(im.capacity-1)
 	copy(im.data[off+hdrSize:], p)
 	im.word(pos, flagCommit|seqRecordSum(p)<<sumShift|uint64(len(p)))
 	if s != nil {
-		s.number(im.data[off+hdrSize : off+hdrSize+uint64(len(p))])
+		s.Number(im.data[off+hdrSize : off+hdrSize+uint64(len(p))])
 	}
 	return pos + align8(hdrSize+uint64(len(p)))
 }
@@ -68,46 +69,46 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 			return ""
 		}, want: []string{json(5, 0), json(6, 1), json(7, 2)}},
 		{name: "collected, then not", format: SeqJSON, build: func(im *image, _ *os.File) string {
-			s := im.st.deadRun()
+			s := deadRunOf(im.st)
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
 			pos = im.seqRecord(pos, seqLine(SeqJSON, 1), &s)
 			im.seqRecord(pos, seqLine(SeqJSON, 2), nil)
 			return ""
 		}, want: []string{json(5, 0), json(6, 1), json(7, 2)}},
 		{name: "key=value", format: SeqKV, build: func(im *image, _ *os.File) string {
-			s := im.st.deadRun()
+			s := deadRunOf(im.st)
 			pos := im.seqRecord(0, seqLine(SeqKV, 0), &s)
 			im.seqRecord(pos, seqLine(SeqKV, 1), nil)
 			return ""
 		}, want: []string{kv(5, 0), kv(6, 1)}},
 		{name: "in flight, first record in the output", format: SeqJSON, build: func(im *image, out *os.File) string {
-			s := im.st.deadRun()
+			s := deadRunOf(im.st)
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
 			pos = im.seqRecord(pos, seqLine(SeqJSON, 1), &s)
 			im.flight(out, pos, 0, 0)
 			im.seqRecord(pos, seqLine(SeqJSON, 2), nil)
-			first := seqState{format: SeqJSON, run: deadRun, next: 5}
-			return string(first.number(seqLine(SeqJSON, 0)))
+			first := seqnum.State{Format: SeqJSON, Run: deadRun, Next: 5}
+			return string(first.Number(seqLine(SeqJSON, 0)))
 		}, want: []string{json(5, 0), json(6, 1), json(7, 2)}},
 		{name: "in flight behind a marker the output lacks", format: SeqJSON, build: func(im *image, out *os.File) string {
-			s := im.st.deadRun()
-			s.next += 3 // the marker took 5, 6 and 7
+			s := deadRunOf(im.st)
+			s.Next += 3 // the marker took 5, 6 and 7
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
 			im.flight(out, pos, len("seq=5 run="+deadRun+" asyncbus: dropped 3 records\n"), 3)
 			return ""
 		}, want: []string{marker(5, 3), json(8, 0)}},
 		{name: "in flight behind a marker the output holds", format: SeqJSON, build: func(im *image, out *os.File) string {
-			s := im.st.deadRun()
-			s.next += 3
+			s := deadRunOf(im.st)
+			s.Next += 3
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
 			m := "seq=5 run=" + deadRun + " asyncbus: dropped 3 records\n"
 			im.flight(out, pos, len(m), 3)
 			return m
 		}, want: []string{marker(5, 3), json(8, 0)}},
 		{name: "wrap padding", format: SeqJSON, build: func(im *image, _ *os.File) string {
-			s := im.st.deadRun()
+			s := deadRunOf(im.st)
 			const head = 2*capacity + 880 // 80 bytes of record, 64 of padding
-			im.st.head, im.st.zeroed, im.st.end = head, head, head
+			im.st.Head, im.st.Zeroed, im.st.End = head, head, head
 			pos := im.seqRecord(head, seqLine(SeqJSON, 0), &s)
 			im.word(pos, flagCommit|flagPadding|(capacity-pos%capacity))
 			pos += capacity - pos%capacity
@@ -116,10 +117,10 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 			return ""
 		}, want: []string{json(5, 0), json(6, 1), json(7, 2)}},
 		{name: "oversize reference", format: SeqJSON, build: func(im *image, _ *os.File) string {
-			s := im.st.deadRun()
+			s := deadRunOf(im.st)
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
 			im.word(pos, flagCommit|flagOversize|5000)
-			s.next++
+			s.Next++
 			pos += hdrSize
 			im.seqRecord(pos, seqLine(SeqJSON, 2), &s)
 			return ""
@@ -127,28 +128,28 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 		{name: "a damaged entry leaves its number out", format: SeqJSON, build: func(im *image, _ *os.File) string {
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), nil)
 			next := im.seqRecord(pos, seqLine(SeqJSON, 1), nil)
-			im.data[ringHeaderSize+pos+hdrSize+SeqRoom+2] ^= 1 // a line bit flipped (power loss)
+			im.data[ringfile.HeaderSize+pos+hdrSize+SeqRoom+2] ^= 1 // a line bit flipped (power loss)
 			im.seqRecord(next, seqLine(SeqJSON, 2), nil)
 			return ""
 		}, want: []string{json(5, 0), json(7, 2)}, warns: true},
 		{name: "an entry zeroed (a page never written back) takes no number", format: SeqJSON, build: func(im *image, _ *os.File) string {
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), nil)
 			next := im.seqRecord(pos, seqLine(SeqJSON, 1), nil)
-			clear(im.data[ringHeaderSize+pos : ringHeaderSize+next])
+			clear(im.data[ringfile.HeaderSize+pos : ringfile.HeaderSize+next])
 			im.seqRecord(next, seqLine(SeqJSON, 2), nil)
 			return ""
 		}, want: []string{json(5, 0), json(6, 2)}},
 		{name: "in flight to an output of unknown position: again, same numbers", format: SeqJSON, build: func(im *image, out *os.File) string {
-			s := im.st.deadRun()
+			s := deadRunOf(im.st)
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
 			pos = im.seqRecord(pos, seqLine(SeqJSON, 1), &s)
 			im.flight(out, pos, 0, 0)
-			im.st.size = unknownOutputSize
-			first := seqState{format: SeqJSON, run: deadRun, next: 5}
-			return string(first.number(seqLine(SeqJSON, 0)))
+			im.st.Size = unknownOutputSize
+			first := seqnum.State{Format: SeqJSON, Run: deadRun, Next: 5}
+			return string(first.Number(seqLine(SeqJSON, 0)))
 		}, want: []string{json(5, 0), json(5, 0), json(6, 1)}, warns: true},
 		{name: "a marker owed by an interrupted recovery", format: SeqKV, build: func(im *image, _ *os.File) string {
-			im.st.seqMark = 2 // 5 and 6 are the marker's
+			im.st.SeqMark = 2 // 5 and 6 are the marker's
 			im.seqRecord(0, seqLine(SeqKV, 0), nil)
 			return ""
 		}, want: []string{marker(5, 2), kv(7, 0)}},
@@ -161,8 +162,8 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 			require.NoError(t, err)
 			defer out.Close()
 			im := newImage(capacity)
-			im.st = ringState{seqNext: 5, seqFmt: c.format}
-			copy(im.st.seqRun[:], deadRun)
+			im.st = ringfile.State{SeqNext: 5, SeqFormat: uint8(c.format)}
+			copy(im.st.SeqRun[:], deadRun)
 			before := c.build(im, out)
 			_, err = out.WriteString(before)
 			require.NoError(t, err)
@@ -184,12 +185,12 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 // flight makes [head, end) the batch in flight, behind pre bytes of a
 // marker for mark numbers, to the output out as it is now.
 func (im *image) flight(out *os.File, end uint64, pre int, mark uint64) {
-	p, err := filePosition(out)()
+	p, err := ringfile.FilePosition(out)()
 	if err != nil {
 		panic(err)
 	}
-	im.st.end, im.st.pre, im.st.seqMark = end, uint64(pre), mark
-	im.st.size, im.st.dev, im.st.ino = p.Size, p.Dev, p.Ino
+	im.st.End, im.st.Pre, im.st.SeqMark = end, uint64(pre), mark
+	im.st.Size, im.st.Dev, im.st.Ino = p.Size, p.Dev, p.Ino
 }
 
 // seqFields returns each line of out as "seq run rest" (a JSON line's
@@ -226,24 +227,6 @@ func seqFields(t *testing.T, out []byte) []string {
 	return lines
 }
 
-// TestRingFileSeqChecksumSkipsHeadroom: a numbering producer's checksum
-// leaves the headroom out, so a number the drainer writes there keeps the
-// record valid; a changed line byte does not.
-func TestRingFileSeqChecksumSkipsHeadroom(t *testing.T) {
-	im := &ringImage{seq: SeqJSON}
-	p := seqLine(SeqJSON, 1)
-	sum := seqRecordSum(p)
-	s := seqState{format: SeqJSON, run: deadRun, next: 9}
-	s.number(p)
-	ok, brace := im.sumMatches(p, sum)
-	assert.True(t, ok)
-	assert.True(t, brace, "the prefix's comma stands where the brace was")
-	p[len(p)-3] ^= 1
-	ok, _ = im.sumMatches(p, sum)
-	assert.False(t, ok)
-	assert.Equal(t, recordSum(p[:10]), seqRecordSum(p[:10]), "a record without the room is summed whole")
-}
-
 // TestRingFileVersion1IsReplayedAndUpgraded: a file of the previous format
 // (no sequence slots) is replayed without numbers, then rewritten in this
 // build's format, and the bus numbers its own records from 1.
@@ -251,12 +234,9 @@ func TestRingFileVersion1IsReplayedAndUpgraded(t *testing.T) {
 	const capacity = 1024
 	path := filepath.Join(t.TempDir(), "ring")
 	im := newImage(capacity)
-	binary.LittleEndian.PutUint32(im.data[8:], ringVersion1)
-	binary.LittleEndian.PutUint32(im.data[ringStaticCRC:], crc32.Checksum(im.data[:ringStaticCRC], castagnoli))
+	im.version = ringfile.Version1 // no sequence slots
 	im.record(0, line(1))
-	data := im.bytes()
-	clear(data[ringSeqSlot0 : ringSeqSlot0+2*ringSlotSize]) // version 1 has no sequence slots
-	require.NoError(t, os.WriteFile(path, data, 0o600))
+	require.NoError(t, os.WriteFile(path, im.bytes(), 0o600))
 
 	sink := &batchSink{}
 	b, log := openDurable(t, path, sink, Config{Capacity: capacity, Sequence: SeqKV})
@@ -266,7 +246,6 @@ func TestRingFileVersion1IsReplayedAndUpgraded(t *testing.T) {
 	assert.Equal(t, []string{string(line(1)), "seq=1 run=" + b.RunID() + " after\n"}, strs(sink.records()))
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, uint32(ringVersion), binary.LittleEndian.Uint32(after[8:]))
-	_, err = parseImage(after)
-	require.NoError(t, err)
+	assert.Equal(t, uint32(ringfile.Version), binary.LittleEndian.Uint32(after[8:]))
+	require.NoError(t, ringfile.Check(after, ringNumbering{}))
 }

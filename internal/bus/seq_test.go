@@ -3,7 +3,6 @@ package bus
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -12,51 +11,6 @@ import (
 )
 
 func withRoom(line string) []byte { return append(make([]byte, SeqRoom), line...) }
-
-func TestSeqNumber(t *testing.T) {
-	run := strings.Repeat("ab", RunIDLen/2)
-	for _, tc := range []struct {
-		name   string
-		format SeqFormat
-		next   uint64
-		line   string
-		want   string
-	}{
-		{"json", SeqJSON, 1, `{"msg":"x"}` + "\n", `{"seq":1,"run":"` + run + `","msg":"x"}` + "\n"},
-		{"json empty object", SeqJSON, 7, "{}\n", `{"seq":7,"run":"` + run + `"}` + "\n"},
-		{"json largest number", SeqJSON, 1<<64 - 1, `{"a":1}`, `{"seq":18446744073709551615,"run":"` + run + `","a":1}`},
-		{"json format, not an object", SeqJSON, 3, "plain\n", "seq=3 run=" + run + " plain\n"},
-		{"kv", SeqKV, 42, "time=t msg=x\n", "seq=42 run=" + run + " time=t msg=x\n"},
-		{"kv empty", SeqKV, 1, "", "seq=1 run=" + run + " "},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := seqState{format: tc.format, run: run, next: tc.next}
-			assert.Equal(t, tc.want, string(s.number(withRoom(tc.line))))
-			assert.Equal(t, tc.next+1, s.next)
-		})
-	}
-}
-
-func TestSeqMarkerTakesTheLostNumbers(t *testing.T) {
-	run := strings.Repeat("01", RunIDLen/2)
-	s := seqState{format: SeqJSON, run: run, next: 10}
-	got := s.marker(nil, []byte(`{"msg":"asyncbus: records dropped","dropped":5}`+"\n"), 5)
-	assert.Equal(t, `{"seq":10,"run":"`+run+`","msg":"asyncbus: records dropped","dropped":5}`+"\n", string(got))
-	assert.EqualValues(t, 15, s.next, "the next record follows the five lost")
-
-	k := seqState{format: SeqKV, run: run, next: 1}
-	assert.Equal(t, "seq=1 run="+run+" msg=dropped dropped=2\n", string(k.marker(nil, []byte("msg=dropped dropped=2\n"), 2)))
-	assert.EqualValues(t, 3, k.next)
-}
-
-func TestNewRunIDIsRandomHex(t *testing.T) {
-	a, b := NewRunID(), NewRunID()
-	assert.Len(t, a, RunIDLen)
-	assert.NotEqual(t, a, b)
-	for _, c := range a {
-		assert.True(t, c >= '0' && c <= '9' || c >= 'a' && c <= 'f', a)
-	}
-}
 
 const testRun = "0123456789abcdef"
 

@@ -1,6 +1,10 @@
 package bus
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/asyncbus/asyncbus/internal/queuedelay"
+)
 
 // drainerStats is what the drainer publishes for Stats: its counters and
 // its measurements. The drainer is the main writer; a Close that gives up
@@ -103,3 +107,7 @@ func atomicMax(a *atomic.Uint64, v uint64) {
 		}
 	}
 }
+
+// QueueDelay returns the recent delay between Enqueue and the output
+// taking a record, per batch (the drainer's queuedelay stage).
+func (b *Bus) QueueDelay() queuedelay.Stats { return b.d.qd.Stats() }

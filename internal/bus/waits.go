@@ -61,8 +61,8 @@ type outputWatch struct {
 	epoch      time.Time // monotonic origin of the bus's clock (nanotime)
 	stuckAfter int64     // StuckAfter in ns (tests may raise it)
 	// callSince is when the drainer's call into the output in flight
-	// began (ns, nanotime), 0 if none; callTid the OS thread it began on
-	// (0 where unknown).
+	// began (ns, nanotime), 0 if none; callTid the drainer's OS thread,
+	// which it keeps (0 where unknown).
 	callSince atomic.Int64
 	callTid   atomic.Int32
 	// failing is set while the drainer's last call into the output
@@ -100,7 +100,7 @@ func (o *outputWatch) stuck() bool {
 	if d > o.stuckAfter*int64(StuckBusyAfter/StuckAfter) {
 		return true
 	}
-	tid := o.callTid.Load() // atomic, row callTid: stored before callSince
+	tid := o.callTid.Load() // atomic, row callTid: stored once, before any call
 	return threadWaits(tid) && !goroutinesRunnable()
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/asyncbus/asyncbus/internal/syncerr"
 )
 
 // outputKind is how the drainer hands a batch to the output.
@@ -34,14 +36,14 @@ func (d *drainer) writeRound(act batchAction) {
 		if d.kinds[0] == kMarker {
 			pre, mark = len(d.views[0]), d.seqMarkN // a marker only ever opens a batch
 		}
-		b.file.begin(d.pos, pre, mark) // persisted before the write starts
+		b.file.Begin(d.pos, pre, mark) // persisted before the write starts
 	}
 	if admitted {
 		start := b.nanotime()
 		done, off = d.write()
 		end := b.nanotime()
 		if done > 0 {
-			d.qd.written(d.head, end) // the queue's delay (queuedelay.go)
+			d.qd.Written(d.head, end) // the queue's delay (the queuedelay stage)
 		}
 		if done == len(d.views) {
 			d.measure(end - start)
@@ -94,7 +96,7 @@ func (d *drainer) release() {
 	if b.file != nil {
 		// The output's write call has returned: only now may the file say so.
 		// Persisted before the zeroing, which destroys the records.
-		b.file.written(d.pos)
+		b.file.Written(d.pos, b.seq.Next)
 	}
 	if span := d.pos - d.head; span > 0 {
 		lo, hi := b.offsetOf(d.head), b.offsetOf(d.pos)
@@ -115,7 +117,7 @@ func (d *drainer) release() {
 		// After the zeroing, before producers can see the new head: recovery
 		// never scans beyond zeroed+capacity, i.e. into space that may still
 		// hold consumed records.
-		b.file.zeroedTo(d.pos)
+		b.file.ZeroedTo(d.pos)
 	}
 	if d.ovBytes > 0 {
 		b.oversizeBytes.Add(-d.ovBytes) // atomic, row oversizeBytes
@@ -383,7 +385,7 @@ func (d *drainer) sync() error {
 	}
 	err := outputSync(s)
 	d.leaveCall()
-	if notSyncable(err) {
+	if syncerr.NotSyncable(err) {
 		return nil // pipes, terminals, sockets: nothing to make durable
 	}
 	if err != nil {

@@ -7,13 +7,17 @@
 // mutex-per-write and channel+bufio (LAW) baselines, zap, zerolog, phuslu/log,
 // asyncbus in Block and Drop mode, and a no-op handler.
 //
-// It prints one table per goroutine count and the targets, and
-// writes results.md, results.json and chart.svg to the -out directory.
+// It prints the README's comparison table, one table per goroutine count
+// and the targets, and writes results.md, results.json and chart.svg to the
+// -out directory (a temporary one by default, so that a first run leaves
+// the committed results alone).
 //
-// Usage (from the benchmarks module):
+// Its defaults are a quick look (50,000 records, 3 alternating repeats):
+// from the repository's root, go run -C benchmarks ./cmd/compare. The
+// published figures take more records and repeats:
 //
 //	go run ./cmd/compare [flags]
-//	go run ./cmd/compare -n 300000 -repeat 5 -readme ../README.md
+//	go run ./cmd/compare -n 300000 -repeat 7 -out results -readme ../README.md
 //
 // Run it with -help for the flags.
 package main
@@ -22,6 +26,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/asyncbus/asyncbus/benchmarks/contestants"
 	"github.com/asyncbus/asyncbus/benchmarks/harness"
@@ -67,10 +72,15 @@ func newCLI() *harness.CLI {
 		Name:       "compare",
 		Usage:      usageHead,
 		Title:      "asyncbus side-by-side benchmark results",
-		DefaultOut: "results",
-		IdleUsage:  "how long each handler stays open and idle after its run while the process CPU is measured; 0 skips it",
-		Names:      contestants.Names(),
-		Baseline:   contestants.Baseline,
+		DefaultOut: filepath.Join(os.TempDir(), "asyncbus-compare"),
+		// A quick look by default (the first command a newcomer runs):
+		// every contestant, 1, 4 and 16 goroutines, in well under a
+		// minute; the published figures pass -n and -repeat.
+		DefaultN:      50_000,
+		DefaultRepeat: 3,
+		IdleUsage:     "how long each handler stays open and idle after its run while the process CPU is measured; 0 skips it",
+		Names:         contestants.Names(),
+		Baseline:      contestants.Baseline,
 		Setup: func() ([]harness.Contestant, string, error) {
 			return contestants.All(), "Format JSON.", nil
 		},
@@ -86,7 +96,7 @@ func newCLI() *harness.CLI {
 		},
 		Report: func(res *harness.Results, tables string) string {
 			env := describeRun(res, loadBefore, loadAverage())
-			return env + "\n" + tables + "\n" + notes(res) + "\n" + targets(res)
+			return env + "\n" + readmeTable(res) + "\n" + tables + "\n" + notes(res) + "\n" + targets(res)
 		},
 		MayLose:     contestants.MayLose,
 		MustAccount: contestants.MustAccount,

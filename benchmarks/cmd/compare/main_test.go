@@ -230,3 +230,24 @@ func TestReadmeTableLostOrDropped(t *testing.T) {
 	assert.Contains(t, table, "| asyncbus, Drop | 1.10 M (7.8 % lost, every one reported by a drop marker) |")
 	assert.Contains(t, table, "| zerolog `diode` | 600 k (**86.7 % lost, unreported**) |")
 }
+
+// TestShapeStructs: -shape structs runs the ~1 KB record through every
+// contestant asked for, says so above the tables, and every file verifies.
+func TestShapeStructs(t *testing.T) {
+	stdout, stderr := clitest.RunOK(t, run, "-n", "300", "-goroutines", "1,4", "-repeat", "1", "-idle", "0",
+		"-isolate=false", "-quiet", "-out", "", "-shape", "structs", "-contestants", "asyncbus-block,slog-file,phuslu")
+	assert.Empty(t, stderr)
+	assert.Contains(t, stdout, "Record: the ~1 KB structs record (-shape structs)")
+	assert.Contains(t, stdout, "| records/s (lines lost) | 1 goroutine | 4 goroutines |", "the README's table comes first")
+	assert.Contains(t, stdout, "| phuslu-async |")
+}
+
+// TestDefaultsAreAQuickLook: with no flags the command runs every
+// contestant at 1, 4 and 16 goroutines on 50,000 records, 3 repeats, and
+// writes its files outside the module (the committed results stay).
+func TestDefaultsAreAQuickLook(t *testing.T) {
+	cli := newCLI()
+	assert.Equal(t, 50_000, cli.DefaultN)
+	assert.Equal(t, 3, cli.DefaultRepeat)
+	assert.True(t, strings.HasPrefix(cli.DefaultOut, os.TempDir()), cli.DefaultOut)
+}

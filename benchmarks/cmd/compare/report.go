@@ -36,7 +36,16 @@ func describeRun(res *harness.Results, loadBefore, loadAfter string) string {
 	return fmt.Sprintf("Measured %s (UTC) on %s, %d logical CPUs (GOMAXPROCS %d), %s/%s, %s; "+
 		"the run took %v. Load average (1/5/15 min) before the run: %s; after: %s.\n",
 		res.Started.UTC().Format("2006-01-02 15:04"), model, m.NumCPU, m.GOMAXPROCS, m.GOOS, m.GOARCH, m.GoVersion,
-		time.Duration(res.WallNS).Round(time.Second), loadBefore, loadAfter)
+		time.Duration(res.WallNS).Round(time.Second), loadBefore, loadAfter) + shapeNote(res.Shape)
+}
+
+// shapeNote says which record the run logged when it is not the reference.
+func shapeNote(shape string) string {
+	if shape != harness.ShapeStructs {
+		return ""
+	}
+	return "\nRecord: the ~1 KB structs record (-shape " + shape + "): a struct, ten structs with a time.Time each, " +
+		"a []string, a []int, a time.Time and an error, through slog.Logger.LogAttrs.\n"
 }
 
 // notes explains the figures that the generic table cannot: zerolog's

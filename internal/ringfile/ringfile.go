@@ -1,6 +1,6 @@
-package bus
+package ringfile
 
-// The durable ring: the bus's ring in a memory-mapped file (Config.RingFile).
+// The durable ring: the bus's ring in a memory-mapped file.
 //
 // # Why it survives kill -9
 //
@@ -38,7 +38,7 @@ package bus
 // never a mix.
 //
 // A sequence slot (version 2) goes with the state slot of the same index,
-// filled before the same generation store: the numbering (Config.Sequence)
+// filled before the same generation store: the numbering (the bus's sequence numbers)
 // of the run that accepted the ring's records, see ringseq.go. Version 1
 // files have none: their records are replayed without numbers, and the file
 // is rewritten as version 2 once it is empty (a crash during that rewrite
@@ -46,13 +46,13 @@ package bus
 //
 // # Record checksums
 //
-// In a file-backed ring the producer puts a 29-bit checksum (CRC-32C of the
-// payload seeded with its length, truncated) in the spare bits 32..60 of the
-// header word it commits with its one atomic store, so the commit stays a
-// single store and readers that mask the length with lenMask are unaffected.
+// In a file-backed ring the producer puts a 29-bit checksum (Sum: CRC-32C of
+// the payload seeded with its length, truncated) in spare bits of the header
+// word it commits with its one atomic store, so the commit stays a single
+// store. Where those bits are is the bus's layout (Layout.Decode finds them).
 // Recovery replays a record only if its checksum matches. With sequence
 // numbers the checksum leaves out the record's headroom, where the drainer
-// writes the number after the commit (see seqRecordSum).
+// writes the number after the commit (Sum's room).
 //
 // # Ordering (drainer)
 //
@@ -81,7 +81,7 @@ package bus
 //     its records can appear twice, and a warning says so. If the output is
 //     the same regular *os.File and ends inside a record of the batch (the
 //     kill interrupted the write), the torn beginning is cut off first when
-//     it is exactly that (see tornTail, fileCutter), so the record is written
+//     it is exactly that (see tornTail, FileCutter), so the record is written
 //     again whole, once. A filesink.File has cut its own torn tail at open:
 //     it is told the record written again first (SettleTornTail), so that
 //     its repair raises no alarm for a record nothing lost.
@@ -96,7 +96,7 @@ package bus
 // and its header store, possibly half-way through copying its record) have
 // a zero header word. They are not damage and are skipped quietly: the
 // record was never accepted (its Handle never returned), so it is neither
-// replayed nor counted as lost (not in Stats.Unrecovered). Their length was
+// replayed nor counted as lost (not in Result.Unrecovered). Their length was
 // never recorded, so the scan steps word by word through whatever payload
 // the producer had copied until the next valid entry: a word is only taken
 // as an entry if its commit bit is set, its length fits the ring and the
@@ -118,12 +118,12 @@ package bus
 // A header that is not ours or not sane (bad magic, a version from the
 // future, a header CRC or state CRC that does not match, a file size or
 // cursors that do not add up) means nothing in the file can be trusted: it is
-// renamed to <file>.corrupt-<time>, OnError gets a *RingFileError, and the
+// renamed to <file>.corrupt-<time>, OnError gets a *Error, and the
 // bus starts with a fresh file. Nothing of it is replayed.
 //
 // Not durable: oversize records (longer than MaxRecord) live on the heap; only
 // their 8-byte reference (with their length) is in the ring, so recovery can
-// only count them (Stats.Unrecovered, and a warning). Drop markers for gaps
+// only count them (Result.Unrecovered, and a warning). Drop markers for gaps
 // that had not been written are lost too (the drops they report were never
 // accepted).
 
@@ -132,7 +132,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -142,30 +141,28 @@ import (
 	"github.com/asyncbus/asyncbus/internal/plural"
 )
 
-// ErrRingLocked is returned (wrapped) by New when the ring file is locked by
-// another process (or by another Bus in this one).
-var ErrRingLocked = errors.New("ring file is in use by another process")
+// ErrLocked is returned (wrapped) by Open when the ring file is locked by
+// another process (or by another File in this one).
+var ErrLocked = errors.New("ring file is in use by another process")
 
-// ErrRingUnsupported is returned by New for Config.RingFile on platforms
-// without mmap and flock.
-var ErrRingUnsupported = errors.New("asyncbus: ring files are not supported on this platform")
+// ErrUnsupported is returned by Open on platforms without mmap and flock.
+var ErrUnsupported = errors.New("asyncbus: ring files are not supported on this platform")
 
-// errRingUnsupported is ErrRingUnsupported naming this system and why.
-func errRingUnsupported() error {
-	return fmt.Errorf("%w: Options.Ring.File needs mmap and flock, which %s/%s lacks", ErrRingUnsupported, runtime.GOOS, runtime.GOARCH)
+// errUnsupported is ErrUnsupported naming this system and why.
+func errUnsupported() error {
+	return fmt.Errorf("%w: Options.Ring.File needs mmap and flock, which %s/%s lacks", ErrUnsupported, runtime.GOOS, runtime.GOARCH)
 }
 
-// RingFileError reports a ring file that could not be trusted (whole or in
-// part). It is passed to Config.OnError as a warning; the bus then runs with
-// a fresh ring file.
-type RingFileError struct {
+// Error reports a ring file that could not be trusted (whole or in part).
+// It is passed to Options.Warn; the ring then starts from a fresh file.
+type Error struct {
 	Path   string // the ring file
 	Reason string // what was wrong with it
 	Aside  string // where the damaged file was renamed or copied ("" if nowhere)
 }
 
 // Error implements error.
-func (e *RingFileError) Error() string {
+func (e *Error) Error() string {
 	s := "asyncbus: ring file " + e.Path + ": " + e.Reason
 	if e.Aside != "" {
 		s += "; kept as " + e.Aside
@@ -173,9 +170,9 @@ func (e *RingFileError) Error() string {
 	return s
 }
 
-// OutputPosition says where a file output ends: the device and inode of
-// the file and its size. See Config.outputPosition.
-type OutputPosition struct {
+// Position says where a file output ends: the device and inode of the file
+// and its size.
+type Position struct {
 	Dev, Ino uint64
 	Size     int64
 }
@@ -191,19 +188,39 @@ const (
 	ringSlotSize      = 64  // 8 words: 7 state words + CRC
 	ringGeneration    = 192 // offset of the generation word
 	ringSeqSlot0      = 256 // offset of sequence slot 0 (version 2)
-	sumShift          = 32
-	sumMask           = uint64(1)<<29 - 1 // bits 32..60 of a header word
-	entryFlags        = flagCommit | flagPadding | flagOversize
+	sumMask           = uint64(1)<<SumBits - 1
 	unknownOutputSize = -1
+	// unknownSize is an entry's written length when it cannot be known (an
+	// oversize record that took a number: the prefix's length is lost).
+	unknownSize = ^uint64(0)
 )
+
+// SumBits is the width of Sum: the spare bits a header word of the bus's
+// layout has for it.
+const SumBits = 29
+
+// MinCapacity and MaxCapacity bound the ring capacity a file may declare
+// (a power of two): the bus's own bounds must lie within them.
+const (
+	MinCapacity = 64
+	MaxCapacity = 1 << 30
+)
+
+// RunIDLen is the length of the run identity a sequence slot keeps.
+const RunIDLen = 16
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// recordSum is the 29-bit checksum a durable producer puts in bits 32..60 of
-// a record's header word: CRC-32C of p seeded with its length (so a prefix of
-// a record never carries the record's sum), truncated to 29 bits.
-func recordSum(p []byte) uint64 {
-	return uint64(crc32.Update(uint32(len(p)), castagnoli, p)) & sumMask
+// Sum is the SumBits-bit checksum a durable producer puts in its record's
+// header word: CRC-32C of p after its first room bytes (the headroom a
+// sequence number is written into after the commit; 0 without numbers),
+// seeded with the whole length (so a prefix of a record never carries the
+// record's sum), truncated. A record shorter than room is summed whole.
+func Sum(p []byte, room int) uint64 {
+	if len(p) < room {
+		room = 0
+	}
+	return uint64(crc32.Update(uint32(len(p)), castagnoli, p[room:])) & sumMask
 }
 
 // ringState is one state slot: the drainer's persisted cursors.
@@ -223,7 +240,7 @@ type ringState struct {
 	// by recovery), and the first record at head gets seqNext+seqMark.
 	seqNext uint64
 	seqMark uint64
-	seqFmt  SeqFormat
+	seqFmt  uint8
 	seqRun  [RunIDLen]byte
 }
 
@@ -250,34 +267,37 @@ func staticHeader(capacity uint64) []byte {
 	return h
 }
 
-// ringFile is an open, locked, mapped ring file (see ringfile_unix.go).
-type ringFile struct {
+// File is an open, locked, mapped ring file: the bus's ring lives in
+// Ring(), and the drainer persists its cursors with Begin, Written and
+// ZeroedTo. Its methods are the drainer's alone (no method is safe for
+// concurrent use).
+type File struct {
 	path     string
 	f        *os.File
 	data     []byte // the whole mapping
 	capacity uint64
-	st       ringState // the current state (drainer-private after New)
+	st       ringState // the current state (drainer-private after Open)
 	gen      uint64
-	version  uint32                         // the file's format version as opened
-	pos      func() (OutputPosition, error) // nil: unknown
-	cut      outputCutter                   // nil: the output cannot be cut back
-	read     outputReader                   // nil: the output cannot be read back
+	version  uint32   // the file's format version as opened
+	o        *Options // how to read entries, number them and reach the output
 	// seq is the numbering whose state written persists: the bus's
-	// (Config.Sequence) after recovery, the dead run's during it; nil for
-	// none.
-	seq      *seqState
-	mark     func(dst []byte, n uint64) []byte // the drop marker, for markers recovery owes
-	seqBlank [2]bool                           // sequence slot i holds the empty numbering (storeSeqSlot)
+	// (Options.Run) after recovery, the dead run's during it; nil for none.
+	seq      *numbering
+	seqBlank [2]bool // sequence slot i holds the empty numbering (storeSeqSlot)
 }
 
+// Ring returns the ring region of the mapping: capacity bytes, 8-byte
+// aligned (the mapping is page-aligned), valid until Close.
+func (r *File) Ring() []byte { return r.ring() }
+
 // ring returns the ring region of the mapping.
-func (r *ringFile) ring() []byte { return r.data[ringHeaderSize : ringHeaderSize+r.capacity] }
+func (r *File) ring() []byte { return r.data[ringHeaderSize : ringHeaderSize+r.capacity] }
 
 // word returns a pointer to the 8-byte word at header offset off.
 // unsafe: the mapping is page-aligned and off is a multiple of 8 inside the
 // header page, so the pointer is aligned and in bounds; r.data keeps the
 // mapping referenced until close.
-func (r *ringFile) word(off int) *uint64 {
+func (r *File) word(off int) *uint64 {
 	return (*uint64)(unsafe.Pointer(&r.data[off]))
 }
 
@@ -285,7 +305,7 @@ func (r *ringFile) word(off int) *uint64 {
 // then flips the generation. Each store is atomic (a single aligned 8-byte
 // write that the compiler may neither split nor move), and the generation is
 // stored last, so a crash between any two stores leaves the old state or s.
-func (r *ringFile) publish(s ringState) {
+func (r *File) publish(s ringState) {
 	w := s.words()
 	slot := ringSlot0 + ringSlotSize*int((r.gen+1)&1)
 	for i, v := range w {
@@ -301,7 +321,7 @@ func (r *ringFile) publish(s ringState) {
 // initHeader writes a fresh header with an empty state (and the bus's
 // numbering from its start). The sequence slot 0 is stored before the static
 // header, which names the version that has it.
-func (r *ringFile) initHeader() {
+func (r *File) initHeader() {
 	s := r.emptyState()
 	r.storeSeqSlot(ringSeqSlot0, s)
 	copy(r.data, staticHeader(r.capacity))
@@ -317,8 +337,8 @@ func (r *ringFile) initHeader() {
 
 // outputPos returns the output's position, or unknownOutputSize (also when the
 // output's code panicked: the position is only a hint for recovery).
-func (r *ringFile) outputPos() (size int64, dev, ino uint64) {
-	if r.pos == nil {
+func (r *File) outputPos() (size int64, dev, ino uint64) {
+	if r.o.Position == nil {
 		return unknownOutputSize, 0, 0
 	}
 	defer func() {
@@ -326,7 +346,7 @@ func (r *ringFile) outputPos() (size int64, dev, ino uint64) {
 			size, dev, ino = unknownOutputSize, 0, 0
 		}
 	}()
-	p, err := r.pos()
+	p, err := r.o.Position()
 	if err != nil || p.Size < 0 {
 		return unknownOutputSize, 0, 0
 	}
@@ -336,7 +356,7 @@ func (r *ringFile) outputPos() (size int64, dev, ino uint64) {
 // begin records that the batch ending at end (with pre bytes of marker in
 // front, for mark lost records' numbers) is about to be written. Called by
 // the drainer before the write.
-func (r *ringFile) begin(end uint64, pre int, mark uint64) {
+func (r *File) begin(end uint64, pre int, mark uint64) {
 	s := r.st
 	s.end, s.pre = end, uint64(pre)
 	s.size, s.dev, s.ino = r.outputPos()
@@ -346,10 +366,32 @@ func (r *ringFile) begin(end uint64, pre int, mark uint64) {
 	r.publish(s)
 }
 
+// Begin records that the batch ending at ring position end, with pre bytes
+// of drop marker in front (for the mark numbers of lost records, with
+// numbers), is about to be written. The drainer calls it before the write.
+func (r *File) Begin(end uint64, pre int, mark uint64) { r.begin(end, pre, mark) }
+
+// Written records that everything below ring position pos is in the
+// output and, with numbers, that the next record gets number next. The
+// drainer calls it after the output's write returned, before zeroing.
+func (r *File) Written(pos, next uint64) {
+	if r.seq != nil {
+		r.seq.next = next
+	}
+	r.written(pos)
+}
+
+// ZeroedTo records that the ring space below pos is zero. The drainer
+// calls it after zeroing, before producers may reuse the space.
+func (r *File) ZeroedTo(pos uint64) { r.zeroedTo(pos) }
+
+// Close unmaps the file and closes it, which releases the lock.
+func (r *File) Close() { r.close() }
+
 // written records that everything below pos is in the output (and, with
 // numbers, the number the next record gets). Called by the drainer after
 // the output's write returned, before the space is zeroed.
-func (r *ringFile) written(pos uint64) {
+func (r *File) written(pos uint64) {
 	s := r.st
 	s.head, s.end, s.pre = pos, pos, 0
 	if r.seq != nil {
@@ -360,7 +402,7 @@ func (r *ringFile) written(pos uint64) {
 
 // zeroedTo records that the ring space below pos is zero. Called by the
 // drainer after zeroing, before producers may reuse the space.
-func (r *ringFile) zeroedTo(pos uint64) {
+func (r *File) zeroedTo(pos uint64) {
 	s := r.st
 	s.zeroed = pos
 	r.publish(s)
@@ -369,7 +411,7 @@ func (r *ringFile) zeroedTo(pos uint64) {
 // reset zeroes every ring page that is not zero and publishes an empty
 // state. The state switch comes last: until then the old state's scan finds
 // nothing that was not replayed already (see recover).
-func (r *ringFile) reset() {
+func (r *File) reset() {
 	ring := r.ring()
 	const page = 4096
 	for off := 0; off < len(ring); off += page {
@@ -394,7 +436,7 @@ func asideName(path string) string {
 }
 
 // copyAside copies the mapped file to an unused .corrupt-<time> name.
-func (r *ringFile) copyAside() (string, error) {
+func (r *File) copyAside() (string, error) {
 	name := asideName(r.path)
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -411,16 +453,68 @@ func (r *ringFile) copyAside() (string, error) {
 	return name, nil
 }
 
-// openRing opens, locks and maps the ring file, replays what it holds to w,
-// and returns it reset and sized for capacity. warn receives
-// *RingFileError warnings; res says what was replayed.
-func openRing(path string, capacity uint64, w io.Writer, pos func() (OutputPosition, error), cut outputCutter, read outputReader, maxBatch int, warn func(error), seq *seqState, mark func([]byte, uint64) []byte) (*ringFile, recoveryResult, error) {
-	r, err := openRingFile(path, capacity, warn)
+// Options is what Open needs: the file, the ring's layout and numbering
+// (the bus's, which the file persists but does not define), and the output
+// recovery replays to.
+type Options struct {
+	Path     string // the ring file, created if missing
+	Capacity uint64 // the ring's size: a power of two in [MinCapacity, MaxCapacity]
+	MaxBatch int    // most records replayed per write
+
+	Layout Layout // how the bus's header words read
+
+	// Numbering numbers replayed records as the bus's drainer does; nil if
+	// the bus has none (a file whose records carry numbers is then not
+	// trusted). Room is the headroom, in bytes, numbered records start
+	// with (left out of their checksum). Run is the numbering the file
+	// persists from the end of recovery on (Format 0: none).
+	Numbering Numbering
+	Room      int
+	Run       Run
+
+	// The output: Write writes records in order (the bus's guarded calls);
+	// Sync syncs it after a replay (nil, or an answer nil where it cannot
+	// be synced); Settle, if the output set a torn tail aside when it was
+	// opened, is told the record replay writes again first (nil: none).
+	// Position, Cut and Read report where the output ends, cut back a torn
+	// record and read it back (each nil where unknown or impossible).
+	Write    func(recs [][]byte) error
+	Sync     func() error
+	Settle   func(rec []byte)
+	Position func() (Position, error)
+	Cut      Cutter
+	Read     Reader
+
+	Warn func(error) // receives *Error warnings; never nil
+}
+
+// Run is a numbering's identity as the file keeps it.
+type Run struct {
+	Format uint8  // the bus's numbering format; 0: no numbers
+	ID     string // RunIDLen bytes
+}
+
+// Result says what Open's recovery replayed.
+type Result struct {
+	Recovered   uint64 // records replayed
+	Unrecovered uint64 // oversize records lost (their bytes were on the heap)
+}
+
+// Open opens, locks and maps the ring file, replays what it holds to the
+// output, and returns it empty and sized for o.Capacity.
+func Open(o Options) (*File, Result, error) {
+	r, res, err := openRing(&o)
+	return r, Result{Recovered: res.recovered, Unrecovered: res.unrecovered}, err
+}
+
+// openRing is Open, with all recovery found.
+func openRing(o *Options) (*File, recoveryResult, error) {
+	path, capacity, warn := o.Path, o.Capacity, o.Warn
+	r, err := openRingFile(path, capacity, o)
 	if err != nil {
 		return nil, recoveryResult{}, err
 	}
-	r.pos, r.cut, r.read, r.mark = pos, cut, read, mark
-	res, err := r.recover(w, maxBatch)
+	res, err := r.recover()
 	if err != nil {
 		r.close()
 		return nil, res, fmt.Errorf("asyncbus: replaying ring file %s: %w", path, err)
@@ -431,38 +525,37 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (OutputPosit
 		if cerr != nil {
 			reason += "; could not keep a copy: " + cerr.Error()
 		}
-		warn(&RingFileError{Path: path, Reason: reason, Aside: aside})
+		warn(&Error{Path: path, Reason: reason, Aside: aside})
 	}
 	if res.unrecovered > 0 {
-		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("%s accepted before the crash lost (oversize records are not kept in the ring file)", plural.Count(res.unrecovered, "oversize record was", "oversize records were"))})
+		warn(&Error{Path: path, Reason: fmt.Sprintf("%s accepted before the crash lost (oversize records are not kept in the ring file)", plural.Count(res.unrecovered, "oversize record was", "oversize records were"))})
 	}
 	if res.torn {
-		warn(&RingFileError{Path: path, Reason: "the output ends in part of a record (or of the drop marker in front of it) torn by the crash and could not be cut back (not a regular file, changed since, or not readable); that record is written again, whole, after the fragment"})
+		warn(&Error{Path: path, Reason: "the output ends in part of a record (or of the drop marker in front of it) torn by the crash and could not be cut back (not a regular file, changed since, or not readable); that record is written again, whole, after the fragment"})
 	}
 	if res.foreign {
 		first := ""
 		if res.foreignNext != nil {
 			first = fmt.Sprintf(" (%q)", res.foreignNext)
 		}
-		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the output holds other bytes where the batch being written at the crash belonged (something else wrote to it): "+
+		warn(&Error{Path: path, Reason: fmt.Sprintf("the output holds other bytes where the batch being written at the crash belonged (something else wrote to it): "+
 			"%d of its %s there and not written again; the other %d replayed from the first one not found%s: "+
 			"rather written twice than lost, so any of them already in the output after those bytes now appears twice",
 			res.foreignFrom, plural.Count(res.foreignOf, "record was", "records were"), res.foreignOf-res.foreignFrom, first)})
 	}
 	if res.cutMarker {
-		warn(&RingFileError{Path: path, Reason: "the crash tore the drop marker in front of the batch being written; the fragment was cut from the output, so that gap is not marked there (the records were replayed)"})
+		warn(&Error{Path: path, Reason: "the crash tore the drop marker in front of the batch being written; the fragment was cut from the output, so that gap is not marked there (the records were replayed)"})
 	}
 	if res.replayedAll {
 		why := "the output's position is unknown"
 		if res.unread {
 			why = "the output could not be read back to check which of its records it holds"
 		}
-		warn(&RingFileError{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (%s): up to %s may appear twice", why, plural.Count(res.flight, "record", "records"))})
+		warn(&Error{Path: path, Reason: fmt.Sprintf("the batch being written at the crash was replayed whole (%s): up to %s may appear twice", why, plural.Count(res.flight, "record", "records"))})
 	}
-	if seq != nil && seq.on() {
-		r.seq = seq // from now on the file persists the bus's numbering
-	} else {
-		r.seq = nil
+	r.seq = nil
+	if o.Run.Format != 0 {
+		r.seq = &numbering{format: o.Run.Format, run: o.Run.ID, next: 1} // from now on the file persists the bus's numbering
 	}
 	r.reset()
 	if r.version != ringVersion && r.capacity == capacity {
@@ -475,33 +568,4 @@ func openRing(path string, capacity uint64, w io.Writer, pos func() (OutputPosit
 		}
 	}
 	return r, res, nil
-}
-
-// openRing maps cfg.RingFile as the ring of b, after replaying what it holds
-// to the output (New calls it before the drainer starts, so nothing new can be
-// accepted before the replay is done).
-func (b *Bus) openRing(cfg Config) error {
-	pos, cut := cfg.outputPosition, outputCutter(nil)
-	if pos == nil {
-		pos, cut = outputPositionOf(b.w), outputCutterOf(b.w)
-	}
-	// The bytes are read from the output itself, also where a test reports
-	// its position (for a copy standing for the file that crashed).
-	read := outputReaderOf(b.w)
-	warn := func(err error) {
-		if b.onError == nil {
-			return
-		}
-		defer func() { _ = recover() }() // a panicking callback must not fail New
-		b.onError(err)
-	}
-	r, res, err := openRing(cfg.RingFile, b.capacity, b.w, pos, cut, read, b.maxBatch, warn, &b.seq, b.dropMarker)
-	if err != nil {
-		return err
-	}
-	b.file = r
-	b.mem = r.ring()
-	b.base = unsafe.Pointer(&b.mem[0]) // page-aligned mapping: 8-byte aligned
-	b.recovered, b.unrecovered = res.recovered, res.unrecovered
-	return nil
 }

@@ -1,6 +1,6 @@
 //go:build unix && !aix
 
-package bus
+package ringfile
 
 import (
 	"errors"
@@ -15,10 +15,11 @@ import (
 
 // openRingFile opens (creating it if needed) and locks the ring file and maps
 // it. A damaged or foreign file is renamed aside (warn gets a
-// *RingFileError) and replaced by a fresh one. The returned file may have a
+// *Error) and replaced by a fresh one. The returned file may have a
 // capacity other than the one asked for (an existing file keeps its own
 // until it has been recovered; see openRing).
-func openRingFile(path string, capacity uint64, warn func(error)) (*ringFile, error) {
+func openRingFile(path string, capacity uint64, o *Options) (*File, error) {
+	warn := o.Warn
 	for attempt := 0; ; attempt++ {
 		if attempt == 8 {
 			return nil, fmt.Errorf("asyncbus: ring file %s keeps being replaced while opening it", path)
@@ -31,7 +32,7 @@ func openRingFile(path string, capacity uint64, warn func(error)) (*ringFile, er
 		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			_ = f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
-				return nil, fmt.Errorf("asyncbus: ring file %s: %w", path, ErrRingLocked)
+				return nil, fmt.Errorf("asyncbus: ring file %s: %w", path, ErrLocked)
 			}
 			return nil, fmt.Errorf("asyncbus: lock ring file %s: %w", path, err)
 		}
@@ -48,7 +49,7 @@ func openRingFile(path string, capacity uint64, warn func(error)) (*ringFile, er
 		}
 		size := fst.Size
 		if size == 0 {
-			return createRing(f, path, capacity)
+			return createRing(f, path, capacity, o)
 		}
 		if size < ringHeaderSize || size > ringHeaderSize+MaxCapacity {
 			quarantine(f, path, fmt.Sprintf("file is %d bytes: not a ring file", size), warn)
@@ -59,7 +60,7 @@ func openRingFile(path string, capacity uint64, warn func(error)) (*ringFile, er
 			_ = f.Close()
 			return nil, fmt.Errorf("asyncbus: map ring file %s: %w", path, err)
 		}
-		im, err := parseImage(data)
+		im, err := parseImage(data, o)
 		if errors.Is(err, errUninitialized) && isZero(data) {
 			// Created, never initialised, nothing in it: initialise in place.
 			_ = unix.Munmap(data)
@@ -67,14 +68,14 @@ func openRingFile(path string, capacity uint64, warn func(error)) (*ringFile, er
 				_ = f.Close()
 				return nil, fmt.Errorf("asyncbus: truncate ring file %s: %w", path, err)
 			}
-			return createRing(f, path, capacity)
+			return createRing(f, path, capacity, o)
 		}
 		if err != nil {
 			_ = unix.Munmap(data)
 			quarantine(f, path, err.Error(), warn)
 			continue
 		}
-		return &ringFile{path: path, f: f, data: data, capacity: im.capacity, st: im.st, gen: im.gen, version: im.version}, nil
+		return &File{path: path, f: f, data: data, capacity: im.capacity, st: im.st, gen: im.gen, version: im.version, o: o}, nil
 	}
 }
 
@@ -88,14 +89,14 @@ func quarantine(f *os.File, path, reason string, warn func(error)) {
 		aside = ""
 		_ = os.Remove(path)
 	}
-	warn(&RingFileError{Path: path, Reason: reason + "; starting with a fresh ring file", Aside: aside})
+	warn(&Error{Path: path, Reason: reason + "; starting with a fresh ring file", Aside: aside})
 	_ = f.Close()
 }
 
 // createRing sizes the empty, locked file f for capacity, maps it and
 // writes a fresh header.
-func createRing(f *os.File, path string, capacity uint64) (*ringFile, error) {
-	r := &ringFile{path: path, f: f, capacity: capacity}
+func createRing(f *os.File, path string, capacity uint64, o *Options) (*File, error) {
+	r := &File{path: path, f: f, capacity: capacity, o: o}
 	if err := r.mapSize(capacity); err != nil {
 		_ = f.Close()
 		return nil, err
@@ -106,7 +107,7 @@ func createRing(f *os.File, path string, capacity uint64) (*ringFile, error) {
 
 // mapSize truncates the file to hold a ring of capacity (the new space reads
 // as zero) and maps it.
-func (r *ringFile) mapSize(capacity uint64) error {
+func (r *File) mapSize(capacity uint64) error {
 	fd := int(r.f.Fd())
 	size := int64(ringHeaderSize + capacity)
 	if err := unix.Ftruncate(fd, size); err != nil {
@@ -124,7 +125,7 @@ func (r *ringFile) mapSize(capacity uint64) error {
 // crash in between leaves a header that does not match the file size: the
 // next start renames that file aside, but the ring was empty, so nothing is
 // lost.
-func (r *ringFile) resize(capacity uint64) error {
+func (r *File) resize(capacity uint64) error {
 	if err := unix.Munmap(r.data); err != nil {
 		return fmt.Errorf("asyncbus: unmap ring file %s: %w", r.path, err)
 	}
@@ -137,7 +138,7 @@ func (r *ringFile) resize(capacity uint64) error {
 }
 
 // close unmaps the file and closes it, which releases the lock.
-func (r *ringFile) close() {
+func (r *File) close() {
 	if r.data != nil {
 		_ = unix.Munmap(r.data)
 		r.data = nil
@@ -158,39 +159,39 @@ func regularConn(f *os.File) syscall.RawConn {
 	return rc
 }
 
-// filePosition returns an fstat-based position function for a regular
+// FilePosition returns an fstat-based position function for a regular
 // file, or nil.
-func filePosition(f *os.File) func() (OutputPosition, error) {
+func FilePosition(f *os.File) func() (Position, error) {
 	rc := regularConn(f)
 	if rc == nil {
 		return nil
 	}
-	return func() (OutputPosition, error) {
+	return func() (Position, error) {
 		var st unix.Stat_t
 		var serr error
 		if err := rc.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) }); err != nil {
-			return OutputPosition{}, err
+			return Position{}, err
 		}
 		if serr != nil {
-			return OutputPosition{}, serr
+			return Position{}, serr
 		}
-		return OutputPosition{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size}, nil // Dev is not uint64 on every platform
+		return Position{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size}, nil // Dev is not uint64 on every platform
 	}
 }
 
-// pathPosition stats the regular file at path.
-func pathPosition(path string) (OutputPosition, error) {
+// PathPosition stats the regular file at path.
+func PathPosition(path string) (Position, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return OutputPosition{}, err
+		return Position{}, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return OutputPosition{}, fmt.Errorf("%s is not a regular file", path)
+		return Position{}, fmt.Errorf("%s is not a regular file", path)
 	}
-	return OutputPosition{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size}, nil // Dev is not uint64 on every platform
+	return Position{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size}, nil // Dev is not uint64 on every platform
 }
 
-// fileCutter returns the cutter for an *os.File on a regular file, or nil.
+// FileCutter returns the cutter for an *os.File on a regular file, or nil.
 // It cuts only when everything checks out: the descriptor still names the
 // file at now (device, inode and size unchanged since recovery measured
 // it), the bytes from at to the end are readable (through the descriptor,
@@ -198,20 +199,20 @@ func pathPosition(path string) (OutputPosition, error) {
 // accepted by fragment, and the writes will land at the new end: the
 // descriptor is O_APPEND, or its offset is the end (it is then moved back
 // to at). Otherwise it leaves the file alone.
-func fileCutter(f *os.File) outputCutter {
+func FileCutter(f *os.File) Cutter {
 	rc := regularConn(f)
 	if rc == nil {
 		return nil
 	}
-	return func(at int64, now OutputPosition, fragment func([]byte) bool) bool {
+	return func(at int64, now Position, fragment func([]byte) bool) bool {
 		cut := false
 		err := rc.Control(func(fd uintptr) { cut = cutFile(int(fd), f.Name(), at, now, fragment) })
 		return err == nil && cut
 	}
 }
 
-// cutFile is fileCutter's work on the descriptor fd.
-func cutFile(fd int, name string, at int64, now OutputPosition, fragment func([]byte) bool) bool {
+// cutFile is FileCutter's work on the descriptor fd.
+func cutFile(fd int, name string, at int64, now Position, fragment func([]byte) bool) bool {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || uint64(st.Dev) != now.Dev || st.Ino != now.Ino || st.Size != now.Size || at < 0 || at >= st.Size { // Dev is not uint64 on every platform
 		return false
@@ -269,16 +270,16 @@ func readTail(fd int, name string, st *unix.Stat_t, b []byte, off int64) bool {
 	return false
 }
 
-// fileReader returns the reader for an *os.File on a regular file, or nil.
+// FileReader returns the reader for an *os.File on a regular file, or nil.
 // It reads the file the descriptor is open on (its identity is the
 // output's, however the position was measured): with pread, or through a
 // read-only descriptor of the same inode when it is write-only (readTail).
-func fileReader(f *os.File) outputReader {
+func FileReader(f *os.File) Reader {
 	rc := regularConn(f)
 	if rc == nil {
 		return nil
 	}
-	return func(_ OutputPosition, off int64, b []byte) bool {
+	return func(_ Position, off int64, b []byte) bool {
 		ok := false
 		err := rc.Control(func(fd uintptr) {
 			var st unix.Stat_t
@@ -288,11 +289,11 @@ func fileReader(f *os.File) outputReader {
 	}
 }
 
-// pathReader returns the reader for the regular file at path (a
+// PathReader returns the reader for the regular file at path (a
 // filesink.File's): it reads only if the file there is still the output
 // recovery measured (device and inode of now).
-func pathReader(path string) outputReader {
-	return func(now OutputPosition, off int64, b []byte) bool {
+func PathReader(path string) Reader {
+	return func(now Position, off int64, b []byte) bool {
 		// O_NONBLOCK: opening a FIFO put at path since must not block.
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err != nil {

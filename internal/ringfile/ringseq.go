@@ -1,7 +1,7 @@
-package bus
+package ringfile
 
-// Sequence numbers with the durable ring (Config.Sequence with
-// Config.RingFile).
+// Sequence numbers with the durable ring (the bus's numbering, Options.Run
+// and Options.Numbering).
 //
 // Numbers follow ring order from head (seq.go): the drainer numbers entries
 // as it collects them, a drop marker takes its gap's numbers in front of the
@@ -20,13 +20,15 @@ package bus
 //
 // The drainer writes each number into the record's headroom in the ring,
 // after the producer's commit: the record's checksum leaves the headroom
-// out (seqRecordSum). A JSON prefix replaces the line's opening brace, the
-// one byte after the headroom, so recovery also accepts a record whose first
-// line byte is the end of a prefix if it matches with the brace back.
+// out (Sum's room). A prefix may replace the one byte after the headroom (a
+// JSON one replaces the line's opening brace), so recovery also accepts a
+// record whose first line byte is the end of a prefix if it matches with
+// that byte back (Numbering.Replaced).
 //
-// No atomic for the numbering: written reads seq.next on the drainer
-// goroutine, which owns it with a ring file (there is no write-through
-// then); recovery runs in New, before the drainer starts.
+// No atomic for the numbering: the drainer passes its next number to
+// Written on its own goroutine, which owns the numbering with a ring file
+// (there is no write-through then); recovery runs in Open, before the
+// bus's drainer starts.
 //
 // Sequence slot (64 bytes, little-endian): next, mark, format, the run
 // identity's 16 bytes (two words), then CRC-32C of those five words.
@@ -39,28 +41,34 @@ import (
 
 const seqSlotWords = 5
 
-// openBrace is the byte a JSON prefix replaces (see ringImage.sumMatches).
-var openBrace = []byte{'{'}
-
-// seqRecordSum is the checksum of a record enqueued with SeqRoom bytes of
-// headroom: like recordSum (seeded with the whole length), over the bytes
-// after the headroom, which the drainer may overwrite with a number after the
-// commit. A record without the room (cannot happen) is summed whole.
-func seqRecordSum(p []byte) uint64 {
-	if len(p) < SeqRoom {
-		return recordSum(p)
-	}
-	return uint64(crc32.Update(uint32(len(p)), castagnoli, p[SeqRoom:])) & sumMask
+// Numbering is the bus's sequence numbering, as recovery needs it to
+// replay a dead run's records with their numbers: the file keeps only a
+// run's format, identity and next number.
+type Numbering interface {
+	// Replayable reports whether records numbered in format (not 0) can be
+	// replayed with their numbers.
+	Replayable(format uint8) bool
+	// Number writes number n of run id in format into the Room bytes of
+	// headroom that start rec, as the drainer does, and returns the line to
+	// write (from the prefix on).
+	Number(format uint8, id string, n uint64, rec []byte) []byte
+	// Replaced returns the byte a prefix in format overwrote at the start of
+	// line (a JSON object's brace), if line, as the drainer left it, can be
+	// one whose start a prefix overwrote; ok is false otherwise.
+	Replaced(format uint8, line []byte) (b byte, ok bool)
+	// Marker returns the drop marker line for the n numbers from first of
+	// run id in format, or nil for none.
+	Marker(format uint8, id string, first, n uint64) []byte
 }
 
-// durableSum is the checksum a producer commits in a file-backed ring: of the
-// line after the headroom when records carry numbers (seq), else of it all.
-func durableSum(p []byte, seq bool) uint64 {
-	if seq {
-		return seqRecordSum(p)
-	}
-	return recordSum(p)
+// numbering is a run's numbering as recovery and Written keep it.
+type numbering struct {
+	format uint8  // 0: no numbers
+	run    string // RunIDLen bytes
+	next   uint64 // the number the next record gets
 }
+
+func (s *numbering) on() bool { return s.format != 0 }
 
 // seqWords returns the sequence slot's words of s.
 func (s *ringState) seqWords() [seqSlotWords]uint64 {
@@ -83,9 +91,9 @@ func seqCRC(w [seqSlotWords]uint64) uint64 {
 // that follows. Without numbers the slot is written only until it holds
 // the empty numbering (seqBlank), so a ring file without Sequence pays
 // nothing per batch for it.
-func (r *ringFile) storeSeqSlot(off int, s ringState) {
+func (r *File) storeSeqSlot(off int, s ringState) {
 	i := (off - ringSeqSlot0) / ringSlotSize
-	blank := s.seqNext|s.seqMark == 0 && s.seqFmt == SeqOff && s.seqRun == [RunIDLen]byte{}
+	blank := s.seqNext|s.seqMark == 0 && s.seqFmt == 0 && s.seqRun == [RunIDLen]byte{}
 	if blank && r.seqBlank[i] {
 		return // it holds exactly these words already
 	}
@@ -99,7 +107,7 @@ func (r *ringFile) storeSeqSlot(off int, s ringState) {
 
 // emptyState is the state of an empty ring: with the numbering r persists,
 // its run's identity and format, and 1 for the next record.
-func (r *ringFile) emptyState() ringState {
+func (r *File) emptyState() ringState {
 	var s ringState
 	if r.seq != nil && r.seq.on() {
 		s.seqNext, s.seqFmt = 1, r.seq.format
@@ -109,16 +117,18 @@ func (r *ringFile) emptyState() ringState {
 }
 
 // parseSeqSlot reads the sequence slot that goes with generation gen into st.
-func parseSeqSlot(hdr []byte, gen uint64, st *ringState) bool {
+// A format the bus cannot replay (nm nil, or not Replayable) is not trusted.
+func parseSeqSlot(hdr []byte, gen uint64, st *ringState, nm Numbering) bool {
 	slot := hdr[ringSeqSlot0+ringSlotSize*int(gen&1):][:ringSlotSize]
 	var w [seqSlotWords]uint64
 	for i := range w {
 		w[i] = binary.LittleEndian.Uint64(slot[8*i:])
 	}
-	if binary.LittleEndian.Uint64(slot[8*seqSlotWords:]) != seqCRC(w) || w[2] > uint64(SeqKV) {
+	if binary.LittleEndian.Uint64(slot[8*seqSlotWords:]) != seqCRC(w) || w[2] > 255 ||
+		(w[2] != 0 && (nm == nil || !nm.Replayable(uint8(w[2])))) {
 		return false
 	}
-	st.seqNext, st.seqMark, st.seqFmt = w[0], w[1], SeqFormat(w[2])
+	st.seqNext, st.seqMark, st.seqFmt = w[0], w[1], uint8(w[2])
 	binary.LittleEndian.PutUint64(st.seqRun[:8], w[3])
 	binary.LittleEndian.PutUint64(st.seqRun[8:], w[4])
 	return true
@@ -126,26 +136,34 @@ func parseSeqSlot(hdr []byte, gen uint64, st *ringState) bool {
 
 // deadRun returns the numbering of the run that accepted the records the
 // state's file holds, as it stands at head (the first record's number).
-func (s *ringState) deadRun() seqState {
-	return seqState{format: s.seqFmt, run: string(s.seqRun[:]), next: s.seqNext + s.seqMark}
+func (s *ringState) deadRun() numbering {
+	return numbering{format: s.seqFmt, run: string(s.seqRun[:]), next: s.seqNext + s.seqMark}
 }
 
 // sumMatches reports whether the payload p of a committed record carries the
-// checksum sum, and whether it does only with its line's first byte back to
-// the opening brace a JSON number's prefix replaced (brace).
-func (im *ringImage) sumMatches(p []byte, sum uint64) (ok, brace bool) {
-	if im.seq == SeqOff {
-		return recordSum(p) == sum, false
+// checksum sum, and, if it does only with its line's first byte put back to
+// the one a number's prefix replaced, that byte (first; -1 if not).
+func (im *ringImage) sumMatches(p []byte, sum uint64) (ok bool, first int) {
+	if im.seq == 0 {
+		return Sum(p, 0) == sum, -1
 	}
-	if seqRecordSum(p) == sum {
-		return true, false
+	room := im.o.Room
+	if Sum(p, room) == sum {
+		return true, -1
 	}
-	if im.seq != SeqJSON || len(p) <= SeqRoom || (p[SeqRoom] != ',' && p[SeqRoom] != '"') {
-		return false, false
+	if len(p) <= room || im.o.Numbering == nil {
+		return false, -1
 	}
-	c := crc32.Update(uint32(len(p)), castagnoli, openBrace)
-	c = crc32.Update(c, castagnoli, p[SeqRoom+1:])
-	return uint64(c)&sumMask == sum, true
+	b, ok := im.o.Numbering.Replaced(im.seq, p[room:])
+	if !ok {
+		return false, -1
+	}
+	c := crc32.Update(uint32(len(p)), castagnoli, []byte{b})
+	c = crc32.Update(c, castagnoli, p[room+1:])
+	if uint64(c)&sumMask != sum {
+		return false, -1
+	}
+	return true, int(b)
 }
 
 // numberEntry gives the replayed entry e the number s has next, in place in
@@ -153,25 +171,27 @@ func (im *ringImage) sumMatches(p []byte, sum uint64) (ok, brace bool) {
 // and its data becomes the line written; an oversize reference takes its
 // number (its length written is then unknown: the prefix's is not known).
 // It reports whether e took a number.
-func numberEntry(e *ringEntry, s *seqState) bool {
+func (r *File) numberEntry(e *ringEntry, s *numbering) bool {
 	if !s.on() {
 		return false
 	}
 	switch e.kind {
 	case entRecord:
-		if len(e.data) < SeqRoom {
-			return false // s.number does not number it either
+		room := r.o.Room
+		if len(e.data) < room {
+			return false // the bus does not number it either
 		}
-		if e.brace {
-			e.data[SeqRoom] = '{' // the line as the producer committed it
-			e.brace = false
+		if e.restore {
+			e.data[room] = e.first // the line as the producer committed it
+			e.restore = false
 		}
-		e.data = s.number(e.data)
+		e.data = r.o.Numbering.Number(s.format, s.run, s.next, e.data)
+		s.next++
 		e.size = uint64(len(e.data))
 		return true
 	case entOversize:
 		s.next++
-		e.size = lenMask
+		e.size = unknownSize
 		return true
 	}
 	return false
@@ -180,8 +200,8 @@ func numberEntry(e *ringEntry, s *seqState) bool {
 // owedMarker returns the drop marker line for the n numbers from first,
 // which the output lacks (nil if the marker hook gives no line or panics):
 // recovery writes it in front of the next record.
-func (r *ringFile) owedMarker(s *seqState, first, n uint64) (line []byte) {
-	if n == 0 || r.mark == nil {
+func (r *File) owedMarker(s *numbering, first, n uint64) (line []byte) {
+	if n == 0 || r.o.Numbering == nil {
 		return nil
 	}
 	defer func() {
@@ -189,12 +209,7 @@ func (r *ringFile) owedMarker(s *seqState, first, n uint64) (line []byte) {
 			line = nil // as the drainer: a marker that panics writes nothing
 		}
 	}()
-	m := r.mark(nil, n)
-	if len(m) == 0 {
-		return nil
-	}
-	at := seqState{format: s.format, run: s.run, next: first}
-	return at.marker(nil, m, n)
+	return r.o.Numbering.Marker(s.format, s.run, first, n)
 }
 
 // flightNumbers returns the sequence slot after the first j entries of the
@@ -202,7 +217,7 @@ func (r *ringFile) owedMarker(s *seqState, first, n uint64) (line []byte) {
 // gets, or, if the output lacks the drop marker that opened the batch (never
 // written, torn, or cut), the marker's first number and count, so replay
 // writes it again (then j == 0: no record follows a marker not written).
-func flightNumbers(ents []ringEntry, j int, end flightEnd, st ringState, now OutputPosition, cutMarker bool) (next, mark uint64) {
+func flightNumbers(ents []ringEntry, j int, end flightEnd, st ringState, now Position, cutMarker bool) (next, mark uint64) {
 	if st.seqMark > 0 && j == 0 && (end == flightExact || end == flightTorn) {
 		base := st.size
 		if now.Dev != st.dev || now.Ino != st.ino {
@@ -238,7 +253,7 @@ func (rp *replayer) lose(end uint64) {
 
 // settle persists head at pos with no batch in flight and a drop marker owed
 // for the mark numbers from next.
-func (r *ringFile) settle(pos, next, mark uint64) {
+func (r *File) settle(pos, next, mark uint64) {
 	s := r.st
 	s.head, s.end, s.pre = pos, pos, 0
 	s.seqNext, s.seqMark = next, mark

@@ -1,4 +1,4 @@
-package bus
+package ringfile
 
 import (
 	"encoding/binary"
@@ -7,6 +7,42 @@ import (
 	"hash/crc32"
 )
 
+// Kind is what a header word of the bus's layout says its entry is.
+type Kind uint8
+
+const (
+	// Free: no commit bit: free space, a reservation never committed, or
+	// a dead reservation's payload.
+	Free Kind = iota
+	// Record: a committed inline record; the length is its payload's.
+	Record
+	// Oversize: a committed reference to a record on the heap (not
+	// durable); the length is the record's.
+	Oversize
+	// Padding: committed padding up to the ring's end; the length is its own.
+	Padding
+	// Malformed: a commit bit with flags the layout does not have.
+	Malformed
+)
+
+// Layout is how the bus's ring encodes its entries, which the file keeps but
+// does not define. Entries start on 8-byte boundaries with one 8-byte
+// header word: an inline record's payload follows it, padded to 8 bytes; an
+// oversize reference is the header word alone; padding fills the ring to
+// its end.
+type Layout struct {
+	// Decode reads header word w: its kind, length and checksum field (the
+	// SumBits-bit Sum the producer committed; 0 for padding and references).
+	Decode func(w uint64) (k Kind, n, sum uint64)
+	// MaxInline is the longest inline payload.
+	MaxInline uint64
+}
+
+// hdrSize is the size of a header word.
+const hdrSize = 8
+
+func align8(n uint64) uint64 { return (n + 7) &^ 7 }
+
 // ringImage is a validated view of a ring file's bytes.
 type ringImage struct {
 	capacity uint64
@@ -14,8 +50,9 @@ type ringImage struct {
 	st       ringState
 	gen      uint64
 	version  uint32
-	seq      SeqFormat // records carry headroom for numbers (ringseq.go)
+	seq      uint8 // records carry headroom for numbers in this format (ringseq.go)
 	ring     []byte
+	o        *Options // the layout and numbering
 }
 
 // errUninitialized: the header is all zero (a file created but never
@@ -24,7 +61,7 @@ var errUninitialized = errors.New("uninitialized")
 
 // parseImage validates a whole ring file image. Any error means the file
 // cannot be trusted at all.
-func parseImage(data []byte) (*ringImage, error) {
+func parseImage(data []byte, o *Options) (*ringImage, error) {
 	if len(data) < ringHeaderSize {
 		return nil, fmt.Errorf("file is %d bytes, shorter than the %d-byte header", len(data), ringHeaderSize)
 	}
@@ -62,7 +99,7 @@ func parseImage(data []byte) (*ringImage, error) {
 		return nil, fmt.Errorf("state checksum %08x, want %08x", got, stateCRC(w))
 	}
 	st := ringState{head: w[0], zeroed: w[1], end: w[2], pre: w[3], size: int64(w[4]), dev: w[5], ino: w[6]}
-	if version == ringVersion && !parseSeqSlot(hdr, gen, &st) {
+	if version == ringVersion && !parseSeqSlot(hdr, gen, &st, o.Numbering) {
 		return nil, errors.New("sequence slot checksum or format does not match")
 	}
 	// Cursors: multiples of 8 with zeroed <= head <= end <= zeroed+capacity.
@@ -73,7 +110,7 @@ func parseImage(data []byte) (*ringImage, error) {
 	if st.size < unknownOutputSize {
 		return nil, fmt.Errorf("output size %d", st.size)
 	}
-	return &ringImage{capacity: capacity, mask: capacity - 1, st: st, gen: gen, version: version, seq: st.seqFmt, ring: data[ringHeaderSize:]}, nil
+	return &ringImage{capacity: capacity, mask: capacity - 1, st: st, gen: gen, version: version, seq: st.seqFmt, ring: data[ringHeaderSize:], o: o}, nil
 }
 
 func isZero(b []byte) bool {
@@ -104,9 +141,10 @@ type ringEntry struct {
 	pos, end uint64 // ring positions of the entry
 	kind     entryKind
 	data     []byte // entRecord: the payload (aliases the image); numbered: the line written
-	size     uint64 // payload bytes the drainer writes for it (entOversize: lenMask = unknown)
-	brace    bool   // a JSON number's prefix replaced the line's opening brace (sumMatches)
-	took     bool   // it took a sequence number (numberEntry)
+	size     uint64 // payload bytes the drainer writes for it (entOversize: unknownSize = unknown)
+	restore  bool   // a number's prefix replaced the line's first byte, which was first (sumMatches)
+	first    byte
+	took     bool // it took a sequence number (numberEntry)
 }
 
 // next returns the first valid entry at or after pos and ending at or before
@@ -127,26 +165,28 @@ func (im *ringImage) next(pos, limit uint64) (e ringEntry, damaged int, ok bool)
 	for ; pos < limit; pos, boundary = pos+8, false {
 		off := pos & im.mask
 		w := binary.LittleEndian.Uint64(im.ring[off:])
-		if w&flagCommit == 0 {
+		k, n, sum := im.o.Layout.Decode(w)
+		switch k {
+		case Free:
 			continue // free space, a reservation never committed, or its payload
-		}
-		n := w & lenMask
-		sum := (w >> sumShift) & sumMask
-		switch w & entryFlags {
-		case flagCommit | flagPadding:
+		case Padding:
 			if sum == 0 && n == im.capacity-off && n <= limit-pos {
 				return ringEntry{pos: pos, end: pos + n, kind: entPadding}, damaged, true
 			}
-		case flagCommit | flagOversize:
+		case Oversize:
 			if sum == 0 && limit-pos >= hdrSize {
 				return ringEntry{pos: pos, end: pos + hdrSize, kind: entOversize, size: n}, damaged, true
 			}
-		case flagCommit:
+		case Record:
 			need := align8(hdrSize + n)
-			if n <= maxInline && need <= im.capacity-off && need <= limit-pos {
+			if n <= im.o.Layout.MaxInline && need <= im.capacity-off && need <= limit-pos {
 				p := im.ring[off+hdrSize : off+hdrSize+n]
-				if ok, brace := im.sumMatches(p, sum); ok {
-					return ringEntry{pos: pos, end: pos + need, kind: entRecord, data: p, size: n, brace: brace}, damaged, true
+				if ok, first := im.sumMatches(p, sum); ok {
+					e := ringEntry{pos: pos, end: pos + need, kind: entRecord, data: p, size: n}
+					if first >= 0 {
+						e.restore, e.first = true, byte(first)
+					}
+					return e, damaged, true
 				}
 			}
 		}

@@ -1,12 +1,9 @@
-package bus
+package ringfile
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 )
 
 // flightEnd says how the output ends relative to the interrupted batch, as
@@ -37,10 +34,10 @@ const (
 // flightReadChunk bounds one read of flightDone (and its buffer).
 const flightReadChunk = 1 << 20
 
-// outputReader reads a file output back for recovery: it fills b with the
+// Reader reads a file output back for recovery: it fills b with the
 // bytes at off of the output now at now and reports whether it could (all
 // of b). A descriptor-based reader reads the file the descriptor is open on.
-type outputReader func(now OutputPosition, off int64, b []byte) bool
+type Reader func(now Position, off int64, b []byte) bool
 
 // flightDone returns how many leading entries of the interrupted batch ents
 // (the valid entries in [st.head, st.end)) are wholly in the output, given
@@ -59,7 +56,7 @@ type outputReader func(now OutputPosition, off int64, b []byte) bool
 // next record follow it. Reads stay within the batch's inline records (at
 // most the ring's capacity), in reads of at most flightReadChunk bytes (or
 // one record, if longer).
-func flightDone(ents []ringEntry, st ringState, now OutputPosition, nowErr error, read outputReader) (j int, end flightEnd) {
+func flightDone(ents []ringEntry, st ringState, now Position, nowErr error, read Reader) (j int, end flightEnd) {
 	if st.size == unknownOutputSize || nowErr != nil || now.Size < 0 {
 		return 0, flightUnknown
 	}
@@ -83,7 +80,7 @@ func flightDone(ents []ringEntry, st ringState, now OutputPosition, nowErr error
 	for i := 0; i < len(ents); {
 		e := ents[i]
 		if e.kind == entOversize {
-			if e.size == lenMask {
+			if e.size == unknownSize {
 				return 0, flightUnknown // unknown length: cannot measure past it
 			}
 			if rest := now.Size - pos; rest < int64(e.size) {
@@ -171,7 +168,7 @@ func compareRun(ents []ringEntry, i, k int, got []byte, pos *int64, unchecked *i
 // inode) and ends inside the batch's drop marker (idx -1) or inside entry
 // idx, it returns where the last whole record ends (cut) and how many bytes
 // of the torn piece follow it (frag, > 0). ok is false in every other case.
-func tornTail(ents []ringEntry, st ringState, now OutputPosition) (cut int64, idx int, frag int64, ok bool) {
+func tornTail(ents []ringEntry, st ringState, now Position) (cut int64, idx int, frag int64, ok bool) {
 	if st.size == unknownOutputSize || now.Dev != st.dev || now.Ino != st.ino || now.Size <= st.size {
 		return 0, 0, 0, false
 	}
@@ -182,7 +179,7 @@ func tornTail(ents []ringEntry, st ringState, now OutputPosition) (cut int64, id
 	at := st.size + int64(st.pre)
 	rem -= int64(st.pre)
 	for i, e := range ents {
-		if e.kind == entOversize && e.size == lenMask {
+		if e.kind == entOversize && e.size == unknownSize {
 			return 0, 0, 0, false // unknown length: cannot measure past it
 		}
 		n := int64(e.size)
@@ -201,25 +198,7 @@ func tornTail(ents []ringEntry, st ringState, now OutputPosition) (cut int64, id
 // removing a record's beginning that a crash left at its end: cut, after
 // checking that the output is still at now (device, inode, size) and that
 // fragment accepts the bytes from at to its end. It reports whether it cut.
-type outputCutter func(at int64, now OutputPosition, fragment func([]byte) bool) bool
-
-// tornTailSettler is an output that set aside a torn tail when it was opened and
-// holds the report until it knows whether a replay writes that record again
-// (filesink.File). The bus calls SettleTornTail once before its first write:
-// with the record a durable ring's recovery is about to write again, whole,
-// because the crash interrupted its write, or with nil.
-type tornTailSettler interface {
-	SettleTornTail(rec []byte)
-}
-
-// settleTornTail tells an output that holds a torn-tail report that no replay
-// covers it (called by New after any replay; once settled, later calls do
-// nothing).
-func settleTornTail(w io.Writer) {
-	if s, ok := w.(tornTailSettler); ok {
-		s.SettleTornTail(nil)
-	}
-}
+type Cutter func(at int64, now Position, fragment func([]byte) bool) bool
 
 // recoveryResult is what recover did.
 type recoveryResult struct {
@@ -242,9 +221,9 @@ type recoveryResult struct {
 // only if the output failed; the file then still holds what was not written.
 // Records of a run with numbers are replayed with that run's numbers and
 // identity (ringseq.go).
-func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
+func (r *File) recover() (recoveryResult, error) {
 	var res recoveryResult
-	im := &ringImage{capacity: r.capacity, mask: r.capacity - 1, st: r.st, seq: r.st.seqFmt, ring: r.ring()}
+	im := &ringImage{capacity: r.capacity, mask: r.capacity - 1, st: r.st, seq: r.st.seqFmt, ring: r.ring(), o: r.o}
 	dead := r.st.deadRun()
 	r.seq = nil
 	if dead.on() {
@@ -252,17 +231,15 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 	}
 	head := r.st.head
 	if r.st.end > head {
-		head = r.settleFlight(w, im, &res)
+		head = r.settleFlight(im, &res)
 		dead = r.st.deadRun()
 	}
-	if err := r.replay(w, im, head, maxBatch, &res); err != nil {
+	if err := r.replay(im, head, &res); err != nil {
 		return res, err
 	}
-	if res.recovered > 0 {
-		if s, ok := w.(Syncer); ok {
-			if err := outputSync(s); err != nil && !notSyncable(err) {
-				return res, fmt.Errorf("asyncbus: sync after replaying the ring file: %w", err)
-			}
+	if res.recovered > 0 && r.o.Sync != nil {
+		if err := r.o.Sync(); err != nil {
+			return res, fmt.Errorf("asyncbus: sync after replaying the ring file: %w", err)
 		}
 	}
 	return res, nil
@@ -274,7 +251,7 @@ func (r *ringFile) recover(w io.Writer, maxBatch int) (recoveryResult, error) {
 // where that is safe, records what it found in res, and publishes the new
 // head (with numbers: the number of the first record after it, or a drop
 // marker still owed). It returns the position replay starts from.
-func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult) uint64 {
+func (r *File) settleFlight(im *ringImage, res *recoveryResult) uint64 {
 	head := r.st.head
 	numbering := r.st.deadRun() // the batch's records as the dead drainer numbered them
 	var ents []ringEntry
@@ -285,17 +262,17 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 		if !ok {
 			break
 		}
-		e.took = numberEntry(&e, &numbering)
+		e.took = r.numberEntry(&e, &numbering)
 		ents = append(ents, e)
 		pos = e.end
 	}
-	var now OutputPosition
+	var now Position
 	nowErr := errors.New("unknown output position")
-	if r.pos != nil {
-		now, nowErr = r.pos()
+	if r.o.Position != nil {
+		now, nowErr = r.o.Position()
 	}
-	j, end := flightDone(ents, r.st, now, nowErr, r.read)
-	if end == flightTorn && r.cut != nil {
+	j, end := flightDone(ents, r.st, now, nowErr, r.o.Read)
+	if end == flightTorn && r.o.Cut != nil {
 		j, end = r.cutTorn(ents, now, j, end, res)
 	}
 	if end == flightExact || end == flightForeign {
@@ -307,8 +284,8 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 		for first < len(ents) && ents[first].kind == entPadding {
 			first++
 		}
-		if s, isSettler := w.(tornTailSettler); isSettler && first < len(ents) && ents[first].kind == entRecord {
-			s.SettleTornTail(ents[first].data)
+		if r.o.Settle != nil && first < len(ents) && ents[first].kind == entRecord {
+			r.o.Settle(ents[first].data)
 		}
 	}
 	res.noteFlight(ents, j, end)
@@ -328,7 +305,7 @@ func (r *ringFile) settleFlight(w io.Writer, im *ringImage, res *recoveryResult)
 // the marker) that the crash tore: it cuts it back, if it is exactly that,
 // so the record is written again whole and only once, and returns the
 // flight's new first record to write and its end kind.
-func (r *ringFile) cutTorn(ents []ringEntry, now OutputPosition, j int, end flightEnd, res *recoveryResult) (int, flightEnd) {
+func (r *File) cutTorn(ents []ringEntry, now Position, j int, end flightEnd, res *recoveryResult) (int, flightEnd) {
 	at, idx, frag, torn := tornTail(ents, r.st, now)
 	if !torn {
 		return j, end
@@ -338,7 +315,7 @@ func (r *ringFile) cutTorn(ents []ringEntry, now OutputPosition, j int, end flig
 		want := ents[idx].data[:frag]
 		match = func(b []byte) bool { return bytes.Equal(b, want) }
 	}
-	if !r.cut(at, now, match) {
+	if !r.o.Cut(at, now, match) {
 		return j, end
 	}
 	res.cutMarker = idx < 0
@@ -381,9 +358,10 @@ func (res *recoveryResult) noteFlight(ents []ringEntry, j int, end flightEnd) {
 // heap) as unrecovered. With numbers (r.seq), it numbers the records as
 // the dead drainer did and writes the drop marker the state owes, and one
 // for the numbers oversize records took, in front of the next batch.
-func (r *ringFile) replay(w io.Writer, im *ringImage, head uint64, maxBatch int, res *recoveryResult) error {
+func (r *File) replay(im *ringImage, head uint64, res *recoveryResult) error {
 	limit := r.st.zeroed + r.capacity
-	rp := replayer{r: r, w: w, owedAt: r.st.seqNext, owed: r.st.seqMark}
+	maxBatch := max(r.o.MaxBatch, 1)
+	rp := replayer{r: r, owedAt: r.st.seqNext, owed: r.st.seqMark}
 	pos := head
 	for {
 		e, sus, ok := im.next(pos, limit)
@@ -396,7 +374,7 @@ func (r *ringFile) replay(w io.Writer, im *ringImage, head uint64, maxBatch int,
 		}
 		pos = e.end
 		if r.seq != nil {
-			numberEntry(&e, r.seq)
+			r.numberEntry(&e, r.seq)
 		}
 		switch e.kind {
 		case entOversize:
@@ -426,10 +404,8 @@ func (r *ringFile) replay(w io.Writer, im *ringImage, head uint64, maxBatch int,
 
 // replayer is replay's batch in hand and the drop marker it owes.
 type replayer struct {
-	r      *ringFile
-	w      io.Writer
+	r      *File
 	batch  [][]byte
-	buf    []byte
 	owedAt uint64 // the owed marker's first number
 	owed   uint64 // the owed marker's count (0: none)
 }
@@ -448,7 +424,7 @@ func (rp *replayer) flush(end uint64, res *recoveryResult) error {
 	views = append(views, rp.batch...)
 	if len(views) > 0 {
 		r.begin(end, pre, rp.owed)
-		if err := writeAll(rp.w, views, &rp.buf); err != nil {
+		if err := r.o.Write(views); err != nil {
 			return err
 		}
 		res.recovered += uint64(len(rp.batch))
@@ -457,81 +433,5 @@ func (rp *replayer) flush(end uint64, res *recoveryResult) error {
 	}
 	rp.owed = 0
 	r.written(end)
-	return nil
-}
-
-// writeAll writes recs to w in order: one WriteBatch loop for a BatchWriter,
-// one Write of the concatenation otherwise.
-func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
-	if bw, ok := w.(BatchWriter); ok {
-		for len(recs) > 0 {
-			n, err := outputWriteBatch(bw, recs)
-			n = max(0, min(n, len(recs)))
-			recs = recs[n:]
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return io.ErrShortWrite
-			}
-		}
-		return nil
-	}
-	b := (*buf)[:0]
-	for _, r := range recs {
-		b = append(b, r...)
-	}
-	*buf = b
-	if len(b) == 0 {
-		return nil
-	}
-	n, err := outputWrite(w, b)
-	if err == nil && n != len(b) {
-		err = io.ErrShortWrite
-	}
-	return err
-}
-
-// outputPositionOf returns the position function New uses by default: for an
-// *os.File on a regular file, fstat; for an output with a Path() string
-// method (filesink.File), stat of that path; otherwise nil (unknown).
-func outputPositionOf(w io.Writer) func() (OutputPosition, error) {
-	switch s := w.(type) {
-	case *os.File:
-		return filePosition(s)
-	case interface{ Path() string }:
-		if strings.TrimSpace(s.Path()) == "" {
-			return nil
-		}
-		return func() (OutputPosition, error) { return pathPosition(s.Path()) }
-	}
-	return nil
-}
-
-// outputReaderOf returns the reader recovery uses to check which records of an
-// interrupted batch are in the output: for an *os.File on a regular file,
-// fileReader; for an output with a Path() string method (filesink.File),
-// pathReader; otherwise nil (the output cannot be read back).
-func outputReaderOf(w io.Writer) outputReader {
-	switch s := w.(type) {
-	case *os.File:
-		return fileReader(s)
-	case interface{ Path() string }:
-		p, ok := outputPath(s)
-		if !ok || strings.TrimSpace(p) == "" {
-			return nil
-		}
-		return pathReader(p)
-	}
-	return nil
-}
-
-// outputCutterOf returns the cutter New uses: for an *os.File on a regular
-// file, fileCutter; otherwise nil (a filesink.File repairs its own tail when
-// it is opened; other outputs cannot be cut).
-func outputCutterOf(w io.Writer) outputCutter {
-	if f, ok := w.(*os.File); ok {
-		return fileCutter(f)
-	}
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build !plan9
 
-package bus
+package syncerr
 
 import (
 	"errors"

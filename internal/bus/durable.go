@@ -1,0 +1,266 @@
+package bus
+
+// The durable ring (Config.RingFile): the ring in a memory-mapped file that
+// survives kill -9. The file, its format, its cursors and recovery are the
+// ring file package's; this file is what the bus gives it: the header
+// word's layout (Layout.Decode), the numbering (ringNumbering), and its
+// guarded output calls.
+
+import (
+	"io"
+	"os"
+	"strings"
+	"unsafe"
+
+	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
+	"github.com/asyncbus/asyncbus/internal/syncerr"
+)
+
+// ErrRingLocked is returned (wrapped) by New when the ring file is locked by
+// another process (or by another Bus in this one).
+var ErrRingLocked = ringfile.ErrLocked
+
+// ErrRingUnsupported is returned by New for Config.RingFile on platforms
+// without mmap and flock.
+var ErrRingUnsupported = ringfile.ErrUnsupported
+
+// RingFileError reports a ring file that could not be trusted (whole or in
+// part). It is passed to Config.OnError as a warning; the bus then runs with
+// a fresh ring file.
+type RingFileError = ringfile.Error
+
+// OutputPosition says where a file output ends: the device and inode of
+// the file and its size. See Config.outputPosition.
+type OutputPosition = ringfile.Position
+
+// sumShift is where a file-backed ring's header word keeps its record's
+// checksum (ringfile.Sum): bits 32..60, spare in the layout (ring.go), so
+// the producer's commit stays one store and lenMask readers are unaffected.
+const sumShift = 32
+
+// The ring file's bounds must hold the bus's: the capacity it declares and
+// the checksum bits between the length and the flags. Each line fails to
+// compile (a negative constant converted to uint64) if they do not.
+const (
+	_ = uint64(ringfile.MaxCapacity - MaxCapacity)
+	_ = uint64(MinCapacity - ringfile.MinCapacity)
+	_ = uint64(61 - sumShift - ringfile.SumBits)
+	_ = uint64(RunIDLen - ringfile.RunIDLen)
+	_ = uint64(ringfile.RunIDLen - RunIDLen)
+)
+
+// durableSum is the checksum a producer commits in a file-backed ring: of the
+// line after the headroom when records carry numbers (seq), else of it all.
+func durableSum(p []byte, seq bool) uint64 {
+	if seq {
+		return ringfile.Sum(p, SeqRoom)
+	}
+	return ringfile.Sum(p, 0)
+}
+
+// ringLayout tells the ring file how this package's header words read.
+var ringLayout = ringfile.Layout{Decode: decodeHeader, MaxInline: maxInline}
+
+// decodeHeader reads header word w for the ring file's recovery scan.
+func decodeHeader(w uint64) (k ringfile.Kind, n, sum uint64) {
+	n, sum = w&lenMask, (w>>sumShift)&(1<<ringfile.SumBits-1)
+	switch w & (flagCommit | flagPadding | flagOversize) {
+	case 0, flagPadding, flagOversize, flagPadding | flagOversize:
+		return ringfile.Free, n, sum
+	case flagCommit:
+		return ringfile.Record, n, sum
+	case flagCommit | flagOversize:
+		return ringfile.Oversize, n, sum
+	case flagCommit | flagPadding:
+		return ringfile.Padding, n, sum
+	}
+	return ringfile.Malformed, n, sum
+}
+
+// ringNumbering numbers replayed records as the drainer numbers live ones
+// (seq.go), with the drop marker of the bus that replays them.
+type ringNumbering struct {
+	mark func(dst []byte, n uint64) []byte // the bus's drop marker
+}
+
+// Replayable: the JSON and key=value formats (not an encoder's own, which
+// New refuses with a ring file).
+func (ringNumbering) Replayable(f uint8) bool {
+	return SeqFormat(f) == SeqJSON || SeqFormat(f) == SeqKV
+}
+
+func (ringNumbering) Number(f uint8, id string, n uint64, rec []byte) []byte {
+	s := seqnum.State{Format: SeqFormat(f), Run: id, Next: n}
+	return s.Number(rec)
+}
+
+// Replaced: a JSON prefix replaces the line's opening brace, leaving the
+// line to go on with the object's next byte (a key's quote, or the comma).
+func (ringNumbering) Replaced(f uint8, line []byte) (byte, bool) {
+	if SeqFormat(f) != SeqJSON || len(line) == 0 || (line[0] != ',' && line[0] != '"') {
+		return 0, false
+	}
+	return '{', true
+}
+
+func (m ringNumbering) Marker(f uint8, id string, first, n uint64) []byte {
+	if m.mark == nil {
+		return nil
+	}
+	line := m.mark(nil, n)
+	if len(line) == 0 {
+		return nil
+	}
+	s := seqnum.State{Format: SeqFormat(f), Run: id, Next: first}
+	return s.Marker(nil, line, n)
+}
+
+// openRing maps cfg.RingFile as the ring of b, after replaying what it holds
+// to the output (New calls it before the drainer starts, so nothing new can be
+// accepted before the replay is done).
+func (b *Bus) openRing(cfg Config) error {
+	pos, cut := cfg.outputPosition, ringfile.Cutter(nil)
+	if pos == nil {
+		pos, cut = outputPositionOf(b.w), outputCutterOf(b.w)
+	}
+	var buf []byte
+	o := ringfile.Options{
+		Path:      cfg.RingFile,
+		Capacity:  b.capacity,
+		MaxBatch:  b.maxBatch,
+		Layout:    ringLayout,
+		Numbering: ringNumbering{mark: b.dropMarker},
+		Room:      SeqRoom,
+		Write:     func(recs [][]byte) error { return writeAll(b.w, recs, &buf) },
+		Position:  pos,
+		Cut:       cut,
+		// The bytes are read from the output itself, also where a test
+		// reports its position (for a copy standing for the file that crashed).
+		Read: outputReaderOf(b.w),
+		Warn: func(err error) {
+			if b.onError == nil {
+				return
+			}
+			defer func() { _ = recover() }() // a panicking callback must not fail New
+			b.onError(err)
+		},
+	}
+	if b.seq.On() {
+		o.Run = ringfile.Run{Format: uint8(b.seq.Format), ID: b.seq.Run}
+	}
+	if s, ok := b.w.(Syncer); ok {
+		o.Sync = func() error {
+			if err := outputSync(s); err != nil && !syncerr.NotSyncable(err) {
+				return err
+			}
+			return nil
+		}
+	}
+	if s, ok := b.w.(tornTailSettler); ok {
+		o.Settle = s.SettleTornTail
+	}
+	r, res, err := ringfile.Open(o)
+	if err != nil {
+		return err
+	}
+	b.file = r
+	b.mem = r.Ring()
+	b.base = unsafe.Pointer(&b.mem[0]) // page-aligned mapping: 8-byte aligned
+	b.recovered, b.unrecovered = res.Recovered, res.Unrecovered
+	return nil
+}
+
+// tornTailSettler is an output that set aside a torn tail when it was opened and
+// holds the report until it knows whether a replay writes that record again
+// (filesink.File). The bus calls SettleTornTail once before its first write:
+// with the record a durable ring's recovery is about to write again, whole,
+// because the crash interrupted its write, or with nil.
+type tornTailSettler interface {
+	SettleTornTail(rec []byte)
+}
+
+// settleTornTail tells an output that holds a torn-tail report that no replay
+// covers it (called by New after any replay; once settled, later calls do
+// nothing).
+func settleTornTail(w io.Writer) {
+	if s, ok := w.(tornTailSettler); ok {
+		s.SettleTornTail(nil)
+	}
+}
+
+// writeAll writes recs to w in order: one WriteBatch loop for a BatchWriter,
+// one Write of the concatenation otherwise.
+func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
+	if bw, ok := w.(BatchWriter); ok {
+		for len(recs) > 0 {
+			n, err := outputWriteBatch(bw, recs)
+			n = max(0, min(n, len(recs)))
+			recs = recs[n:]
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return io.ErrShortWrite
+			}
+		}
+		return nil
+	}
+	b := (*buf)[:0]
+	for _, r := range recs {
+		b = append(b, r...)
+	}
+	*buf = b
+	if len(b) == 0 {
+		return nil
+	}
+	n, err := outputWrite(w, b)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
+	}
+	return err
+}
+
+// outputPositionOf returns the position function New uses by default: for an
+// *os.File on a regular file, fstat; for an output with a Path() string
+// method (filesink.File), stat of that path; otherwise nil (unknown).
+func outputPositionOf(w io.Writer) func() (OutputPosition, error) {
+	switch s := w.(type) {
+	case *os.File:
+		return ringfile.FilePosition(s)
+	case interface{ Path() string }:
+		if strings.TrimSpace(s.Path()) == "" {
+			return nil
+		}
+		return func() (OutputPosition, error) { return ringfile.PathPosition(s.Path()) }
+	}
+	return nil
+}
+
+// outputReaderOf returns the reader recovery uses to check which records of an
+// interrupted batch are in the output: for an *os.File on a regular file,
+// the file's; for an output with a Path() string method (filesink.File),
+// the path's; otherwise nil (the output cannot be read back).
+func outputReaderOf(w io.Writer) ringfile.Reader {
+	switch s := w.(type) {
+	case *os.File:
+		return ringfile.FileReader(s)
+	case interface{ Path() string }:
+		p, ok := outputPath(s)
+		if !ok || strings.TrimSpace(p) == "" {
+			return nil
+		}
+		return ringfile.PathReader(p)
+	}
+	return nil
+}
+
+// outputCutterOf returns the cutter New uses: for an *os.File on a regular
+// file, the file's; otherwise nil (a filesink.File repairs its own tail when
+// it is opened; other outputs cannot be cut).
+func outputCutterOf(w io.Writer) ringfile.Cutter {
+	if f, ok := w.(*os.File); ok {
+		return ringfile.FileCutter(f)
+	}
+	return nil
+}
