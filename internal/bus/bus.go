@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/asyncbus/asyncbus/internal/reporter"
 	"github.com/asyncbus/asyncbus/internal/ringfile"
 	"github.com/asyncbus/asyncbus/internal/seqnum"
 )
@@ -107,7 +108,7 @@ type Bus struct {
 	closeErr  error // set before stopped is closed, by the drainer or by a Close that gave up
 	// The give-up of a Close whose context ended (see giveUpState).
 	giveUpState
-	rep reporter // runs OnError off the drainer (drainer.go)
+	rep reporter.Reporter // runs OnError off the drainer
 
 	d drainer // drainer-private state
 

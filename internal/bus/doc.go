@@ -159,7 +159,7 @@
 // The durable ring file's words (state slots, generation, sequence slots)
 // have their table in package ringfile's documentation.
 //
-// The OnError reporter (type reporter):
+// The OnError reporter (type reporter.Reporter):
 //
 //	word           stored by                      loaded by                      pairs with / invariant
 //	lost           senders that found the queue   the reporter goroutine (Swap   every lost report is told exactly once

@@ -106,7 +106,7 @@ func (d *drainer) init(b *Bus) {
 		// a page more for the drop marker that may open it.
 		d.staging = make([]byte, 0, cacheBatch+4<<10)
 	}
-	b.rep.init(b.onError)
+	b.rep.Init(b.onError)
 }
 
 // run is the drainer goroutine.
@@ -121,7 +121,7 @@ func (b *Bus) run() {
 	defer close(b.done)
 	// Runs before done is closed: the drainer is the reports' only sender,
 	// and finish has queued its last one.
-	defer b.rep.stop()
+	defer b.rep.Stop()
 	if b.file != nil {
 		// Runs before done is closed: every reservation below the final tail
 		// was committed and consumed, and Enqueue after Close never touches the

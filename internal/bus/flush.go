@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/asyncbus/asyncbus/internal/reporter"
 )
 
 type flushReq struct {
@@ -224,11 +226,11 @@ func (d *drainer) finish() {
 // closed is Close's end once the drainer has exited: it waits until every
 // report has reached OnError, unless Close was called from OnError.
 func (b *Bus) closed(ctx context.Context) error {
-	if inCallback() {
+	if reporter.InCallback() {
 		return b.closeErr
 	}
 	select {
-	case <-b.rep.done:
+	case <-b.rep.Done():
 		return b.closeErr
 	case <-ctx.Done():
 		return &ReportWaitError{Err: ctx.Err(), Close: b.closeErr}

@@ -94,7 +94,7 @@ func (b *Bus) giveUp(cause error) {
 			// The drainer is in a call into the output and will not touch
 			// its state until the call returns; then it exits.
 			b.d.abandon()
-			b.rep.stop()
+			b.rep.Stop()
 		}
 	})
 	<-b.stopped // the drainer counts itself at once when it was not in a call

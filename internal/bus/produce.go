@@ -279,11 +279,15 @@ type waitState struct {
 	front    bool            // me is the line's front: it may reserve
 	bypass   bool            // an output logging through its own handler: never in line
 	yielded  bool            // the front yielded once before parking
+	// stuckCall is the call into the output this producer last found
+	// stuck (its start, callSince), 0 if none (roomGivesUp).
+	stuckCall int64
 }
 
 // waitForRoom handles a ring that had no room at tail t and head h (or, with ob >= 0,
 // an oversize budget that held ob bytes): it drops (Drop mode, a closed
-// done channel, a Block wait that gave up: see roomGivesUp), or waits for
+// done channel, a Block wait that gave up: see roomGivesUp, asked each
+// time a park's timer fires), or waits for
 // the drainer to free space: in line (roomline.go), where only the front
 // yields once, then parks. A nil return means "try again".
 func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
@@ -303,7 +307,7 @@ func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 		// full: its room is freed only after its own call returns.
 		w.bypass = true
 	}
-	if w.bypass || b.roomGivesUp(w) {
+	if w.bypass || (!w.deadline.IsZero() && !time.Now().Before(w.deadline)) {
 		return b.drop(t)
 	}
 	if !w.yielded {
@@ -329,6 +333,9 @@ func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 	select {
 	case <-ch:
 	case <-tm.C:
+		if b.roomGivesUp(w) { // looks a roomStep apart
+			return b.drop(t)
+		}
 	case <-w.done: // the next call drops
 	}
 	return nil

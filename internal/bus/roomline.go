@@ -49,7 +49,7 @@ func (b *Bus) joinLine(w *waitState) {
 // token) or Close (every waiter gets a token). It drops the record
 // (ErrDropped) at its BlockTimeout, when its done channel closes, and when
 // the output is stuck (the room wait's rule, see waitForRoom), which it
-// looks for every StuckAfter/2.
+// looks for every StuckAfter/4 (roomStep).
 func (b *Bus) waitTurn(w *waitState, t uint64) error {
 	tm := time.NewTimer(b.roomStep(w))
 	defer tm.Stop()
@@ -77,7 +77,7 @@ func (b *Bus) waitTurn(w *waitState, t uint64) error {
 // roomStep is how long a producer waiting for room waits before it looks
 // again for a stuck output or its BlockTimeout.
 func (b *Bus) roomStep(w *waitState) time.Duration {
-	step := StuckAfter / 2
+	step := StuckAfter / 4
 	if !w.deadline.IsZero() {
 		step = max(min(step, time.Until(w.deadline)), time.Microsecond)
 	}
@@ -85,11 +85,19 @@ func (b *Bus) roomStep(w *waitState) time.Duration {
 }
 
 // roomGivesUp reports whether a producer waiting for room drops its
-// record: its BlockTimeout passed, or the output is stuck (a call in
-// flight for over StuckAfter: room would come back only when it returns,
-// maybe never). While the output moves, however slowly, it waits on.
+// record: its BlockTimeout passed, or the output is stuck (room would come
+// back only when the call returns, maybe never) and was at its previous
+// look too, in the same call: a drop loses a record, so a moment that
+// only looks stuck (a stop of the world, a thread the machine starved)
+// must last. While the output moves, however slowly, it waits on.
 func (b *Bus) roomGivesUp(w *waitState) bool {
-	return (!w.deadline.IsZero() && !time.Now().Before(w.deadline)) || b.stuck()
+	if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
+		return true
+	}
+	call := b.stuckCall()
+	seen := w.stuckCall
+	w.stuckCall = call
+	return call != 0 && call == seen
 }
 
 // leaveLine takes the producer out of the line, if it is in it, and hands

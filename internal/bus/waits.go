@@ -88,20 +88,27 @@ func (o *outputWatch) nanotime() int64 { return int64(time.Since(o.epoch)) + 1 }
 // goroutine of the process waits for a processor; or in flight for over
 // StuckBusyAfter in any case. The slow checks run only once a call has
 // been in flight for StuckAfter.
-func (o *outputWatch) stuck() bool {
+func (o *outputWatch) stuck() bool { return o.stuckCall() != 0 }
+
+// stuckCall is stuck's answer as the start of the call that is stuck
+// (callSince), 0 when none is.
+func (o *outputWatch) stuckCall() int64 {
 	since := o.callSince.Load() // atomic, row callSince: the drainer's enterCall
 	if since == 0 {
-		return false
+		return 0
 	}
 	d := o.nanotime() - since
-	if d <= o.stuckAfter {
-		return false
-	}
-	if d > o.stuckAfter*int64(StuckBusyAfter/StuckAfter) {
-		return true
+	switch {
+	case d <= o.stuckAfter:
+		return 0
+	case d > o.stuckAfter*int64(StuckBusyAfter/StuckAfter):
+		return since
 	}
 	tid := o.callTid.Load() // atomic, row callTid: stored once, before any call
-	return threadWaits(tid) && !goroutinesRunnable()
+	if threadWaits(tid) && !goroutinesRunnable() {
+		return since
+	}
+	return 0
 }
 
 // StuckBusyAfter is StuckAfter while goroutines wait for a processor: a
@@ -193,27 +200,6 @@ func (p *siteProbe) caller(i int) {
 func (p *siteProbe) Write([]byte) (int, error)        { p.caller(0); return 0, nil }
 func (p *siteProbe) WriteBatch([][]byte) (int, error) { p.caller(1); return 0, nil }
 func (p *siteProbe) Sync() error                      { p.caller(2); return nil }
-
-// onStack reports whether one of the functions named is on the calling
-// goroutine's stack, however deep.
-func onStack(names ...string) bool {
-	pcs := make([]uintptr, 64)
-	n := runtime.Callers(2, pcs)
-	for n == len(pcs) { // maybe truncated: grow until the whole stack fits
-		pcs = make([]uintptr, 2*len(pcs))
-		n = runtime.Callers(2, pcs)
-	}
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		if slices.Contains(names, f.Function) {
-			return true
-		}
-		if !more {
-			return false
-		}
-	}
-}
 
 // waitSpec is one wait's terms (see waitWritten).
 type waitSpec struct {
