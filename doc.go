@@ -4,13 +4,13 @@
 // text, logfmt or console), then copied into a lock-free multi-producer
 // ring. One drainer goroutine writes the ring to the output in large
 // batches, adapting batch size and sleep to the backlog and parking when
-// idle, so a busy logger's calls do not touch the output. A quiet handler's
-// call writes its own record where that cannot block (a regular file, a
-// pipe with room; counted in Stats.WriteThrough); a record at or above
-// slog.LevelError waits up to its bound for its write, one at or above
-// Options.SyncLevel for its sync, and with Overflow Block a full ring makes
-// the caller wait for room. The README's guarantees list every wait and
-// its bound.
+// idle; only that goroutine calls the output. A log call may wait for it,
+// always within a bound: a quiet handler's record until it is written (so
+// a program that returns without Close keeps its lines), a record at or
+// above slog.LevelError until it is written, one at or above
+// Options.SyncLevel until it is synced, and with Overflow Block a full
+// ring for room while the output makes progress. The README's guarantees
+// list every wait and its bound.
 //
 //	h := asyncbus.NewHandler(os.Stdout, nil)
 //	defer h.Close()
@@ -57,8 +57,7 @@
 // that record or cuts it back, and returns the error. A failing Write or
 // WriteBatch is retried with back-off (Options.Retry.Attempts) and its
 // error reported to Options.OnError. The handler never makes two of these
-// calls at once; they come from the drainer goroutine or, for a record
-// written through, from the goroutine that logs it. A Name() string method
+// calls at once; they all come from the drainer goroutine. A Name() string method
 // names the output in error reports (filesink.File's Path() string serves
 // as its name).
 //

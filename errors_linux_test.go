@@ -73,8 +73,7 @@ func TestOneReportPerFailure(t *testing.T) {
 
 // TestOneReportPerFailure's promise (one failure, one report) for a socket
 // output: a net.Conn is a syscall.Conn, so the drainer writes it with
-// writev and reports the bare errno, while a write-through's Conn.Write
-// returns a *net.OpError around it; the bus reports both as the errno.
+// writev and reports the bare errno.
 func TestOneReportPerFailureSocket(t *testing.T) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	require.NoError(t, err)

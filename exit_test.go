@@ -23,6 +23,7 @@ const exitProgram = `package main
 import (
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,10 @@ func main() {
 	switch mode {
 	case "exit-drop":
 		opts.Ring.Overflow, mode = asyncbus.Drop, "exit"
+	case "return-drop", "return-drop-concurrent":
+		// A quiet program in Drop mode keeps its lines too: the quiet
+		// wait is the same in every mode.
+		opts.Ring.Overflow, mode = asyncbus.Drop, strings.Replace(mode, "-drop", "", 1)
 	case "exit-timeout":
 		opts.Ring.BlockTimeout, mode = time.Second, "exit"
 	}
@@ -111,18 +116,18 @@ func main() {
 `
 
 // TestNothingLostAtExit runs the program 20 times per exit path and
-// output: every line is there each time, with no Close in main, also when
-// several goroutines log at once just before main returns or exits, and
-// an Error before os.Exit(1) keeps its line and those before it in every
-// overflow mode.
+// output: every line is there each time, with no Close in main, in Block
+// and Drop mode, also when several goroutines log at once just before main
+// returns or exits, and an Error before os.Exit(1) keeps its line and
+// those before it in every overflow mode.
 func TestNothingLostAtExit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs a program 360 times")
+		t.Skip("builds and runs a program 480 times")
 	}
 	bin := buildProgram(t, "exitprog", exitProgram)
 
 	const runs = 20
-	for _, mode := range []string{"return", "exit", "exit-drop", "exit-timeout", "return-concurrent", "exit-concurrent"} {
+	for _, mode := range []string{"return", "return-drop", "exit", "exit-drop", "exit-timeout", "return-concurrent", "return-drop-concurrent", "exit-concurrent"} {
 		for _, output := range []string{"stdout", "file", "filesink"} {
 			t.Run(mode+"/"+output, func(t *testing.T) {
 				for run := range runs {

@@ -184,13 +184,11 @@ func (w *panicOnceOutput) Write(p []byte) (int, error) {
 	return w.brokenOutput.Write(p)
 }
 
-// An output whose Write panics once, on the caller's goroutine (a
-// write-through, the default when quiet) or on the drainer's (BlockTimeout
-// turns write-through off): the caller does not see the panic, the handler
-// keeps working, the record is written by the retry exactly once and the
-// panic is reported to OnError. Before, the write-through case left every
-// later Handle, Flush and Close hung (the caller had to recover the panic,
-// as net/http does), and the drainer's killed the process.
+// An output whose Write panics once (on the drainer, the only goroutine
+// that calls it), with and without a BlockTimeout: the caller does not see
+// the panic, the handler keeps working, the record is written by the retry
+// exactly once and the panic is reported to OnError. Before, a panic on
+// the drainer killed the process.
 func TestPanickingOutput(t *testing.T) {
 	for _, opts := range []struct {
 		name string

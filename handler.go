@@ -97,7 +97,7 @@ type tree struct {
 	rules     *LevelRules
 	copyCtx   bool                            // ReplaceAttr is set: context field values are copied, not aliased
 	closing   func(context.Context) time.Time // output.go: the output's Closer; nil: none
-	errsKept  bool                            // Options.errorsWritten: Error records are written before Handle returns
+	errsKept  bool                            // callersWait: Error records are written before Handle returns
 	sample    sampleState                     // sample.go: Options.Features.Sampler
 	stack     stackState                      // stack.go: Options.Features.StackTraceLevel
 	onError   func(error)                     // Options.OnError, defaulted (closing.go reports a record after Close)
@@ -170,7 +170,7 @@ func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler,
 		context:   o.Features.Context,
 		rules:     o.Rules,
 		copyCtx:   o.ReplaceAttr != nil,
-		errsKept:  o.errorsWritten(w),
+		errsKept:  callersWait(w),
 		out:       w,
 		onError:   o.OnError,
 		logged:    newLevelCounts(),
@@ -255,11 +255,10 @@ func (h *Handler) writes(l slog.Level) bool {
 }
 
 // enqueue puts the encoded line in b on the bus, releases b, and syncs for
-// levels at or above SyncLevel. Records at or above slog.LevelError are
-// written to the output before it returns (written through, or waited for),
-// so that `slog.Error(...); os.Exit(1)` keeps the line, in every overflow
-// mode (see Options.errorsWritten), when the output can write it within
-// the Error wait's bound.
+// levels at or above SyncLevel. Records at or above slog.LevelError wait
+// until the drainer has written them, so that `slog.Error(...);
+// os.Exit(1)` keeps the line, in every overflow mode (see callersWait),
+// when the output can write it within the Error wait's bound.
 //
 // With h.bound set every wait ends when it ends: a wait for room drops the
 // record (ErrDropped, counted), a wait for its write or sync returns

@@ -175,7 +175,9 @@ type RingOptions struct {
 	// batches (at most MaxLatency/2 at a time).
 	MaxLatency time.Duration
 	// HighWatermark is the ring fill fraction (0..1) at which the drainer is
-	// woken at once and switches to its largest batches; zero means 0.75.
+	// woken at once and switches to its largest batches; zero means a
+	// fixed backlog of 256 KiB (three quarters of a smaller ring), so that
+	// the records the writer reads are still in the processor's cache.
 	HighWatermark float64
 	// File, if set, keeps the ring in this memory-mapped file, so that
 	// records accepted before a kill -9, panic or OOM kill are written by the
@@ -435,26 +437,14 @@ func levelPanics(l slog.Leveler) (panics bool) {
 	return false
 }
 
-// exitSafe reports whether callers may write to or wait quietly for the
-// output w: records are then written through when the handler is quiet
-// (Error records whenever the ring is empty). Only in Block mode without
-// BlockTimeout:
-// Drop mode and a BlockTimeout promise callers a bounded wait, which a
-// stuck output (a full pipe) would break. Never for a sink that retries
-// over the network (Closer, otlpsink): a log call must not wait for a
-// collector's round trips and back-off.
-func (o *Options) exitSafe(w io.Writer) bool {
+// callersWait reports whether log calls may wait for the output w: the
+// quiet wait and the Error wait (each bounded, see the guarantees), in
+// every overflow mode. Never for a sink that retries over the network
+// (Closer, otlpsink): a log call must not wait for a collector's round
+// trips and back-off.
+func callersWait(w io.Writer) bool {
 	_, remote := w.(Closer)
-	return bus.CallersMayTouch(bus.Overflow(o.Ring.Overflow), o.Ring.BlockTimeout, remote)
-}
-
-// errorsWritten reports whether Error records wait for their write before
-// Handle returns: in every overflow mode (the wait is bounded, and made
-// only when the output can write the record within the bound), never for
-// a sink that retries over the network (Closer, otlpsink).
-func (o *Options) errorsWritten(w io.Writer) bool {
-	_, remote := w.(Closer)
-	return bus.ErrorsWait(remote)
+	return !remote
 }
 
 // busConfig is the bus configuration for validated options, output w and
@@ -469,7 +459,7 @@ func (o *Options) busConfig(w io.Writer, hooks outputHooks) bus.Config {
 		OnError:       o.OnError,
 		RingFile:      o.Ring.File,
 		DropMarker:    hooks.dropMarker,
-		WriteThrough:  o.exitSafe(w),
+		QuietWait:     callersWait(w),
 		WriteAttempts: o.Retry.Attempts,
 		RetryMax:      o.Retry.MaxBackoff,
 		Sequence:      seqFormat(o, hooks.seqEncode), // sequence.go

@@ -3,7 +3,6 @@ package asyncbus_test
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"sync"
 	"testing"
@@ -133,45 +132,6 @@ func TestOutputHooksConnectedByNewHandler(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, reports, 1)
 	assert.EqualError(t, reports[0], "the output's own event")
-}
-
-// fileLikeOutput is an output with a file's path, which the handler
-// trusts not to block a caller for long: a quiet caller writes its own
-// record to it.
-type fileLikeOutput struct{ lockedBuffer }
-
-func (*fileLikeOutput) Path() string { return "app.log" }
-
-// networkOutput is the same output as a Closer: one that retries over the
-// network.
-type networkOutput struct{ fileLikeOutput }
-
-func (*networkOutput) Closing(context.Context) time.Time { return time.Now() }
-
-// A Closer output retries over the network: no record is written on a
-// caller's goroutine, not even a quiet handler's, where the same records
-// to the same output but for Closing are.
-func TestCloserOutputGetsNoWriteThrough(t *testing.T) {
-	for _, tc := range []struct {
-		name          string
-		out           io.Writer
-		writtenByCall bool
-	}{
-		{"closer", &networkOutput{}, false},
-		{"not a closer", &fileLikeOutput{}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := asyncbus.NewHandler(tc.out, nil)
-			log := slog.New(h)
-			for i := range 20 {
-				log.Info("quiet", "i", i)
-				require.NoError(t, h.Flush())
-			}
-			require.NoError(t, h.Close())
-			assert.Equal(t, tc.writtenByCall, h.Stats().WriteThrough > 0, "WriteThrough %d", h.Stats().WriteThrough)
-			assert.EqualValues(t, 20, h.Stats().Written)
-		})
-	}
 }
 
 func TestDefaultWriteRetries(t *testing.T) {

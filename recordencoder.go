@@ -28,11 +28,10 @@ import (
 // passed to Handler.HandleEncoded, a drop marker in Options.Format) it
 // returns a nil head, and that record is written as it is and takes no
 // number. The head may be at most 64 bytes longer than skip (the room
-// every record is encoded behind), and skip at most 16: a record whose
-// head is longer, or whose AppendSequence panics, is written without a
-// number and takes none, and OnError is told once. Calls come one at a
-// time, in the order records are written, from the handler's writer or
-// from a caller whose record is written on its own goroutine.
+// every record is encoded behind): a record whose head is longer, or
+// whose AppendSequence panics, is written without a number and takes
+// none, and OnError is told once. Calls come one at a time, in the order
+// records are written, from the handler's writer goroutine.
 //
 // AppendDropMarker appends a record saying that n records were lost at
 // this point, at time t, in the output's encoding. The handler numbers it

@@ -40,9 +40,6 @@ type Stats struct {
 	QueueHighWater uint64
 	// Capacity is the ring size in bytes.
 	Capacity uint64
-	// WriteThrough counts the part of Written that callers wrote
-	// themselves, because the ring was empty and the handler quiet.
-	WriteThrough uint64
 	// Recovered counts records an earlier process had accepted, replayed
 	// from Options.Ring.File at start (not part of Enqueued or Written).
 	Recovered uint64
@@ -130,7 +127,6 @@ func statsFrom(s bus.Stats) Stats {
 		QueueDepth:     s.QueueDepth,
 		QueueHighWater: s.QueueHighWater,
 		Capacity:       s.Capacity,
-		WriteThrough:   s.WriteThrough,
 		Recovered:      s.Recovered,
 		Unrecovered:    s.Unrecovered,
 	}

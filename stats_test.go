@@ -17,7 +17,7 @@ import (
 // snapshot from every handler derived from one NewHandler.
 func TestDrainerStatsCountTheDrainer(t *testing.T) {
 	var w countingWriter
-	h := NewHandler(&w, &Options{Ring: RingOptions{BlockTimeout: time.Hour}}) // no write-through: the drainer writes
+	h := NewHandler(&w, &Options{Ring: RingOptions{BlockTimeout: time.Hour}})
 	assert.Zero(t, h.DrainerStats().WriteCalls, "nothing written yet")
 
 	l := slog.New(h)

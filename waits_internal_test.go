@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -69,7 +70,7 @@ func until(t *testing.T, what string, cond func() bool) {
 // the sync.)
 func TestQuietWaitKeepsHandleResult(t *testing.T) {
 	w := &gatedFailingOutput{failing: true, gate: make(chan struct{}), entered: make(chan struct{}, 1)}
-	h := NewHandler(w, &Options{SyncLevel: slog.LevelWarn, Ring: RingOptions{MaxLatency: time.Hour}, OnError: func(error) {}})
+	h := NewHandler(w, &Options{SyncLevel: slog.LevelWarn, Ring: RingOptions{MaxLatency: 10 * time.Millisecond}, OnError: func(error) {}})
 	defer h.Close()
 	ctx := context.Background()
 	rec := func(l slog.Level, msg string) slog.Record { return slog.NewRecord(time.Now(), l, msg, 0) }
@@ -80,8 +81,12 @@ func TestQuietWaitKeepsHandleResult(t *testing.T) {
 	w.mu.Lock()
 	w.failing = false // the output recovers
 	w.mu.Unlock()
+	// A write gets through (the probe): the output no longer counts as
+	// failing, so the waits below are made. Still no Flush.
+	require.NoError(t, h.Handle(ctx, rec(slog.LevelInfo, "recovered")))
+	until(t, "a write got through", func() bool { return h.Stats().Written == 1 })
 
-	// A record is written through and held in the output's Write.
+	// A record is held in the output's Write.
 	held := make(chan error, 1)
 	go func() { held <- h.Handle(ctx, rec(slog.LevelInfo, "hold")) }()
 	<-w.entered
@@ -104,3 +109,29 @@ func TestQuietWaitKeepsHandleResult(t *testing.T) {
 	// Sync reports the failure since the last Flush, as SyncLevel always did.
 	assert.ErrorContains(t, errSync, "disk on fire")
 }
+
+// Log calls wait for an output (the quiet wait, the Error wait) unless it
+// retries over the network (a Closer, such as otlpsink's sink).
+func TestCallersWaitExceptForRemoteOutputs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		out  io.Writer
+		want bool
+	}{
+		{"file-like", &bytes.Buffer{}, true},
+		{"closer", remoteOutput{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, callersWait(tc.out))
+			h := NewHandler(tc.out, nil)
+			defer h.Close()
+			assert.Equal(t, tc.want, h.tree.errsKept, "Error records wait")
+		})
+	}
+}
+
+// remoteOutput is an output that retries over the network (a Closer).
+type remoteOutput struct{}
+
+func (remoteOutput) Write(p []byte) (int, error)       { return len(p), nil }
+func (remoteOutput) Closing(context.Context) time.Time { return time.Now() }

@@ -15,8 +15,8 @@ import (
 
 // selfLoggingProgram's output logs through the handler it serves, with
 // slog.Default, from its Write and its Sync: a network writer reporting its
-// own trouble. "path" gives it a Path method, so that callers write to it
-// themselves (write-through, as to filesink); "sync" sets SyncLevel, so
+// own trouble. "path" gives it a Path method (a file-like output,
+// as filesink); "sync" sets SyncLevel, so
 // that Sync is called for every Error record.
 const selfLoggingProgram = `package main
 

@@ -43,7 +43,6 @@ func BenchmarkFanOut(b *testing.B) {
 	newH := func(w io.Writer, f asyncbus.Format) *asyncbus.Handler {
 		return asyncbus.NewHandler(w, &asyncbus.Options{
 			Format: f, Ring: asyncbus.RingOptions{Capacity: fanOutRing, MaxLatency: 10 * time.Second, HighWatermark: 0.99, BlockTimeout: time.Hour},
-			// no write-through: the caller only encodes and enqueues
 		})
 	}
 	cases := []struct {

@@ -52,9 +52,8 @@ func BenchmarkLoggerFile(b *testing.B) {
 			h := asyncbus.NewHandler(f, nil)
 			return h, h.Close
 		}},
-		// asyncbus without write-through and the Error-level wait (a
-		// BlockTimeout turns both off): what exit safety costs.
-		{"asyncbus-no-writethrough", func(f *os.File) (slog.Handler, func() error) {
+		// asyncbus whose Block room wait has a deadline of its own.
+		{"asyncbus-blocktimeout", func(f *os.File) (slog.Handler, func() error) {
 			h := asyncbus.NewHandler(f, &asyncbus.Options{Ring: asyncbus.RingOptions{BlockTimeout: time.Hour}})
 			return h, h.Close
 		}},

@@ -53,7 +53,7 @@ type Sink struct {
 	header     []byte // SYSLOG_IDENTIFIER field, encoded once
 	identifier string
 
-	mu      sync.Mutex // serialises sends: the drainer, a write-through, Write by other users
+	mu      sync.Mutex // serialises sends: the drainer, Write by other users
 	conn    *conn      // the platform's socket (sink_linux.go)
 	foreign []byte     // a foreign record's datagram, reused
 

@@ -21,10 +21,6 @@ func (b *Bus) Backlog() uint64 {
 		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // atomic, row header word: acquire: pairs with the commit's release store
 		switch {
 		case h&flagCommit == 0:
-			if wh := b.wtHead.Load(); wh > p { // atomic, row wtHead: written through: in the output already
-				p = wh
-				continue
-			}
 			return n // being enqueued: not waiting yet
 		case h&flagPadding != 0:
 			p += h & lenMask

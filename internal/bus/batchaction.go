@@ -17,7 +17,7 @@ const (
 	actProbe
 	// actFailFast counts the batch as failed without a call: the output
 	// is failing, the probe is not due, and the ring's space is needed
-	// (past the watermark, a Block caller waiting, or woken for it); or
+	// (past the wake backlog, a Block caller waiting, or woken for it); or
 	// a Close gave up.
 	actFailFast
 )
@@ -32,7 +32,7 @@ type batchInputs struct {
 	probeDue      bool // the back-off since the last failure has passed
 	urgent        bool // a Flush, Sync, EnqueueWritten or Close waits for the write
 	woken         bool // a hold was cut short: the batch is wanted now
-	pastWatermark bool // the ring holds more than its high watermark
+	pastWatermark bool // the ring holds more than the wake backlog
 	blocked       bool // a Block caller waits for room
 	small         bool // fewer than minBatch records
 	gather        bool // after an idle sleep or a small round (and no gather yet)
@@ -65,7 +65,7 @@ func (d *drainer) batchAction(urgent bool, t uint64) batchAction {
 		probeDue:      d.health == failing && !d.now().Before(d.probeAt),
 		urgent:        urgent,
 		woken:         d.woken,
-		pastWatermark: (t&^closedBit)-d.head >= b.hwBytes,
+		pastWatermark: (t&^closedBit)-d.head >= b.wakeBytes,
 		blocked:       b.waiters.Load() > 0, // atomic, row waiters: Block callers parked in waitForRoom
 		small:         d.nrec < b.minBatch,
 		gather:        d.gather,
@@ -74,10 +74,10 @@ func (d *drainer) batchAction(urgent bool, t uint64) batchAction {
 }
 
 // hold sleeps until the probe is due (actHold). Anything that wakes it (a
-// producer past the watermark, a full ring, Flush, Close) makes the batch
+// producer past the wake backlog, a full ring, Flush, Close) makes the batch
 // wanted now: failed fast, or probed.
 func (d *drainer) hold() {
-	// Sleeping state: producers wake us past the watermark, kick always.
+	// Sleeping state: producers wake us past the wake backlog, kick always.
 	if d.idleWait(stSleeping, d.probeAt.Sub(d.now()), d.readyWanted) != waitTimedOut {
 		d.woken = true
 	}

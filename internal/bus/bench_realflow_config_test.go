@@ -1,5 +1,5 @@
 package bus
 
 // realFlowConfig is the bus configuration the root handler uses by default
-// (write-through on, see Options.exitSafe).
-func realFlowConfig() Config { return Config{WriteThrough: true} }
+// (the quiet wait on, see callersWait).
+func realFlowConfig() Config { return Config{QuietWait: true} }

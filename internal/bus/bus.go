@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/asyncbus/asyncbus/internal/reporter"
 	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 )
 
 var (
@@ -28,17 +30,17 @@ const cacheLine = 128
 type pad [cacheLine]byte
 
 // Bus is the asynchronous record bus: many goroutines call Enqueue, one
-// drainer goroutine writes to the output. All methods are safe for concurrent
-// use. It is made of one part per concern, each a type with its own
-// protocol table (see the package documentation): the ring, the drainer's
-// idle strategy, the write-through in flight, what the caller policy reads
-// of the output (callerGate), the drainer's published counters, the
+// drainer goroutine writes to the output, and it alone calls the output.
+// All methods are safe for concurrent use. It is made of one part per
+// concern, each a type with its own protocol table (see the package
+// documentation): the ring, the drainer's idle strategy, what callers read
+// of the output (outputWatch), the drainer's published counters, the
 // give-up, and the durable ring file.
 type Bus struct {
 	// Read-only after New; shared by all goroutines without synchronisation.
 	w            io.Writer
 	maxRecord    int
-	hwBytes      uint64
+	wakeBytes    uint64 // the backlog that wakes a sleeping drainer (see cacheBatch)
 	overflow     Overflow
 	blockTimeout time.Duration
 	maxLatency   time.Duration
@@ -55,14 +57,11 @@ type Bus struct {
 	file         *ringfile.File // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
 	recovered    uint64         // Stats.Recovered, set before the drainer starts
 	unrecovered  uint64         // Stats.Unrecovered, likewise
-	writeThrough bool           // Config.WriteThrough, without a ring file: CallersMayTouch's answer
-	yieldShift   uint           // see maxYieldShift
-	direct       directCheck    // which write-throughs cannot block for long (see directWriter); nil: none
-	facts        callerFact     // the caller policy's facts of the configuration (factDrop, factTouch, factDirect, factDurable)
+	quietWaits   bool           // Config.QuietWait, without a ring file: records behind a short queue wait for their write
 	stopped      chan struct{}  // closed once the books are final: every record written or counted, every waiter answered
 
-	// The ring: its memory and the cursors tail, head and wtHead, each
-	// group on its own cache line (see ring).
+	// The ring: its memory and the cursors tail and head, each on its own
+	// cache line (see ring).
 	ring
 	// lineLen is how many Block producers are in line for room (Bus.line):
 	// every producer loads it before reserving, and it is stored only
@@ -73,12 +72,9 @@ type Bus struct {
 	// transition, has its own line (see idleStrategy).
 	idleStrategy
 	_ pad
-	// The write-through in flight (see writeThroughState).
-	writeThroughState
-	_ pad
-	// What the caller policy reads of the output: the breaker, the quiet
-	// check and the callers' rate limits (see callerGate).
-	callerGate
+	// What callers read of the output: the call in flight, the pace, the
+	// quiet wait's rate limit (see outputWatch).
+	outputWatch
 	_ pad
 	// Slow-path shared words: written only on drops, oversize records,
 	// blocking and flush requests, never on the fast path.
@@ -101,25 +97,24 @@ type Bus struct {
 	// refused after Close instead.
 	gapsFinal bool
 
-	mu        sync.Mutex    // guards spaceCh, flushReqs, side, line
+	mu        sync.Mutex    // guards spaceCh, flushReqs, side, line, slots
 	line      []*roomWaiter // Block producers waiting for room, in arrival order (roomline.go)
 	spaceCh   chan struct{} // closed (and replaced) by the drainer to wake parked Block producers
 	flushReqs []flushReq
 	side      map[uint64][]byte // oversize records by ring position
+	slots     []*waitSlot       // free answer channels and timers for waits (waitWritten)
 
 	closeOnce sync.Once
 	closeErr  error // set before stopped is closed, by the drainer or by a Close that gave up
 	// The give-up of a Close whose context ended (see giveUpState).
 	giveUpState
-	rep reporter // runs OnError off the drainer (drainer.go)
+	rep reporter.Reporter // runs OnError off the drainer
 
 	d drainer // drainer-private state
 
-	// seq numbers records (Config.Sequence, seq.go; issue 39): used by the
-	// drainer and by a write-through's producer, whoever owns the ring's
-	// order. Both already write the write-through state's lines; a record
-	// in the ring never touches it on the producer's side.
-	seq seqState
+	// seq numbers records (Config.Sequence, seq.go): the drainer alone
+	// uses it, as it collects records in ring order.
+	seq seqnum.State
 }
 
 // outputName names w in error reports: the path of a file output (a Path

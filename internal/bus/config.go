@@ -60,10 +60,9 @@ const MaxCapacity = 1 << 30
 
 // Defaults applied by New to zero Config fields.
 const (
-	DefaultMaxLatency    = 20 * time.Millisecond
-	DefaultHighWatermark = 0.75
-	DefaultMinBatch      = 64
-	DefaultMaxBatch      = 4096
+	DefaultMaxLatency = 20 * time.Millisecond
+	DefaultMinBatch   = 64
+	DefaultMaxBatch   = 4096
 )
 
 // Config configures a Bus. The zero value is valid: every zero field takes its
@@ -113,9 +112,10 @@ type Config struct {
 	// than minBatch records) waits at most MaxLatency/2, and after a round
 	// at most what is left of MaxLatency once that round's write returned.
 	MaxLatency time.Duration
-	// HighWatermark is a fraction of capacity in (0, 1]; default 0.75.
-	// Crossing it wakes a sleeping drainer at once and switches it to
-	// MaxBatch-sized rounds.
+	// HighWatermark is a fraction of capacity in (0, 1]: a backlog of
+	// that much wakes a sleeping drainer at once and switches it to
+	// MaxBatch-sized rounds. Default (0): cacheBatch bytes, or three
+	// quarters of a smaller ring.
 	HighWatermark float64
 	// minBatch is the records per drain round at low load (default 64): after
 	// an idle sleep, or a round of fewer records than this, the drainer waits
@@ -142,34 +142,14 @@ type Config struct {
 	// or returns nothing, no line is written and OnError is told how many
 	// records were lost there.
 	DropMarker func(dst []byte, dropped uint64) []byte
-	// WriteThrough lets a producer write its record to the output itself, on
-	// its own goroutine, when the ring is empty and the drainer is not
-	// writing: a quiet logger is then synchronous (nothing waits in the ring
-	// when the process exits), a busy one batched. The rate of such writes
-	// is limited (a burst of WriteThroughBurst, then WriteThroughRate per
-	// second), so that a producer in a tight loop falls back to batching.
-	// Ignored with RingFile (the file keeps accepted records across exits).
-	//
-	// With WriteThrough, a record that finds a short queue ahead of it (at
-	// most QuietWaitDepth bytes: other goroutines logging at the same time)
-	// waits until the drainer has written it, within its own rate limit (a
-	// burst of QuietWaitBurst, then QuietWaitRate per second): a quiet
-	// logger with several goroutines loses nothing at exit either.
-	WriteThrough bool
-	// wtInterval and wtBurst override the write-through rate limit (tests):
-	// wtInterval < 0 means unlimited. qwInterval and qwBurst do the same for
-	// the quiet wait's.
-	wtInterval time.Duration
-	wtBurst    int
-	qwInterval time.Duration
-	qwBurst    int
-	// quietAfter overrides QuietAfter (tests): < 0 means always quiet.
-	quietAfter time.Duration
-	// direct overrides which writes a caller may make itself (tests;
-	// default directWriter's answer for the output).
-	direct directCheck
-	// slowCall overrides SlowCall, the breaker's bound (tests).
-	slowCall time.Duration
+	// QuietWait makes a record committed behind a short queue (at most
+	// QuietWaitDepth bytes) wait for its write, at most MaxLatency, within
+	// a rate limit (QuietWaitBurst, then QuietWaitRate a second), in
+	// every overflow mode: a quiet program that returns without Close
+	// keeps its lines. Ignored with RingFile (the file keeps accepted
+	// records across exits). The root sets it except for outputs that
+	// retry over a network, which a log call must not wait for.
+	QuietWait bool
 	// WriteAttempts is how many times the drainer tries to write a batch to
 	// a failing output, backing off between attempts, before the batch's
 	// remaining records count as failed; <= 0 means DefaultWriteAttempts.
@@ -185,7 +165,7 @@ type Config struct {
 	// with SeqRoom bytes of headroom, where the prefix is written. Not
 	// with RingFile (New refuses it).
 	Sequence SeqFormat
-	// SeqEncode writes the numbers for SeqEncoded (seqencoded.go).
+	// SeqEncode writes the numbers for SeqEncoded (seqnum).
 	SeqEncode SeqEncode
 	// RunID is the run identity written with the numbers (RunIDLen hex
 	// digits; default NewRunID()).
@@ -199,31 +179,14 @@ const (
 	DefaultRetryMax      = time.Second
 )
 
-// Write-through rate limit: above WriteThroughRate records a second, after
-// a burst of WriteThroughBurst, records go through the ring and are
-// batched (docs/design.md gives the cost).
-const (
-	WriteThroughRate  = 10000
-	WriteThroughBurst = 256
-)
-
-// QuietAfter is how long the output must have had no call (by the drainer
-// or a write-through) for the handler to be quiet: only then does a record
-// that finds the ring empty write itself through (Config.WriteThrough).
-// Under sustained logging some call ends every few hundred microseconds,
-// so write-through stays rare, and the records of a quiet moment's burst
-// after the first take the quiet wait instead.
-const QuietAfter = 2 * time.Millisecond
-
-// Quiet-wait limits (see Config.WriteThrough): a record that finds at most
-// QuietWaitDepth bytes queued ahead of it waits for the drainer to write
-// it, within a burst of QuietWaitBurst, then QuietWaitRate a second
-// (docs/design.md gives the measurements behind them).
-const (
-	QuietWaitRate  = 100
-	QuietWaitBurst = 256
-	QuietWaitDepth = 8 << 10
-)
+// cacheBatch is the backlog in bytes that wakes a sleeping drainer (by
+// default) and the most record bytes a batch for a plain io.Writer carries
+// (the staging buffer's size, allocated once): 256 KiB fits in a core's L2
+// cache (256 KiB to 2 MiB on current x86 and ARM cores), so the drainer
+// reads, copies and zeroes records the producers wrote while they are
+// still in cache, rather than once a fraction of an 8 MiB ring has been
+// evicted to memory.
+const cacheBatch = 256 << 10
 
 // New validates cfg, allocates the ring (unless cfg.memory is given) and
 // starts the drainer goroutine. It fails only for invalid configuration.
@@ -280,29 +243,9 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	}
 	settleTornTail(w)              // an output's held torn-tail report is due now that any replay is done (ringfile.go)
 	b.gapPos.Store(math.MaxUint64) // atomic, row gapPos
-	b.writeThrough = cfg.WriteThrough && b.file == nil
-	b.wtLimit.set(WriteThroughRate, WriteThroughBurst, cfg.wtInterval, cfg.wtBurst)
-	b.qwLimit.set(QuietWaitRate, QuietWaitBurst, cfg.qwInterval, cfg.qwBurst)
-	b.quietAfter = int64(QuietAfter)
-	if cfg.quietAfter != 0 {
-		b.quietAfter = int64(cfg.quietAfter)
-	}
-	b.wtOne = make([][]byte, 1)
+	b.quietWaits = cfg.QuietWait && b.file == nil
 	b.epoch = time.Now()
-	b.direct = cfg.direct
-	if b.direct == nil && b.writeThrough {
-		b.direct = directWriter(w)
-	}
-	// The breaker's bounds (callerwait.go): a file or pipe is slow only
-	// when it is sick, not when the process is starved of CPU.
-	b.slowCall, b.verySlowCall, b.inFlightSlow = int64(SlowCall), int64(VerySlowCall), int64(VerySlowCall)
-	if b.direct != nil {
-		b.slowCall, b.verySlowCall, b.inFlightSlow = int64(SlowDirectCall), math.MaxInt64, int64(StuckDirectCall)
-	}
-	if cfg.slowCall != 0 {
-		b.slowCall = int64(cfg.slowCall)
-	}
-	b.facts = runtimeFacts(b.overflow, b.writeThrough, b.direct != nil, b.file != nil)
+	b.stuckAfter = int64(StuckAfter)
 	b.kind = detectOutputKind(w)
 	b.output = outputName(w)
 	b.d.init(b)
@@ -381,15 +324,14 @@ func (b *Bus) applyDefaults(cfg Config) {
 	if cfg.MaxLatency == 0 {
 		b.maxLatency = DefaultMaxLatency
 	}
-	hw := cfg.HighWatermark
-	if hw == 0 {
-		hw = DefaultHighWatermark
-	}
-	if !(hw > 0 && hw <= 1) { // also rejects NaN
+	switch hw := cfg.HighWatermark; {
+	case hw == 0:
+		b.wakeBytes = min(cacheBatch, b.capacity/4*3)
+	case hw > 0 && hw <= 1: // also rejects NaN
+		b.wakeBytes = uint64(hw * float64(b.capacity))
+	default:
 		panic(fmt.Sprintf("bus: HighWatermark %v not in (0, 1]", cfg.HighWatermark))
 	}
-	b.hwBytes = uint64(hw * float64(b.capacity))
-	b.yieldShift = min(maxYieldShift, uint(bits.Len64(b.capacity))-1-3) // capacity/8; capacity >= 64 is a power of two
 	if b.minBatch == 0 {
 		b.minBatch = DefaultMinBatch
 	}

@@ -1,6 +1,7 @@
 // Package bus is the asyncbus data bus, internal to the module: a fixed-size, lock-free,
-// multi-producer single-consumer byte ring and the one adaptive drainer
-// goroutine that moves committed records to an io.Writer in large batches.
+// multi-producer single-consumer byte ring and the one drainer goroutine,
+// the only goroutine that calls the output, which moves committed records
+// to an io.Writer in batches that stay in cache.
 //
 // # Ring layout
 //
@@ -34,8 +35,8 @@
 // A producer reserves space with one CAS on the tail cursor (the only contended
 // write per record), copies the payload, then publishes it with one atomic store
 // of the header. It allocates nothing, takes no lock and touches no channel,
-// except on the slow paths: ring full, oversize record, or waking a parked
-// drainer (at most once per park).
+// except on the slow paths: ring full, oversize record, waking a parked
+// drainer (at most once per park), or a bounded wait for the drainer.
 //
 // # Oversize records
 //
@@ -56,6 +57,17 @@
 // what the bus gives it (the header word's layout, the numbering, the
 // guarded output calls).
 //
+// # One writer, one rule for waits
+//
+// Only the drainer goroutine calls the output (Write, WriteBatch, Sync;
+// TestOnlyTheDrainerCallsTheOutput). Callers may wait for it, and every
+// wait is waitWritten: until ring position P is written (and synced),
+// within a bound; a log call's wait is skipped when the output is stuck
+// (outputWatch.stuck) or failing, when the caller is inside a call into
+// the output, or when the output's measured pace cannot reach P within
+// the bound. The room wait of Block mode follows the same rule: it waits
+// while the output moves and drops (counted, marked) once it is stuck.
+//
 // # Protocol
 //
 // Every cross-goroutine word, who writes it, who reads it, and what the
@@ -68,14 +80,12 @@
 // The ring (type ring, and the header words in its memory):
 //
 //	word           stored by                      loaded by                      pairs with / invariant
-//	header word    producer (commit, padding),    drainer (collect), Close's     payload copy happens-before the header store;
-//	               write-through rest             give-up count, recovery        a zero word means "not committed"
+//	header word    producer (commit, padding)     drainer (collect), give-up     payload copy happens-before the header store;
+//	                                              count, Backlog, recovery       a zero word means "not committed"
 //	tail           producers (CAS), Close (Or     producers, drainer, Stats      the only contended producer write; closedBit
 //	               closedBit)                                                    set once: every reservation below the final tail
-//	head           drainer (release, adoptHead)   producers (before tail),       zeroing happens-before the store; h <= t
-//	                                                Error waits (a snapshot)
-//	wtHead         write-through producer         producers, drainer (adopt,     everything below it is in the output; only the
-//	                                                waits), Close's count         drainer moves head past it
+//	head           drainer (release)              producers (before tail),       zeroing happens-before the store; h <= t
+//	                                              waits (hopeless), Stats
 //
 // The Bus's own slow-path words:
 //
@@ -84,87 +94,72 @@
 //	               (joinLine, leaveLine)                                         a newcomer queues behind (awaitTurn)
 //	dropped        producers (drop, dropClosed)   Stats                          a count; includes droppedClosed
 //	droppedClosed  producers (dropClosed)         Stats                          a count, added after dropped
-//	gapPos         producers under dropMu,        drainer (collect), write-      lowest pending gap; the lock orders the list
-//	               drainer (takeGaps)             through (mayWriteThrough)
+//	gapPos         producers under dropMu,        drainer (collect)              lowest pending gap; the lock orders the list
+//	               drainer (takeGaps)
 //	oversize       producers (enqueueOversize)    Stats                          a count
 //	oversizeBytes  producers (add, before the     producers (the oversize        heap bytes not yet written: bounds them by
 //	               commit), drainer and give-up   budget), Stats                 Capacity; a stale value only delays a record
 //	               count (subtract once out)
 //	waiters        Block producers (park)         drainer after its head store   see waitForRoom's lost-wake-up proof
-//	flushPending   Flush/Sync/Close (request)     drainer (takeFlushes, ready)   set after the request is appended under mu
+//	flushPending   waits (request)                drainer (takeFlushes, ready)   set after the request is appended under mu
 //
 // The drainer's idle strategy (type idleStrategy):
 //
 //	word           stored by                      loaded by                      pairs with / invariant
 //	state          drainer (wait), wakers (CAS    producers (wakeAfterCommit),   see idleWait's lost-wake-up proof
-//	               to running)                    kick, releaseWrittenThrough
+//	               to running)                    kick
 //	wakeups        the waker whose CAS won        Stats                          a count, added after the CAS
 //	parks          drainer (wait, before a park)  Stats                          a count (single writer)
 //
-// The write-through in flight (type writeThroughState):
+// What callers read of the output (type outputWatch):
 //
 //	word           stored by                      loaded by                      pairs with / invariant
-//	wtErr          write-through producer         drainer (Load, then Swap to    the last unreported error; a later one
-//	               (reportWriteThrough)           nil, under wmu)                replaces it: reports are rate-limited anyway
-//	wtCount        write-through producer         Stats                          a count, added before wtHead's store
-//	wtRest         write-through producer under   drainer (restIndex), after     stored before the rest's header (release);
-//	               wmu                            its acquire of that header     positions never repeat
-//	wtRestLen      write-through producer under   drainer (restIndex), with      stored before wtRest: a drainer that matches
-//	               wmu, before wtRest             wtRest                         wtRest sees its length
-//	owing          drainer (tear, admit)          write-through producer         stored before head moves past the torn batch
-//	wtStart        write-through producer under   Close's give-up count          stored before wtClaim and the load of aborted
-//	               wmu (1 + position)
-//	wtEnd          write-through producer under   Close's give-up count          stored before wtStart, with it
-//	               wmu
-//	wtClaim        write-through producer, give-  both (CAS)                     whoever moves it off wtWriting first decides who
-//	               up count (CAS)                                                counts the record
-//
-// What the caller policy reads of the output (type callerGate):
-//
-//	word           stored by                      loaded by                      pairs with / invariant
-//	callSince      whoever calls the output       producers (outputSpeed,        0 when no call is in flight; calls never overlap
-//	               (beginCall/endCall)            inOutputCall, quiet), giveUp   (wmu, or owing keeps write-throughs out)
-//	speed          whoever calls the output       producers (outputSpeed)        stored after lastCallEnd; only on a change;
-//	               (endCall, load and store)                                     one caller at a time (calls never overlap)
-//	lastCallEnd    whoever calls the output       write-through producer         stored before callSince's 0: a quiet check that
-//	               (endCall)                      (quiet)                        loads callSince == 0 first sees that call's end
-//	wtLimit.tat    write-through producer (CAS,   the same                       GCRA; uncontended: only wmu's holder uses it
-//	               under wmu)
-//	qwLimit.tat    producers that found a short   the same                       GCRA; a CAS loser re-reads and retries
+//	callSince      drainer (enterCall, leave-     waits (stuck, inOutputCall),   0 when no call is in flight; one writer
+//	               Call)                          giveUp
+//	callTid        drainer (once, at its start,   waits (stuck)                  the drainer's OS thread (it keeps it: Lock-
+//	               before any call)                                              OSThread); stored before callSince first is
+//	failing        drainer (setFailing, on a      waits (hopeless)               a snapshot: a stale value only skips or makes
+//	               change)                                                       one bounded wait
+//	outRate        drainer (measure, once per     waits (hopeless), Stats        a snapshot: a stale pace only skips or makes
+//	               sample)                                                       one bounded wait
+//	quietTAT       producers that found a short   the same                       GCRA; a CAS loser re-reads and retries
 //	               queue (CAS)
 //
 // The drainer's published counters and measurements (type drainerStats):
 //
 //	word           stored by                      loaded by                      pairs with / invariant
-//	written,       drainer (write), write-        Stats                          counts (Add: several writers); a snapshot,
-//	writtenBytes   through producer, give-up                                     exact once the ring is empty
-//	               count
-//	failed         drainer, write-through         Stats, Flush (failures since   a count (Add); Flush compares snapshots
-//	               producer, give-up count        its last answer)
-//	writeCalls     drainer, write-through         Stats                          a count (Add)
-//	               producer
+//	written,       drainer (writeRound), give-    Stats                          counts (Add: two writers); a snapshot,
+//	writtenBytes   up count                                                      exact once the ring is empty
+//	failed         drainer, give-up count         Stats, Flush (failures since   a count (Add); Flush compares snapshots
+//	                                              its last answer)
 //	markers        drainer, give-up count         Stats                          a count (Add)
+//	writeCalls     drainer (single writer)        Stats                          a count
 //	batches        drainer (single writer)        Stats                          a count
 //	entries,       drainer (single writer)        Stats (Enqueued's estimate)    counts: the mean entry size of what is queued
 //	entryBytes
 //	highWater      drainer, Stats (CAS max)       drainer, Stats                 only rises (atomicMax)
 //	batchTarget    drainer (single writer)        Stats                          a snapshot
-//	outRate        drainer (measure, once per     drainer (batchCap), Error      a snapshot: a stale rate only sizes a batch or
-//	               batch written whole)           callers (writableWithin),      skips or makes one bounded wait
-//	                                              Stats
+//
+// The queue's delay (type queuedelay.Delay, the drainer's stage):
+//
+//	word           stored by                      loaded by                      pairs with / invariant
+//	buckets        drainer (written, decay)       QueueDelay                     counts; a snapshot a batch apart is as good
+//	maxNow         drainer (written, decay)       QueueDelay                     the largest delay since the last decay
+//	maxBefore      drainer (decay)                QueueDelay                     the largest of the period before; no order with
+//	                                                                             maxNow is needed (QueueDelay takes the max)
 //
 // The give-up (type giveUpState; giveup.go has the handshake):
 //
 //	word           stored by                      loaded by                      pairs with / invariant
-//	aborted        Close giving up                drainer (enterCall, loop),     stored before call is CASed
-//	                                              write-through producer
+//	aborted        Close giving up                drainer (enterCall, loop,      stored before call is CASed
+//	                                              admit)
 //	call           drainer (enterCall/leaveCall)  Close giving up (CAS)          none/out/abandoned handshake
-//	final          the give-up count              Stats (first), backlog         stored after the give-up's counts
+//	final          the give-up count              Stats (first), Backlog         stored after the give-up's counts
 //
 // The durable ring file's words (state slots, generation, sequence slots)
 // have their table in package ringfile's documentation.
 //
-// The OnError reporter (type reporter):
+// The OnError reporter (type reporter.Reporter):
 //
 //	word           stored by                      loaded by                      pairs with / invariant
 //	lost           senders that found the queue   the reporter goroutine (Swap   every lost report is told exactly once
@@ -173,10 +168,8 @@
 // The drainer's states (idleStrategy.state; idleWait publishes every one but
 // running, and a waker CASes it back to running and sends one token):
 //
-//	running --idle sleep, gather, hold--> sleeping --timer | past watermark | kick--> running
+//	running --idle sleep, gather, hold--> sleeping --timer | wake backlog | kick--> running
 //	running --nothing to do---------------> parked --commit | Flush | Close--> running
-//	running --Flush/Close behind a
-//	          write-through in flight----> waitWT --its end | commit | kick--> running
 //
 // The output's health (drainer.health), moved by what calls
 // into the output return:
@@ -184,27 +177,6 @@
 //	healthy --batch spent its attempts--> failing --probe due or wanted--> probing
 //	probing --progress--> healthy          probing --nothing written--> failing
 //	healthy/probing --given up mid-record, no cut back--> torn --owed bytes out--> healthy
-//
-// Write-through needs a quiet handler (callerGate.quiet): no call into the output
-// in flight and none ended for QuietAfter; busy logging keeps the drainer
-// calling, so its records take the ring.
-//
-// And, for callers, the breaker (callerGate): fast; slow (SlowCallsToTrip
-// calls over SlowCall in a row, or one over VerySlowCall, or one in flight
-// that long; for files and pipes SlowDirectCall and StuckDirectCall: no
-// write-through, no quiet wait); stuck (over ErrorWaitMax: no wait at
-// all); one fast call resets it.
-//
-// # Caller policy
-//
-// callerActionFor is the one answer to "may this log call touch or wait
-// for the output, and how?": write its record through, wait quietly, wait
-// for its write or its sync, wait or spin for room, drop, or return. The
-// Enqueue variants, SyncBounded and the root's configuration
-// (CallersMayTouch, ErrorsWait) all ask it; callerInputs lists what it
-// reads, and TestCallerActionFor holds its table. The busy path of
-// Enqueue asks mayAct first, a necessary condition for any answer but
-// "return" that TestCallerPolicyMayAct checks against the policy.
 //
 // # Accounting
 //
@@ -216,6 +188,5 @@
 // whenever the ring is empty, in particular after Flush or Close returns with no
 // Enqueue running concurrently, where Enqueued == Written + Dropped + Failed.
 // After a Close that gave up it is exact at once: what was left in the ring
-// is counted as failed (Stats then reports no queue), and a write-through
-// still in flight counts its own record when its call returns.
+// is counted as failed (Stats then reports no queue).
 package bus

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/queuedelay"
 )
 
 const (
@@ -46,6 +48,7 @@ type drainer struct {
 	// progress ends the failing state. So a dead output costs callers
 	// nothing while it is probed with back-off.
 	health    outputHealth
+	failing   bool // the last call into the output failed: published in Bus.failing
 	probeAt   time.Time
 	fastFails uint64 // batches failed without a call while failing (tests read it after Close)
 	yields    uint64 // times waitUncommitted yielded to a producer (tests read it after Close)
@@ -64,7 +67,8 @@ type drainer struct {
 	limiter        map[string]*limitState
 	closing        bool
 
-	staging []byte
+	staging []byte // outputCopy's buffer, sized once (init)
+	out     []byte // the batch as one Write takes it: staging, or one large record (stage)
 	ends    []int
 	marker  []byte
 	wv      writevState
@@ -73,15 +77,15 @@ type drainer struct {
 	// set before each call into the output, for a Close that gives up
 	// during the call (giveup.go); 0 between rounds.
 	progIdx int
-	// callStart is when the drainer's call in flight began (the breaker).
+	// callStart is when the drainer's call in flight began (callSince).
 	callStart int64
 	// The reasons idleWait looks for, bound once (no closure per wait).
 	readyWanted, readyHasWork, readyCommitted func() bool
-	// Issue 39. seqMarker is the numbered copy of marker (Config.Sequence,
-	// seq.go); qd is the queue's delay (queuedelay.go).
+	// seqMarker is the numbered copy of marker (Config.Sequence,
+	// seq.go); qd is the queue's delay (an optional stage, queuedelay).
 	seqMarker []byte
 	seqMarkN  uint64 // the count of the marker seqMarker numbered (ringseq.go)
-	qd        queueDelay
+	qd        queuedelay.Delay
 }
 
 func (d *drainer) init(b *Bus) {
@@ -93,19 +97,31 @@ func (d *drainer) init(b *Bus) {
 	d.now = time.Now
 	d.readyWanted, d.readyHasWork, d.readyCommitted = d.wanted, d.hasWork, d.committedAtPos
 	d.limiter = make(map[string]*limitState)
-	if b.kind == outputWritev {
+	switch b.kind {
+	case outputWritev:
 		d.wv.init(b.w)
+	case outputCopy:
+		// Sized once: a batch carries at most cacheBatch record bytes,
+		// or one record alone (written from its own memory, see stage);
+		// a page more for the drop marker that may open it.
+		d.staging = make([]byte, 0, cacheBatch+4<<10)
 	}
-	b.rep.init(b.onError)
+	b.rep.Init(b.onError)
 }
 
 // run is the drainer goroutine.
 func (b *Bus) run() {
 	d := &b.d
+	// The drainer keeps one OS thread, so that the thread's state tells
+	// whether a call into the output is blocked or merely descheduled
+	// (outputWatch.stuck): a goroutine that may move between threads
+	// leaves behind a thread that sleeps while it runs elsewhere.
+	runtime.LockOSThread()
+	b.callTid.Store(threadID()) // atomic, row callTid: before any call
 	defer close(b.done)
 	// Runs before done is closed: the drainer is the reports' only sender,
 	// and finish has queued its last one.
-	defer b.rep.stop()
+	defer b.rep.Stop()
 	if b.file != nil {
 		// Runs before done is closed: every reservation below the final tail
 		// was committed and consumed, and Enqueue after Close never touches the
@@ -117,12 +133,11 @@ func (b *Bus) run() {
 			d.abandon()
 			return
 		}
-		d.adoptHead()
 		if b.flushPending.Load() { // atomic, row flushPending
 			d.takeFlushes()
 		}
 		t := b.tail.Load()                       // atomic, row tail
-		d.qd.observe(t&^closedBit, b.nanotime()) // issue 39: the queue's delay (queuedelay.go)
+		d.qd.Observe(t&^closedBit, b.nanotime()) // the queue's delay (the queuedelay stage)
 		if t&closedBit != 0 && !d.closing {
 			d.closing = true
 		}
@@ -148,11 +163,7 @@ func (b *Bus) run() {
 			d.waitUncommitted()
 			continue
 		}
-		if len(d.reqs) > 0 || b.gapPos.Load() <= d.pos { // atomic, row gapPos
-			// Same: a Flush waits on a record being copied or written
-			// through, and so does a marker whose gap collect left for
-			// after a write-through in flight (hasWork would not let idle
-			// park).
+		if len(d.reqs) > 0 { // a Flush waits on a record being copied
 			d.waitUncommitted()
 			continue
 		}
@@ -169,7 +180,7 @@ func (d *drainer) handleBatch(urgent bool, t uint64) {
 	if act == actGather {
 		// Light or moderate load: wait for a worthwhile batch, within
 		// MaxLatency (docs/design.md, Batching). Flush, Close, a full
-		// ring and the high watermark cut the wait short.
+		// ring and the wake backlog cut the wait short.
 		d.lastGather = max(d.gatherFor, 0)
 		if d.gatherFor > 0 {
 			d.sleepFor(d.gatherFor, true)
@@ -199,30 +210,10 @@ func (d *drainer) handleBatch(urgent bool, t uint64) {
 	d.answerFlushes()
 }
 
-// adoptHead releases what producers wrote through (see Bus.tryWriteThrough):
-// wtHead is past head only while the drainer has nothing collected (pos ==
-// head, at the written-through reservation, whose header stays zero), so
-// skipping to it loses nothing, and the skipped space was never written, so
-// it is zero as released space must be.
-func (d *drainer) adoptHead() {
-	b := d.b
-	if d.pos != d.head {
-		return
-	}
-	// Atomic acquire: pairs with the producer's release store of wtHead.
-	if h := b.wtHead.Load(); h > d.head { // atomic, row wtHead
-		d.head, d.pos = h, h
-		// Release store, as in release: only now may producers reserve
-		// the memory below h+capacity, i.e. at the old read position.
-		b.head.Store(h)           // atomic, row head
-		if b.waiters.Load() > 0 { // atomic, row waiters: seq-cst after the store, as in release
-			b.broadcastSpace()
-		}
-	}
-}
-
 // collect appends committed entries from d.pos to the batch, up to the
-// current target, stopping at the first uncommitted entry or at a drop gap.
+// current target and the batch's byte cap (batchCap; a record that would
+// pass it waits for the next batch, unless the batch is empty), stopping
+// at the first uncommitted entry or at a drop gap.
 func (d *drainer) collect() {
 	b := d.b
 	limit := d.batchCap()
@@ -231,23 +222,7 @@ func (d *drainer) collect() {
 			if len(d.views) > 0 {
 				return // cut the batch at the gap; the marker opens the next one
 			}
-			// Not while a write-through holds wmu: it may be writing the
-			// record at pos and commit the rest of it there (see
-			// Bus.wtRest), which must come before the marker; run waits
-			// for it (waitUncommitted). With wmu free none is in flight,
-			// and none can start at pos while the gap is pending (its gap
-			// check refuses). Nor between the part of a record a
-			// write-through wrote and its rest at pos: the marker then
-			// opens the next batch, after the record. (A gap at or below
-			// pos found after the write-through's gap check was registered
-			// at a stale tail by a producer refused concurrently with it.)
-			if !b.wmu.TryLock() {
-				return
-			}
-			b.wmu.Unlock()
-			if b.wtRest.Load() != d.pos+1 { // atomic, row wtRest
-				d.takeGap()
-			}
+			d.takeGap()
 		}
 		if d.pos-d.head >= b.capacity {
 			return // the whole ring is in this batch: the word at pos is our own first header
@@ -260,18 +235,22 @@ func (d *drainer) collect() {
 		if h&flagCommit == 0 {
 			return
 		}
-		d.nent++
 		switch {
 		case h&flagPadding != 0:
+			d.nent++
 			d.pos += h & lenMask
 			continue
 		case h&flagOversize != 0:
 			b.mu.Lock()
 			rec := b.side[d.pos]
+			if d.nrec > 0 && d.bytes+len(rec) > limit {
+				b.mu.Unlock()
+				return
+			}
 			delete(b.side, d.pos)
 			b.mu.Unlock()
-			if b.seq.on() { // issue 39 (seq.go); the side table's copy is ours to write
-				rec = b.seq.number(rec)
+			if b.seq.On() { // the side table's copy is ours to number (seq.go)
+				rec = b.seq.Number(rec)
 			}
 			d.views = append(d.views, rec)
 			d.kinds = append(d.kinds, kOversize)
@@ -280,19 +259,20 @@ func (d *drainer) collect() {
 			d.pos += hdrSize
 		default:
 			n := h & lenMask
+			if d.nrec > 0 && d.bytes+int(n) > limit {
+				return
+			}
 			start, end := off+hdrSize, off+hdrSize+ringOff(n)
 			view := b.mem[start:end:end]
-			// issue 39 (seq.go): number the record in ring order, unless it
-			// is the rest of one a write-through numbered (wtRest: loaded
-			// after the header's acquire load, as in restIndex).
-			if b.seq.on() && b.wtRest.Load() != d.pos+1 {
-				view = b.seq.number(view)
+			if b.seq.On() { // numbered in ring order (seq.go)
+				view = b.seq.Number(view)
 			}
 			d.views = append(d.views, view)
 			d.kinds = append(d.kinds, kRecord)
 			d.bytes += int(n)
 			d.pos += align8(hdrSize + n)
 		}
+		d.nent++
 		d.nrec++
 	}
 }
@@ -303,8 +283,8 @@ func (d *drainer) adapt(roundFull bool) {
 	depth := (b.tail.Load() &^ closedBit) - d.head // atomic, row tail
 	t := d.target
 	switch {
-	case depth >= b.hwBytes:
-		t = b.maxBatch // past the watermark: biggest batches at once
+	case depth >= b.wakeBytes:
+		t = b.maxBatch // past the wake backlog: biggest batches at once
 	case roundFull && depth > 0:
 		t = min(2*t, b.maxBatch) // backlog keeps up with us: grow
 	case depth == 0:
@@ -326,38 +306,21 @@ func (d *drainer) idle() {
 		return
 	}
 	d.park()
-	d.qd.woke(b.nanotime()) // issue 39 (queuedelay.go)
+	d.qd.Woke(b.nanotime()) // the queue's delay (the queuedelay stage)
 	b.idleStrategy.reset()
 }
 
 // waitUncommitted waits, for a Flush or Close, for the reservation at pos,
-// not committed yet. Usually its producer is between its CAS and its header
-// store, a few instructions away: yield to it. A producer writing through
-// holds wmu (whose only other user is this goroutine) and may stay in the
-// output's Write for long, or for ever on a hung output: park in stWaitWT
-// until it is done rather than spin. It returns false if Close gave up
-// while a write-through was still in the output: the drainer stops waiting.
-func (d *drainer) waitUncommitted() bool {
-	b := d.b
-	if b.wmu.TryLock() {
-		b.wmu.Unlock()
-		d.yields++
-		runtime.Gosched()
-		return true
-	}
-	if chanClosed(b.abort) {
-		return false
-	}
-	// The write-through's producer stores wtHead (tryWriteThrough) or commits
-	// at pos (wakeAfterCommit, with head == pos), then loads state and
-	// wakes us (see idleWait's proof); Flush and Close kick.
-	d.idleWait(stWaitWT, 0, d.readyCommitted)
-	return true
+// not committed yet: its producer is between its CAS and its header store,
+// a few instructions away: yield to it.
+func (d *drainer) waitUncommitted() {
+	d.yields++
+	runtime.Gosched()
 }
 
 // wanted reports whether a Flush, Sync or Close wants the drainer now.
 // Block callers waiting for space are not counted: a full ring is past the
-// high watermark, where every commit wakes a sleeping drainer, and a ring
+// wake backlog, where every commit wakes a sleeping drainer, and a ring
 // that is full of reservations not committed yet is no work the drainer
 // could do.
 func (d *drainer) wanted() bool {

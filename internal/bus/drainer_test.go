@@ -1,14 +1,11 @@
 package bus
 
 import (
-	"bytes"
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,47 +75,4 @@ func TestGatherAfterSlowWriteKeepsMaxLatency(t *testing.T) {
 			requireAccounting(t, b.Stats())
 		})
 	}
-}
-
-// After a write-through the drainer adopts the new head: a later Flush
-// returns, and ring records after it are written.
-func TestWriteThroughThenParkedDrainer(t *testing.T) {
-	s := &batchSink{}
-	b := newTestBus(t, s, Config{WriteThrough: true, wtBurst: 1, wtInterval: time.Hour}, nil)
-	require.NoError(t, b.Enqueue(payload(0, 30))) // written through
-	waitFor(t, "drainer parked", func() bool { return b.Stats().Parks > 0 })
-	require.NoError(t, b.Enqueue(payload(1, 30))) // rate-limited: the ring, wakes the drainer
-	require.NoError(t, b.Flush(context.Background()))
-	recs := s.records()
-	require.Len(t, recs, 2)
-	assert.True(t, bytes.Equal(payload(1, 30), recs[1]))
-	closeBus(t, b)
-	requireAccounting(t, b.Stats())
-}
-
-// A Flush waiting behind a write-through stuck in the sink: the drainer
-// parks (it used to spin on runtime.Gosched for as long as the sink call
-// lasted), and the producer that ends the write-through wakes it.
-func TestFlushBehindHungWriteThroughParks(t *testing.T) {
-	w := newHungWriter()
-	b := newTestBus(t, w, Config{WriteThrough: true}, nil)
-	enqueued := make(chan error, 1)
-	go func() { enqueued <- b.Enqueue([]byte("stuck\n")) }()
-	<-w.entered // the producer is in the sink, holding the reservation at 0
-	release := sync.OnceFunc(func() { close(w.gate) })
-	defer release() // on every path, so that nothing leaks
-	guard, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	flushed := make(chan error, 1)
-	go func() { flushed <- b.Flush(guard) }()
-	waitFor(t, "drainer parked behind the write-through", func() bool { return b.state.Load() == stWaitWT })
-	release()
-	require.NoError(t, <-enqueued)
-	require.NoError(t, <-flushed, "the write-through's producer woke the drainer")
-	closeBus(t, b)
-	assert.Zero(t, b.d.yields, "the drainer never yielded in a loop waiting for the write-through")
-	assert.EqualValues(t, 1, b.Stats().WriteThrough)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	assert.Equal(t, "stuck\n", w.buf.String())
 }

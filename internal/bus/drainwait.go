@@ -11,7 +11,7 @@ import (
 // cap, one sleep at the cap, then a park; a wake-up token ends any of
 // them. Its words are in the package documentation's idle strategy table.
 type idleStrategy struct {
-	state   atomic.Uint32 // stRunning / stSleeping / stParked / stWaitWT
+	state   atomic.Uint32 // stRunning / stSleeping / stParked
 	wakeups atomic.Uint64 // Stats.Wakeups: tokens sent (wake)
 	parks   atomic.Uint64 // Stats.Parks: unbounded waits begun (wait)
 	wakeCh  chan struct{} // capacity 1: a wake-up token is never lost and never blocks the sender
@@ -62,12 +62,8 @@ func (s *idleStrategy) wake(st uint32) {
 // Drainer states, in idleStrategy.state.
 const (
 	stRunning  = 0
-	stSleeping = 1 // bounded sleep (<= MaxLatency/2); producers wake it only past the high watermark
+	stSleeping = 1 // bounded sleep (<= MaxLatency/2); producers wake it only past the wake backlog
 	stParked   = 2 // unbounded wait; the first producer that commits wakes it
-	// stWaitWT: unbounded wait for a Flush or Close behind a write-through
-	// still in the output (see drainer.waitUncommitted); like stParked, and the
-	// producer that ends the write-through also wakes it (tryWriteThrough).
-	stWaitWT = 3
 )
 
 // waitOutcome says how a drainer's wait ended.
@@ -80,13 +76,13 @@ const (
 )
 
 // idleWait is the drainer's one way to wait for producers, Flush, Sync and
-// Close: it publishes st (stSleeping, stParked or stWaitWT) in Bus.state,
+// Close: it publishes st (stSleeping or stParked) in Bus.state,
 // looks once more for a reason not to wait (ready), and waits for a wake-up
 // token, for dur if dur > 0, or until Close gives up.
 //
 // Lost-wake-up proof (Go's sync/atomic operations are sequentially
 // consistent). Every waker first publishes its reason (a committed header,
-// wtHead, flushPending, closedBit, a gap), then loads state and, if it is
+// flushPending, closedBit, a gap), then loads state and, if it is
 // not stRunning, CASes it to stRunning and sends the one token into the
 // 1-slot wakeCh (Bus.wake, Bus.kick). We store st, then load the reasons
 // (ready). In the single total order either our load comes after the
@@ -95,7 +91,7 @@ const (
 // channel keeps until we take it). If ready is true but our CAS back to
 // stRunning fails, a waker took the state first: its token is, or will be,
 // in the channel, and the select takes it at once. Producers wake a
-// sleeping drainer (stSleeping) only past the high watermark: below it the
+// sleeping drainer (stSleeping) only past the wake backlog: below it the
 // sleep's own bound (at most MaxLatency/2) is the wake-up.
 func (d *drainer) idleWait(st uint32, dur time.Duration, ready func() bool) waitOutcome {
 	return d.b.idleStrategy.wait(st, dur, ready, d.b.abort)
@@ -130,7 +126,7 @@ func (s *idleStrategy) wait(st uint32, dur time.Duration, ready func() bool, abo
 }
 
 // sleepFor sleeps up to dur. With wakeable, it is an idle sleep that a
-// producer past the high watermark, a Flush, Sync or Close ends early;
+// producer past the wake backlog, a Flush, Sync or Close ends early;
 // without, a retry back-off that only Close's give-up ends. It returns
 // false if Close gave up.
 func (d *drainer) sleepFor(dur time.Duration, wakeable bool) bool {
@@ -151,9 +147,8 @@ func (d *drainer) sleepFor(dur time.Duration, wakeable bool) bool {
 func (d *drainer) park() { d.idleWait(stParked, 0, d.readyHasWork) }
 
 // committedAtPos reports whether the entry at the read position is
-// committed, or a write-through past head is there to adopt.
+// committed.
 func (d *drainer) committedAtPos() bool {
 	b := d.b
-	return (d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(b.offsetOf(d.pos)))&flagCommit != 0) || // atomic, row header word
-		b.wtHead.Load() > d.head // atomic, row wtHead: a write-through to adopt (see tryWriteThrough's wake-up)
+	return d.pos-d.head < b.capacity && atomic.LoadUint64(b.hdr(b.offsetOf(d.pos)))&flagCommit != 0 // atomic, row header word
 }

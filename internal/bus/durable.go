@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
+	"github.com/asyncbus/asyncbus/internal/syncerr"
 )
 
 // ErrRingLocked is returned (wrapped) by New when the ring file is locked by
@@ -89,8 +91,8 @@ func (ringNumbering) Replayable(f uint8) bool {
 }
 
 func (ringNumbering) Number(f uint8, id string, n uint64, rec []byte) []byte {
-	s := seqState{format: SeqFormat(f), run: id, next: n}
-	return s.number(rec)
+	s := seqnum.State{Format: SeqFormat(f), Run: id, Next: n}
+	return s.Number(rec)
 }
 
 // Replaced: a JSON prefix replaces the line's opening brace, leaving the
@@ -110,8 +112,8 @@ func (m ringNumbering) Marker(f uint8, id string, first, n uint64) []byte {
 	if len(line) == 0 {
 		return nil
 	}
-	s := seqState{format: SeqFormat(f), run: id, next: first}
-	return s.marker(nil, line, n)
+	s := seqnum.State{Format: SeqFormat(f), Run: id, Next: first}
+	return s.Marker(nil, line, n)
 }
 
 // openRing maps cfg.RingFile as the ring of b, after replaying what it holds
@@ -144,12 +146,12 @@ func (b *Bus) openRing(cfg Config) error {
 			b.onError(err)
 		},
 	}
-	if b.seq.on() {
-		o.Run = ringfile.Run{Format: uint8(b.seq.format), ID: b.seq.run}
+	if b.seq.On() {
+		o.Run = ringfile.Run{Format: uint8(b.seq.Format), ID: b.seq.Run}
 	}
 	if s, ok := b.w.(Syncer); ok {
 		o.Sync = func() error {
-			if err := outputSync(s); err != nil && !notSyncable(err) {
+			if err := outputSync(s); err != nil && !syncerr.NotSyncable(err) {
 				return err
 			}
 			return nil

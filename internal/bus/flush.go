@@ -2,11 +2,11 @@ package bus
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"time"
+
+	"github.com/asyncbus/asyncbus/internal/reporter"
 )
 
 type flushReq struct {
@@ -25,8 +25,10 @@ type flushReq struct {
 // above the default, a Flush waiting for a batch that is still being
 // retried is answered once the default attempts are spent, with a
 // *OutputError marked Retrying (errors.Is ErrRetrying), the records queued.
+// It is the one wait (waitWritten) bounded by ctx alone: it is not skipped
+// when the output is stuck.
 func (b *Bus) Flush(ctx context.Context) error {
-	return b.wait(ctx, b.tail.Load()&^closedBit, true, true, 0) // atomic, row tail: every record committed before now lies below
+	return b.waitWritten(ctx, b.tail.Load()&^closedBit, flushWait) // atomic, row tail: every record committed before now lies below
 }
 
 // Sync is Flush for a record that must be on disk before its caller goes on
@@ -34,53 +36,14 @@ func (b *Bus) Flush(ctx context.Context) error {
 // reports failures since the previous Flush answer, but does not move that
 // mark, so the next Flush or Close still reports them.
 func (b *Bus) Sync(ctx context.Context) error {
-	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, 0) // atomic, row tail
+	return b.waitWritten(ctx, b.tail.Load()&^closedBit, syncCall) // atomic, row tail
 }
 
-// SyncBounded is Sync for a log call: it waits at most SyncWaitMax, and not
-// at all while the output is stuck or from inside a call into the output
-// (an output logging through its handler); it then returns ErrWaitBound,
-// the records still queued.
+// SyncBounded is Sync for a log call: the one wait's rule with bound
+// SyncWaitMax (see waitWritten); ErrWaitBound when it was skipped or
+// reached the bound, the records still queued.
 func (b *Bus) SyncBounded(ctx context.Context) error {
-	if b.callerAction(b.queuedInputs(factSynced, nil, 0), 0) != callerWaitSynced {
-		return ErrWaitBound
-	}
-	return b.wait(ctx, b.tail.Load()&^closedBit, true, false, SyncWaitMax) // atomic, row tail
-}
-
-// ErrWaitBound is returned by SyncBounded when the output did not answer
-// within its bound: the records stay queued.
-var ErrWaitBound = errors.New("the output did not answer within the wait's bound; the records stay queued")
-
-// wait returns once the drainer has written everything below target, and
-// synced the output if sync is set (see Flush for the errors); mark says
-// whether its answer moves the mark of failures reported. With bound > 0
-// it returns ErrWaitBound once bound has passed.
-func (b *Bus) wait(ctx context.Context, target uint64, sync, mark bool, bound time.Duration) error {
-	select {
-	case <-b.stopped:
-		return b.closeErr // the drainer is done: nobody would take the request
-	default:
-	}
-	req := flushReq{target: target, sync: sync, mark: mark, ch: make(chan error, 1)}
-	b.request(req)
-	var expired <-chan time.Time
-	if bound > 0 {
-		tm := time.NewTimer(bound)
-		defer tm.Stop()
-		expired = tm.C
-	}
-	select {
-	case err := <-req.ch:
-		return err
-	case <-b.stopped:
-		b.forget(req)
-		return b.closeErr
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-expired:
-		return ErrWaitBound // still queued: the drainer answers into req.ch's buffer later
-	}
+	return b.waitWritten(ctx, b.tail.Load()&^closedBit, syncWait) // atomic, row tail
 }
 
 // request hands req to the drainer and wakes it.
@@ -149,13 +112,9 @@ type pendingFlush struct {
 // retrying, with the failures since their mark; the "failures reported"
 // mark does not move for them: if their records fail in the end, the next
 // Flush and Close still report it.
-//
-// It runs inside a write round, where no write-through can reach the output
-// (the drainer holds wmu in write; admit runs while bytes are owed, when
-// write-through is off), so the output is synced without taking wmu.
 func (d *drainer) answerWaiting(err error) {
 	d.takeFlushes()
-	d.answerWritten(d.head, true)
+	d.answerWritten(d.head)
 	failed := d.b.failed.Load() // atomic, row failed
 	for _, r := range d.reqs {
 		r.ch <- &OutputError{Op: "write", Output: d.b.output, Err: err, Failed: failed - r.failedAt, Retrying: true}
@@ -179,13 +138,11 @@ func (d *drainer) takeFlushes() {
 }
 
 // answerFlushes syncs once and answers every Flush whose target is written.
-func (d *drainer) answerFlushes() { d.answerWritten(d.pos, false) }
+func (d *drainer) answerFlushes() { d.answerWritten(d.pos) }
 
 // answerWritten answers every request whose target is at or below upTo
-// (written), after one sync if any of them asks for it; excluded says the
-// caller already keeps write-throughs from the output (see answerWaiting), so
-// the sync must not take wmu.
-func (d *drainer) answerWritten(upTo uint64, excluded bool) {
+// (written), after one sync if any of them asks for it.
+func (d *drainer) answerWritten(upTo uint64) {
 	if len(d.reqs) == 0 {
 		return
 	}
@@ -205,11 +162,7 @@ func (d *drainer) answerWritten(upTo uint64, excluded bool) {
 		mark = mark || (r.mark && r.target <= upTo)
 	}
 	var syncErr error
-	switch {
-	case !needSync: // EnqueueWritten asks for the write only
-	case excluded:
-		syncErr = d.syncOutputExcluded()
-	default:
+	if needSync { // EnqueueWritten asks for the write only
 		syncErr = d.sync()
 	}
 	failed := d.b.failed.Load() // atomic, row failed
@@ -273,11 +226,11 @@ func (d *drainer) finish() {
 // closed is Close's end once the drainer has exited: it waits until every
 // report has reached OnError, unless Close was called from OnError.
 func (b *Bus) closed(ctx context.Context) error {
-	if inCallback() {
+	if reporter.InCallback() {
 		return b.closeErr
 	}
 	select {
-	case <-b.rep.done:
+	case <-b.rep.Done():
 		return b.closeErr
 	case <-ctx.Done():
 		return &ReportWaitError{Err: ctx.Err(), Close: b.closeErr}

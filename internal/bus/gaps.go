@@ -71,8 +71,8 @@ func (d *drainer) takeGap() {
 func (d *drainer) addMarker(n uint64) {
 	d.marker = d.formatMarker(n)
 	view := d.marker
-	if d.b.seq.on() { // issue 39 (seq.go): the marker accounts for the n lost numbers
-		d.seqMarker = d.b.seq.marker(d.seqMarker, d.marker, n)
+	if d.b.seq.On() { // issue 39 (seq.go): the marker accounts for the n lost numbers
+		d.seqMarker = d.b.seq.Marker(d.seqMarker, d.marker, n)
 		d.seqMarkN = n
 		if len(d.marker) > 0 {
 			view = d.seqMarker

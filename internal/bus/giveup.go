@@ -28,7 +28,7 @@ import (
 // also ends on abort, and counts itself at the top of its loop (abandon).
 const (
 	callNone      = 0
-	callOut       = 1 // in a call into the output, or waiting for wmu before one
+	callOut       = 1 // in a call into the output
 	callAbandoned = 2
 )
 
@@ -56,22 +56,14 @@ type giveUpState struct {
 // enterCall is called before each call into the output. It returns false,
 // making no call, once a Close has given up.
 func (d *drainer) enterCall() bool {
-	if !d.enterLock() {
-		return false
-	}
-	d.callStart = d.b.beginCall()
-	return true
-}
-
-// enterLock is enterCall before taking wmu, which a write-through stuck in
-// the output may hold; the wait is not a call the breaker times.
-func (d *drainer) enterLock() bool {
 	b := d.b
 	b.call.Store(callOut) // atomic, row call: seq-cst, before the load of aborted (see above)
 	if b.aborted.Load() { // atomic, row aborted
 		b.call.Store(callNone) // atomic, row call
 		return false
 	}
+	d.callStart = b.nanotime()
+	b.callSince.Store(d.callStart) // atomic, row callSince: callers read it to see a stuck output
 	return true
 }
 
@@ -80,10 +72,8 @@ func (d *drainer) enterLock() bool {
 // unmap a ring file, now that the call no longer reads it, and close done).
 func (d *drainer) leaveCall() {
 	b := d.b
-	if d.callStart != 0 {
-		b.endCall(d.callStart)
-		d.callStart = 0
-	}
+	b.callSince.Store(0) // atomic, row callSince: no call in flight
+	d.callStart = 0
 	if !b.call.CompareAndSwap(callOut, callNone) { // atomic, row call: giveUp may have moved it to callAbandoned
 		runtime.Goexit()
 	}
@@ -95,7 +85,7 @@ func (d *drainer) leaveCall() {
 func (b *Bus) giveUp(cause error) {
 	b.abortOnce.Do(func() {
 		b.abortCause = cause
-		if since := b.callSince.Load(); since != 0 { // atomic, row callSince: a call into the output (the drainer's or a write-through) is in flight
+		if since := b.callSince.Load(); since != 0 { // atomic, row callSince: the drainer's call into the output is in flight
 			b.stuckFor = time.Duration(b.nanotime() - since)
 		}
 		b.aborted.Store(true)                              // atomic, row aborted: seq-cst, before the CAS of call (see above); publishes the two fields above to the drainer
@@ -104,7 +94,7 @@ func (b *Bus) giveUp(cause error) {
 			// The drainer is in a call into the output and will not touch
 			// its state until the call returns; then it exits.
 			b.d.abandon()
-			b.rep.stop()
+			b.rep.Stop()
 		}
 	})
 	<-b.stopped // the drainer counts itself at once when it was not in a call
@@ -151,9 +141,9 @@ func (d *drainer) batchBytesLeft(done int) uint64 {
 }
 
 // countLeft counts the records, and their bytes, between the drainer's
-// read position and the final tail, releasing oversize ones. A reservation not committed yet
-// is waited for (its producer is a few instructions from its commit),
-// except one being written through, which its producer then counts.
+// read position and the final tail, releasing oversize ones. A reservation
+// not committed yet is waited for (its producer is a few instructions from
+// its commit).
 func (d *drainer) countLeft() (n, bytes uint64) {
 	b := d.b
 	end := b.tail.Load() &^ closedBit // atomic, row tail: final: closedBit was set before any give-up
@@ -161,13 +151,7 @@ func (d *drainer) countLeft() (n, bytes uint64) {
 		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // atomic, row header word: acquire: pairs with the commit's release store
 		switch {
 		case h&flagCommit == 0:
-			if wh := b.wtHead.Load(); wh > p { // atomic, row wtHead: written through: in the output already
-				p = wh
-			} else if b.wtStart.Load() == p+1 && b.wtClaim.CompareAndSwap(wtWriting, wtAbandoned) { // atomic, rows wtStart, wtClaim
-				p = b.wtEnd.Load() // atomic, row wtEnd: its producer counts it (tryWriteThrough)
-			} else {
-				runtime.Gosched()
-			}
+			runtime.Gosched()
 		case h&flagPadding != 0:
 			p += h & lenMask
 		case h&flagOversize != 0:

@@ -68,7 +68,7 @@ func TestCloseGiveUpReleasesEveryWaiterAndBalances(t *testing.T) {
 	for _, mode := range []Overflow{Block, Drop} {
 		t.Run(mode.String(), func(t *testing.T) {
 			w := &countingHung{hungWriter: newHungWriter()}
-			b := exitSafeBus(t, w, Config{Capacity: 4096, Overflow: mode})
+			b := newTestBus(t, w, Config{Capacity: 4096, Overflow: mode, QuietWait: true}, nil)
 			const producers, each, errorWaiters, errorEach = 8, 100, 2, 5
 			var accepted, refused atomic.Int64
 			count := func(err error) {
@@ -123,64 +123,12 @@ func TestCloseGiveUpReleasesEveryWaiterAndBalances(t *testing.T) {
 	}
 }
 
-// Close whose deadline expires while a write-through hangs in the sink:
-// the drainer stops waiting for it and exits (it used to spin for ever).
-func TestCloseGivesUpOnHungWriteThrough(t *testing.T) {
-	w := newHungWriter()
-	b := newTestBus(t, w, Config{WriteThrough: true}, nil)
-	enqueued := make(chan error, 1)
-	go func() { enqueued <- b.Enqueue([]byte("stuck\n")) }()
-	<-w.entered
-	defer func() { // on every path, so that nothing leaks
-		close(w.gate)
-		require.NoError(t, <-enqueued)
-	}()
-	expired, cancel := context.WithCancel(context.Background())
-	cancel()
-	require.ErrorIs(t, b.Close(expired), context.Canceled)
-	guard, cancelGuard := context.WithTimeout(context.Background(), time.Minute)
-	defer cancelGuard()
-	select {
-	case <-b.done:
-	case <-guard.Done():
-		t.Fatal("the drainer did not exit after Close gave up")
-	}
-}
-
-// A Close that gives up while a producer's write-through is stuck in the
-// output: the drainer is not in a call, counts the ring itself and leaves
-// the write-through's record to its producer, which counts it when the
-// call returns.
-func TestCloseGiveUpDuringWriteThrough(t *testing.T) {
-	w := newHungWriter()
-	b := exitSafeBus(t, w, Config{direct: always})
-	stuck := make(chan error, 1)
-	go func() { stuck <- b.Enqueue([]byte("stuck\n")) }()
-	<-w.entered // the write-through holds the ring's first reservation
-	for i := range 10 {
-		require.NoError(t, b.Enqueue(payload(i, 50)))
-	}
-	expired, cancel := context.WithCancel(context.Background())
-	cancel()
-	require.ErrorIs(t, b.Close(expired), context.Canceled)
-	st := b.Stats()
-	assert.EqualValues(t, 10, st.Failed, "the ring's records behind the write-through")
-	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
-	close(w.gate)
-	require.NoError(t, <-stuck)
-	<-b.done
-	st = b.Stats()
-	assert.EqualValues(t, 1, st.Written, "the write-through's producer counted its record")
-	assert.EqualValues(t, 11, st.Enqueued)
-	assert.Equal(t, st.Enqueued, st.Written+st.Dropped+st.Failed)
-}
-
 // Shutdown does not wait on callers waiting for their record's write: a
 // Close that gives up on a hung output answers an Error caller still
 // waiting (EnqueueWritten returns), and never waits for it.
 func TestCloseGivesUpAnswersErrorWaiters(t *testing.T) {
 	w := newHungWriter()
-	b := newTestBus(t, w, Config{}, nil)
+	b := newTestBus(t, w, Config{}, patient)
 	require.NoError(t, b.Enqueue(payload(0, 50)))
 	<-w.entered // the drainer is stuck in the output
 	var wg sync.WaitGroup

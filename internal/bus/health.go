@@ -61,3 +61,21 @@ func (h outputHealth) next(e healthEvent) outputHealth {
 	}
 	return h
 }
+
+// on moves the output's health on e.
+func (d *drainer) on(e healthEvent) {
+	d.health = d.health.next(e)
+	if e == evProgress {
+		d.setFailing(false)
+	}
+}
+
+// setFailing publishes whether the drainer's last call into the output
+// failed (retrying or failing), for callers' waits (outputWatch.failing):
+// stored only on a change.
+func (d *drainer) setFailing(f bool) {
+	if d.failing != f {
+		d.failing = f
+		d.b.failing.Store(f) // atomic, row failing: a stale value only skips or makes one bounded wait
+	}
+}

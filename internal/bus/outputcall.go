@@ -6,10 +6,8 @@ import (
 )
 
 // An output is the user's code: its Write, WriteBatch or Sync may panic. On
-// the drainer's goroutine an unrecovered panic would kill the process; on a
-// producer's (a write-through) it would leave the record's reservation
-// uncommitted, and the drainer would wait at it forever. So every call into
-// the output goes through these wrappers, which turn a panic into a
+// the drainer's goroutine an unrecovered panic would kill the process. So
+// every call into the output goes through these wrappers, which turn a panic into a
 // *outputPanicError with nothing written: the bus then retries, counts and
 // reports it like any write error.
 

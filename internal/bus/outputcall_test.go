@@ -49,16 +49,14 @@ func (s panickyBatchSink) WriteBatch(recs [][]byte) (int, error) {
 	return len(recs), nil
 }
 
-// A sink whose write panics once, on the caller's goroutine (a
-// write-through) or on the drainer's: the panic is an error like any
-// other, the record is written by the retry, exactly once, and the bus
-// keeps working (before, a panic during a write-through left the record's
-// reservation uncommitted and every later Flush and Close hung; one on the
-// drainer killed the process).
+// A sink whose write panics once, with records that wait quietly for
+// their write or not: the panic is an error like any other, the record is
+// written by the retry, exactly once, and the bus keeps working (before,
+// a panic on the drainer killed the process).
 func TestSinkPanicIsAWriteError(t *testing.T) {
-	for _, writeThrough := range []bool{true, false} {
+	for _, quiet := range []bool{true, false} {
 		for _, batch := range []bool{false, true} {
-			t.Run(fmt.Sprintf("writeThrough=%v/batch=%v", writeThrough, batch), func(t *testing.T) {
+			t.Run(fmt.Sprintf("quiet=%v/batch=%v", quiet, batch), func(t *testing.T) {
 				ps := &panickySink{panicWrite: func(c int32) bool { return c == 1 }}
 				var w interface{ Write([]byte) (int, error) } = ps
 				if batch {
@@ -66,7 +64,7 @@ func TestSinkPanicIsAWriteError(t *testing.T) {
 				}
 				var mu sync.Mutex
 				var reported []error
-				b := newTestBus(t, w, Config{WriteThrough: writeThrough, OnError: func(err error) {
+				b := newTestBus(t, w, Config{QuietWait: quiet, OnError: func(err error) {
 					mu.Lock()
 					reported = append(reported, err)
 					mu.Unlock()
@@ -94,7 +92,7 @@ func TestSinkPanicIsAWriteError(t *testing.T) {
 // record again: its error is the whole run's.
 func TestSinkAlwaysPanics(t *testing.T) {
 	ps := &panickySink{panicWrite: func(int32) bool { return true }}
-	b := newTestBus(t, ps, Config{WriteThrough: true, MaxLatency: time.Millisecond}, fastRetry)
+	b := newTestBus(t, ps, Config{QuietWait: true, MaxLatency: time.Millisecond}, fastRetry)
 	require.NoError(t, b.Enqueue([]byte("lost\n")), "accepted; its failure is Flush's to report")
 	err := b.Flush(context.Background())
 	require.Error(t, err)

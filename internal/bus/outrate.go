@@ -6,23 +6,28 @@ import (
 )
 
 // What a batch may carry, from the output's measured rate: at most
-// batchSpan of the output's time, and never less than minBatchBytes
-// (unmeasuredBatchBytes until a rate is measured). Behind a slow output
-// the ring's space then comes back a batch of a few milliseconds at a
-// time, as the output takes bytes, not a ring's worth at once; a fast
-// output's batches are bounded by the record target (Config.maxBatch) as
-// before.
+// batchSpan of the output's time (unmeasuredBatchBytes until a rate is
+// measured), and never less than minBatchBytes. Behind a slow output the ring's
+// space then comes back a batch of a few milliseconds at a time, as the
+// output takes bytes, not a ring's worth at once, and a moving output's
+// calls stay far below StuckAfter; a fast output's batches are bounded by
+// the record target (Config.maxBatch) and, for a plain writer, cacheBatch.
 const (
-	batchSpan            = 4 * time.Millisecond
-	minBatchBytes        = 4 << 10 // a page: what a pipe takes per reader's read
-	unmeasuredBatchBytes = 64 << 10
+	batchSpan = 4 * time.Millisecond
+	// minBatchBytes: a page, what a pipe takes per reader's read; an
+	// output whose cost is per call (a network round trip) still gets
+	// batches of many records.
+	minBatchBytes = 4 << 10
+	// unmeasuredBatchBytes: a quarter of cacheBatch, so that a first batch
+	// into a 2 MB/s pipe takes 32 ms, within StuckAfter.
+	unmeasuredBatchBytes = cacheBatch / 4
 	// rateWindow is how much writing time one rate sample spans, or
 	// rateWindowBytes how many bytes, whichever comes first (a fast output
 	// takes 256 KiB in well under a millisecond): a pipe takes a batch
 	// at memory speed while its buffer has room and at its reader's pace
 	// once it is full, so single batches say little.
 	rateWindow      = 50 * time.Millisecond
-	rateWindowBytes = 256 << 10
+	rateWindowBytes = cacheBatch
 )
 
 // measure adds a batch that was written whole in elapsed ns (its calls,
@@ -55,40 +60,27 @@ func (d *drainer) measure(elapsed int64) {
 		d.batchRate = (3*d.batchRate + rate) / 4
 	}
 	if !d.rateWarm {
-		d.rateWarm = true // the Error waits skip the first sample: a pipe's empty buffer took its start at memory speed
+		d.rateWarm = true // the waits skip the first sample: a pipe's empty buffer took its start at memory speed
 		return
 	}
 	if old := d.b.outRate.Load(); old != 0 && rate > old { // atomic, row outRate: the drainer is its only writer
 		rate = (3*old + rate) / 4
 	}
-	d.b.outRate.Store(rate) // atomic, row outRate: Error callers read it (writableWithin)
+	d.b.outRate.Store(rate) // atomic, row outRate: waits read it (hopeless)
 }
 
 // batchCap is how many record bytes the next batch may carry: batchSpan
-// at the measured rate (its mean, d.batchRate), at least minBatchBytes;
-// unmeasuredBatchBytes before a rate is measured.
+// at the measured rate (its mean, d.batchRate), unmeasuredBatchBytes
+// before a rate is measured; at most cacheBatch for a plain writer (its
+// staging buffer's size).
 func (d *drainer) batchCap() int {
+	limit := math.MaxInt
+	if d.b.kind == outputCopy {
+		limit = cacheBatch
+	}
 	rate := d.batchRate
 	if rate == 0 {
-		return unmeasuredBatchBytes
+		return min(limit, unmeasuredBatchBytes)
 	}
-	span := float64(rate) * batchSpan.Seconds()
-	if span >= float64(math.MaxInt/2) {
-		return math.MaxInt
-	}
-	return max(minBatchBytes, int(span))
-}
-
-// writableWithin reports whether the output, at its measured rate, can
-// write n more bytes within bound. Before a rate is measured it says yes:
-// a program's first burst builds a backlog long before the first sample
-// (50 ms of writing, and the first is skipped), even into a fast output,
-// and an Error logged then, just before os.Exit, must be kept; the wait
-// stays bounded, and only a slow output's first samples cost it.
-func (b *Bus) writableWithin(n uint64, bound time.Duration) bool {
-	rate := b.outRate.Load() // atomic, row outRate: a snapshot; a stale rate only skips or makes one bounded wait
-	if rate == 0 {
-		return true
-	}
-	return float64(n)/float64(rate) <= bound.Seconds()
+	return int(min(float64(limit), max(minBatchBytes, float64(rate)*batchSpan.Seconds())))
 }

@@ -83,7 +83,7 @@ func TestOnErrorMayUseTheBus(t *testing.T) {
 		}},
 		{"flush", func(b *Bus) { _ = b.Flush(context.Background()) }},
 		{"close", func(b *Bus) { _ = b.Close(context.Background()) }},
-		// Deeper than inCallback's first 256-frame look at the stack.
+		// Deeper than reporter.InCallback's first 256-frame look at the stack.
 		{"close 300 frames deep", func(b *Bus) { atDepth(300, func() { _ = b.Close(context.Background()) }) }},
 	}
 	for _, tc := range cases {
@@ -167,7 +167,7 @@ func TestReportQueueOverflowIsCounted(t *testing.T) {
 	// counted.
 	const n = 100
 	for i := range n {
-		b.rep.send(fmt.Errorf("report %d", i))
+		b.rep.Send(fmt.Errorf("report %d", i))
 	}
 	close(release)
 	closeBus(t, b)

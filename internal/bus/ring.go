@@ -23,16 +23,10 @@ type ring struct {
 	// has its cache line to itself.
 	tail atomic.Uint64
 	_    pad
-	// head is written by the drainer once per round, wtHead by a producer
-	// after each write-through (rare when the logger is busy); every
-	// producer reads both, before the reservation and after the commit, so
-	// they share one read-mostly line (with Bus.lineLen).
+	// head is written by the drainer once per round; every producer reads
+	// it, before the reservation and after the commit, so it has a
+	// read-mostly line (with Bus.lineLen).
 	head atomic.Uint64 // everything below head is consumed and zeroed
-	// wtHead is the end of the last written-through reservation: everything
-	// below it is in the output. Only the drainer moves head, after adopting
-	// wtHead (drainer.adoptHead), so producers never reserve the memory at a
-	// position the drainer may still read (its stale read position is >= head).
-	wtHead atomic.Uint64
 }
 
 // Header word layout (see the package documentation).

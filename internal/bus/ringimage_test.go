@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,8 +75,8 @@ const unknownOutputSize = -1
 
 // deadRunOf is the numbering of the run whose records a file in state st
 // holds, as it stands at head.
-func deadRunOf(st ringfile.State) seqState {
-	return seqState{format: SeqFormat(st.SeqFormat), run: string(st.SeqRun[:]), next: st.SeqNext + st.SeqMark}
+func deadRunOf(st ringfile.State) seqnum.State {
+	return seqnum.State{Format: SeqFormat(st.SeqFormat), Run: string(st.SeqRun[:]), Next: st.SeqNext + st.SeqMark}
 }
 
 func TestRecordSumInHeaderWord(t *testing.T) {

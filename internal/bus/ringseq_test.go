@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,12 +30,12 @@ func seqLine(format SeqFormat, i int) []byte {
 
 // seqRecord commits p at pos as a producer of a numbering bus does and, if
 // s is not nil, numbers it in place as the drainer's collect does.
-func (im *image) seqRecord(pos uint64, p []byte, s *seqState) uint64 {
+func (im *image) seqRecord(pos uint64, p []byte, s *seqnum.State) uint64 {
 	off := ringfile.HeaderSize + pos&(im.capacity-1)
 	copy(im.data[off+hdrSize:], p)
 	im.word(pos, flagCommit|seqRecordSum(p)<<sumShift|uint64(len(p)))
 	if s != nil {
-		s.number(im.data[off+hdrSize : off+hdrSize+uint64(len(p))])
+		s.Number(im.data[off+hdrSize : off+hdrSize+uint64(len(p))])
 	}
 	return pos + align8(hdrSize+uint64(len(p)))
 }
@@ -86,19 +87,19 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 			pos = im.seqRecord(pos, seqLine(SeqJSON, 1), &s)
 			im.flight(out, pos, 0, 0)
 			im.seqRecord(pos, seqLine(SeqJSON, 2), nil)
-			first := seqState{format: SeqJSON, run: deadRun, next: 5}
-			return string(first.number(seqLine(SeqJSON, 0)))
+			first := seqnum.State{Format: SeqJSON, Run: deadRun, Next: 5}
+			return string(first.Number(seqLine(SeqJSON, 0)))
 		}, want: []string{json(5, 0), json(6, 1), json(7, 2)}},
 		{name: "in flight behind a marker the output lacks", format: SeqJSON, build: func(im *image, out *os.File) string {
 			s := deadRunOf(im.st)
-			s.next += 3 // the marker took 5, 6 and 7
+			s.Next += 3 // the marker took 5, 6 and 7
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
 			im.flight(out, pos, len("seq=5 run="+deadRun+" asyncbus: dropped 3 records\n"), 3)
 			return ""
 		}, want: []string{marker(5, 3), json(8, 0)}},
 		{name: "in flight behind a marker the output holds", format: SeqJSON, build: func(im *image, out *os.File) string {
 			s := deadRunOf(im.st)
-			s.next += 3
+			s.Next += 3
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
 			m := "seq=5 run=" + deadRun + " asyncbus: dropped 3 records\n"
 			im.flight(out, pos, len(m), 3)
@@ -119,7 +120,7 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 			s := deadRunOf(im.st)
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
 			im.word(pos, flagCommit|flagOversize|5000)
-			s.next++
+			s.Next++
 			pos += hdrSize
 			im.seqRecord(pos, seqLine(SeqJSON, 2), &s)
 			return ""
@@ -144,8 +145,8 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 			pos = im.seqRecord(pos, seqLine(SeqJSON, 1), &s)
 			im.flight(out, pos, 0, 0)
 			im.st.Size = unknownOutputSize
-			first := seqState{format: SeqJSON, run: deadRun, next: 5}
-			return string(first.number(seqLine(SeqJSON, 0)))
+			first := seqnum.State{Format: SeqJSON, Run: deadRun, Next: 5}
+			return string(first.Number(seqLine(SeqJSON, 0)))
 		}, want: []string{json(5, 0), json(5, 0), json(6, 1)}, warns: true},
 		{name: "a marker owed by an interrupted recovery", format: SeqKV, build: func(im *image, _ *os.File) string {
 			im.st.SeqMark = 2 // 5 and 6 are the marker's

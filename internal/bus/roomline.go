@@ -18,12 +18,8 @@ func (b *Bus) awaitTurn(w *waitState, t uint64) (bool, error) {
 		if w.bypass || b.lineLen.Load() == 0 { // atomic, row lineLen: a non-zero length is a waiter really in line
 			return false, nil
 		}
-		in := callerInputs{facts: b.facts, queue: queueFull}
 		if b.inOutputCall() {
-			in.facts |= factReentrant
-		}
-		if callerActionFor(in) == callerSpinRoom {
-			w.bypass = true
+			w.bypass = true // its room is freed only once its own call returns
 			return false, nil
 		}
 		b.joinLine(w)
@@ -50,34 +46,58 @@ func (b *Bus) joinLine(w *waitState) {
 }
 
 // waitTurn waits until the producer is at the front of the line (its
-// token), Close (every waiter gets a token), its BlockTimeout or its done
-// channel; the last two drop the record (ErrDropped).
+// token) or Close (every waiter gets a token). It drops the record
+// (ErrDropped) at its BlockTimeout, when its done channel closes, and when
+// the output is stuck (the room wait's rule, see waitForRoom), which it
+// looks for every StuckAfter/4 (roomStep).
 func (b *Bus) waitTurn(w *waitState, t uint64) error {
-	var timeout <-chan time.Time
-	if b.blockTimeout > 0 {
-		d := time.Until(w.deadline)
-		if d <= 0 {
+	tm := time.NewTimer(b.roomStep(w))
+	defer tm.Stop()
+	for {
+		select {
+		case <-w.me.turn:
+			b.mu.Lock()
+			w.front = b.line[0] == w.me // w.me is in line until leaveLine
+			b.mu.Unlock()
+			return nil
+		case <-tm.C:
+			if b.roomGivesUp(w) {
+				b.leaveLine(w)
+				return b.drop(t)
+			}
+			tm.Reset(b.roomStep(w))
+		case <-w.done:
 			b.leaveLine(w)
+			b.kick()
 			return b.drop(t)
 		}
-		tm := time.NewTimer(d)
-		defer tm.Stop()
-		timeout = tm.C
 	}
-	select {
-	case <-w.me.turn:
-	case <-timeout:
-		b.leaveLine(w)
-		return b.drop(t)
-	case <-w.done:
-		b.leaveLine(w)
-		b.kick()
-		return b.drop(t)
+}
+
+// roomStep is how long a producer waiting for room waits before it looks
+// again for a stuck output or its BlockTimeout.
+func (b *Bus) roomStep(w *waitState) time.Duration {
+	step := StuckAfter / 4
+	if !w.deadline.IsZero() {
+		step = max(min(step, time.Until(w.deadline)), time.Microsecond)
 	}
-	b.mu.Lock()
-	w.front = b.line[0] == w.me // w.me is in line until leaveLine
-	b.mu.Unlock()
-	return nil
+	return step
+}
+
+// roomGivesUp reports whether a producer waiting for room drops its
+// record: its BlockTimeout passed, or the output is stuck (room would come
+// back only when the call returns, maybe never) and was at its previous
+// look too, in the same call: a drop loses a record, so a moment that
+// only looks stuck (a stop of the world, a thread the machine starved)
+// must last. While the output moves, however slowly, it waits on.
+func (b *Bus) roomGivesUp(w *waitState) bool {
+	if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
+		return true
+	}
+	call := b.stuckCall()
+	seen := w.stuckCall
+	w.stuckCall = call
+	return call != 0 && call == seen
 }
 
 // leaveLine takes the producer out of the line, if it is in it, and hands

@@ -2,214 +2,52 @@ package bus
 
 import (
 	"errors"
-	"math/rand/v2"
-	"strconv"
+
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 )
 
 // SeqFormat is how records carry their sequence number and run identity
-// (Config.Sequence): the drainer, or a producer writing through, writes a
-// prefix into the SeqRoom bytes of headroom every record then begins with.
-type SeqFormat uint8
+// (Config.Sequence; seqnum.Format).
+type SeqFormat = seqnum.Format
 
+// The formats (see seqnum).
 const (
-	// SeqOff: no numbers, no headroom (the default).
-	SeqOff SeqFormat = iota
-	// SeqJSON: `{"seq":N,"run":"R",` takes the place of the record's
-	// opening brace, so both keys are the object's first.
-	SeqJSON
-	// SeqKV: `seq=N run=R ` goes in front of the record.
-	SeqKV
-	// SeqEncoded: the output's own encoder writes the numbers in its
-	// encoding (Config.SeqEncode, seqencoded.go).
-	SeqEncoded
+	SeqOff     = seqnum.Off
+	SeqJSON    = seqnum.JSON
+	SeqKV      = seqnum.KV
+	SeqEncoded = seqnum.Encoded
 )
 
 // SeqRoom is the headroom, in bytes, in front of every record enqueued on
-// a bus with Config.Sequence set: the longest prefix (a JSON one with a
-// 20-digit number and a 16-digit run identity is 53 bytes) fits in it.
-const SeqRoom = 64
+// a bus with Config.Sequence set.
+const SeqRoom = seqnum.Room
 
-// RunIDLen is the length of a run identity: 16 hex digits, 64 random bits.
-const RunIDLen = 16
-
-// NewRunID returns a random run identity.
-// It draws from math/rand/v2's global generator, which the runtime seeds
-// from the operating system at start: unpredictable enough to tell runs
-// apart, without crypto/rand's weight in every binary (a hello world on the
-// handler is kept within 1.6 times slog's size).
-func NewRunID() string {
-	const digits = "0123456789abcdef"
-	var b [RunIDLen]byte
-	v := rand.Uint64()
-	for i := len(b) - 1; i >= 0; i-- {
-		b[i] = digits[v&15]
-		v >>= 4
-	}
-	return string(b[:])
-}
-
-// seqState numbers records in the order they reach the output.
-//
-// Why no atomic: the numbers follow the ring's order, which one goroutine
-// owns at a time: the drainer, which numbers entries as it collects them
-// (in ring order, before their write), or the producer writing through,
-// whose reservation found every earlier entry consumed (its head load
-// acquires the drainer's head store, which follows the numbering) and
-// which holds wmu; the drainer collects past that reservation only after
-// adopting the producer's wtHead store (acquire/release), which follows
-// the producer's numbering. So every access to next happens-before the
-// next one, and producers off the write-through path never touch it.
-type seqState struct {
-	format SeqFormat
-	run    string     // the run identity, RunIDLen hex digits
-	next   uint64     // the number the next record gets (the first is 1)
-	enc    seqEncoder // SeqEncoded's encoder (seqencoded.go)
-}
-
-// on reports whether records carry numbers.
-func (s *seqState) on() bool { return s.format != SeqOff }
-
-// number gives the record rec (SeqRoom bytes of headroom, then the
-// encoded line) the next number: it writes the prefix at the end of the
-// headroom and returns the line to write, which starts at the prefix.
-func (s *seqState) number(rec []byte) []byte { return s.numberKeeping(rec, nil) }
-
-// seqKeepMax is the most bytes of a line's own start that numbering may
-// overwrite (the JSON brace, an encoder's skip): kept saves them.
-const seqKeepMax = 16
-
-// seqKept is what numberKeeping overwrote of a line's start, and whether
-// it took a number, for unnumber.
-type seqKept struct {
-	b    [seqKeepMax]byte
-	n    int
-	took bool
-}
-
-// numberKeeping is number; with kept, it saves there the bytes of the
-// line's start that the prefix overwrites, for unnumber.
-func (s *seqState) numberKeeping(rec []byte, kept *seqKept) []byte {
-	if len(rec) < SeqRoom {
-		return rec // not ours (cannot happen: the handler adds the room)
-	}
-	if s.format == SeqEncoded {
-		return s.enc.number(s, rec, kept)
-	}
-	if isRunEnd(rec[SeqRoom:]) {
-		return s.runEnd(rec)
-	}
-	var buf [SeqRoom]byte
-	line := rec[SeqRoom:]
-	p := s.appendPrefix(buf[:0], s.next, len(line) > 0 && line[0] == '{', len(line) > 1 && line[1] == '}')
-	s.next++
-	start := SeqRoom - len(p)
-	if s.format == SeqJSON && len(line) > 0 && line[0] == '{' {
-		start++ // the prefix's own brace replaces the line's
-		if kept != nil {
-			kept.n = copy(kept.b[:], line[:1])
-		}
-	}
-	if kept != nil {
-		kept.took = true
-	}
-	copy(rec[start:], p)
-	return rec[start:]
-}
-
-// unnumber undoes numberKeeping for a record that went nowhere (a
-// write-through that wrote nothing): it puts back rec's line as it came
-// and its number, and returns rec.
-func (s *seqState) unnumber(rec []byte, kept *seqKept) []byte {
-	copy(rec[SeqRoom:], kept.b[:kept.n])
-	if kept.took {
-		s.next--
-	}
-	return rec
-}
-
-// marker returns the drop marker line m with the number of the first of
-// the n records lost at its gap, appended to dst[:0]: the numbers of the
-// lost records are the marker's and the n-1 after it, so the next record
-// has the marker's number plus n.
-func (s *seqState) marker(dst, m []byte, n uint64) []byte {
-	if s.format == SeqEncoded {
-		return s.enc.marker(s, dst, m, n)
-	}
-	obj := s.format == SeqJSON && len(m) > 0 && m[0] == '{'
-	dst = s.appendPrefix(dst[:0], s.next, obj, len(m) > 1 && m[1] == '}')
-	s.next += n
-	if obj {
-		m = m[1:]
-	}
-	return append(dst, m...)
-}
-
-// appendPrefix appends the prefix for number n: the JSON object's opening
-// (obj; without the trailing comma for an empty object) or key=value pairs.
-func (s *seqState) appendPrefix(dst []byte, n uint64, obj, empty bool) []byte {
-	if s.format == SeqJSON && obj {
-		dst = append(dst, `{"seq":`...)
-		dst = strconv.AppendUint(dst, n, 10)
-		dst = append(dst, `,"run":"`...)
-		dst = append(dst, s.run...)
-		if empty {
-			return append(dst, '"')
-		}
-		return append(dst, `",`...)
-	}
-	dst = append(dst, "seq="...)
-	dst = strconv.AppendUint(dst, n, 10)
-	dst = append(dst, " run="...)
-	dst = append(dst, s.run...)
-	return append(dst, ' ')
-}
+// RunIDLen is the length of a run identity.
+const RunIDLen = seqnum.RunIDLen
 
 // RunEndSentinel opens the record a handler enqueues at Close to have the
-// run-end line written in its place, RunEndRoom bytes of anything after
-// it: no encoder writes a line that starts with NUL.
-const RunEndSentinel = "\x00asyncbus:runend"
+// run-end line written in its place (seqnum.RunEndSentinel).
+const RunEndSentinel = seqnum.RunEndSentinel
 
-// RunEndRoom is the room after RunEndSentinel for the run-end line: the
-// longest (JSON, 16-digit run, 20-digit count) is 90 bytes.
-const RunEndRoom = 128
+// RunEndRoom is the room after RunEndSentinel for the run-end line.
+const RunEndRoom = seqnum.RunEndRoom
 
-// isRunEnd reports whether line is a run-end request (RunEndSentinel).
-func isRunEnd(line []byte) bool {
-	return len(line) >= len(RunEndSentinel)+RunEndRoom && string(line[:len(RunEndSentinel)]) == RunEndSentinel
-}
+// NewRunID returns a random run identity.
+func NewRunID() string { return seqnum.NewRunID() }
 
-// runEnd writes, at the end of the run-end request rec, the line that
-// closes the run: its identity first, in a form no record takes (every
-// record starts with its number), and the count of the numbers it gave
-// out, records and lost records alike; it takes no number. The sentinel
-// stays as it is, so that a ring file's replay writes the line again.
-//
-//	{"run_end":"R","count":C,"msg":"asyncbus: run ended"}
-//	run_end=R count=C msg="asyncbus: run ended"
-func (s *seqState) runEnd(rec []byte) []byte {
-	var buf [RunEndRoom]byte
-	e := buf[:0]
-	if s.format == SeqJSON {
-		e = append(append(append(e, `{"run_end":"`...), s.run...), `","count":`...)
-		e = strconv.AppendUint(e, s.next-1, 10)
-		e = append(e, `,"msg":"asyncbus: run ended"}`+"\n"...)
-	} else {
-		e = append(append(append(e, "run_end="...), s.run...), " count="...)
-		e = strconv.AppendUint(e, s.next-1, 10)
-		e = append(e, ` msg="asyncbus: run ended"`+"\n"...)
-	}
-	return rec[len(rec)-copy(rec[len(rec)-len(e):], e):]
-}
+// SeqEncode writes a record's number in an output's own encoding
+// (SeqEncoded; seqnum.Encode).
+type SeqEncode = seqnum.Encode
 
 // errSeqEncodedRingFile is New's answer to SeqEncoded with RingFile.
 var errSeqEncodedRingFile = errors.New("sequence numbers in an output's own encoding are not supported with a ring file yet")
 
 // RunID is the run identity written with the numbers (Config.Sequence).
-func (b *Bus) RunID() string { return b.seq.run }
+func (b *Bus) RunID() string { return b.seq.Run }
 
 // initSeq sets up Config.Sequence's numbering. With a ring file, records
 // the file holds are replayed first with the numbers of the run that
-// accepted them (ringseq.go); this run starts at 1 either way.
+// accepted them (the ring file package); this run starts at 1 either way.
 func (b *Bus) initSeq(cfg Config) error {
 	if cfg.Sequence == SeqOff {
 		return nil
@@ -217,9 +55,9 @@ func (b *Bus) initSeq(cfg Config) error {
 	if cfg.Sequence == SeqEncoded && cfg.RingFile != "" {
 		return errSeqEncodedRingFile // the replay writes prefixes in the JSON and key=value formats only
 	}
-	b.seq = seqState{format: cfg.Sequence, run: cfg.RunID, next: 1, enc: seqEncoder{fn: cfg.SeqEncode, report: b.Report}}
-	if len(b.seq.run) != RunIDLen {
-		b.seq.run = NewRunID()
+	b.seq = seqnum.State{Format: cfg.Sequence, Run: cfg.RunID, Next: 1, Enc: seqnum.Encoder{Fn: cfg.SeqEncode, Report: b.Report}}
+	if len(b.seq.Run) != RunIDLen {
+		b.seq.Run = NewRunID()
 	}
 	return nil
 }

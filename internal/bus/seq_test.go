@@ -3,7 +3,6 @@ package bus
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -13,73 +12,6 @@ import (
 
 func withRoom(line string) []byte { return append(make([]byte, SeqRoom), line...) }
 
-func TestSeqNumber(t *testing.T) {
-	run := strings.Repeat("ab", RunIDLen/2)
-	for _, tc := range []struct {
-		name   string
-		format SeqFormat
-		next   uint64
-		line   string
-		want   string
-	}{
-		{"json", SeqJSON, 1, `{"msg":"x"}` + "\n", `{"seq":1,"run":"` + run + `","msg":"x"}` + "\n"},
-		{"json empty object", SeqJSON, 7, "{}\n", `{"seq":7,"run":"` + run + `"}` + "\n"},
-		{"json largest number", SeqJSON, 1<<64 - 1, `{"a":1}`, `{"seq":18446744073709551615,"run":"` + run + `","a":1}`},
-		{"json format, not an object", SeqJSON, 3, "plain\n", "seq=3 run=" + run + " plain\n"},
-		{"kv", SeqKV, 42, "time=t msg=x\n", "seq=42 run=" + run + " time=t msg=x\n"},
-		{"kv empty", SeqKV, 1, "", "seq=1 run=" + run + " "},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := seqState{format: tc.format, run: run, next: tc.next}
-			assert.Equal(t, tc.want, string(s.number(withRoom(tc.line))))
-			assert.Equal(t, tc.next+1, s.next)
-		})
-	}
-}
-
-func TestSeqRunEnd(t *testing.T) {
-	run := strings.Repeat("ab", RunIDLen/2)
-	req := func() []byte { return withRoom(RunEndSentinel + strings.Repeat(" ", RunEndRoom)) }
-	for _, tc := range []struct {
-		format SeqFormat
-		next   uint64
-		want   string
-	}{
-		{SeqJSON, 8, `{"run_end":"` + run + `","count":7,"msg":"asyncbus: run ended"}` + "\n"},
-		{SeqJSON, 1<<64 - 1, `{"run_end":"` + run + `","count":18446744073709551614,"msg":"asyncbus: run ended"}` + "\n"},
-		{SeqKV, 1, "run_end=" + run + ` count=0 msg="asyncbus: run ended"` + "\n"},
-	} {
-		s := seqState{format: tc.format, run: run, next: tc.next}
-		rec := req()
-		assert.Equal(t, tc.want, string(s.number(rec)))
-		assert.Equal(t, tc.next, s.next, "the end takes no number")
-		assert.True(t, isRunEnd(rec[SeqRoom:]), "the sentinel stays for a replay")
-	}
-	s := seqState{format: SeqJSON, run: run, next: 1}
-	assert.Equal(t, `{"seq":1,"run":"`+run+`",`+"\x00x", string(s.number(withRoom("{\x00x"))), "a short or other line is a record")
-}
-
-func TestSeqMarkerTakesTheLostNumbers(t *testing.T) {
-	run := strings.Repeat("01", RunIDLen/2)
-	s := seqState{format: SeqJSON, run: run, next: 10}
-	got := s.marker(nil, []byte(`{"msg":"asyncbus: records dropped","dropped":5}`+"\n"), 5)
-	assert.Equal(t, `{"seq":10,"run":"`+run+`","msg":"asyncbus: records dropped","dropped":5}`+"\n", string(got))
-	assert.EqualValues(t, 15, s.next, "the next record follows the five lost")
-
-	k := seqState{format: SeqKV, run: run, next: 1}
-	assert.Equal(t, "seq=1 run="+run+" msg=dropped dropped=2\n", string(k.marker(nil, []byte("msg=dropped dropped=2\n"), 2)))
-	assert.EqualValues(t, 3, k.next)
-}
-
-func TestNewRunIDIsRandomHex(t *testing.T) {
-	a, b := NewRunID(), NewRunID()
-	assert.Len(t, a, RunIDLen)
-	assert.NotEqual(t, a, b)
-	for _, c := range a {
-		assert.True(t, c >= '0' && c <= '9' || c >= 'a' && c <= 'f', a)
-	}
-}
-
 const testRun = "0123456789abcdef"
 
 // numbered is the line a record gets with number n (SeqKV).
@@ -87,10 +19,10 @@ func numbered(n int, line []byte) []byte {
 	return append([]byte("seq="+strconv.Itoa(n)+" run="+testRun+" "), line...)
 }
 
-// A write-through that fails or writes short: the record keeps the number
-// it went out with (the rest is not numbered again) or, when nothing went
-// out, gets it back from the drainer; the output is whole and in order.
-func TestSeqWriteThroughFailureKeepsNumbers(t *testing.T) {
+// A write that fails or writes short, with records that wait quietly for
+// their write: a record keeps the number it was collected with (a retry
+// does not number it again); the output is whole and in order.
+func TestSeqFailureKeepsNumbers(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		sink *streamSink
@@ -100,7 +32,7 @@ func TestSeqWriteThroughFailureKeepsNumbers(t *testing.T) {
 		{"fine", &streamSink{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newTestBus(t, tc.sink, Config{WriteThrough: true, Sequence: SeqKV, RunID: testRun}, fastRetry)
+			b := newTestBus(t, tc.sink, Config{QuietWait: true, Sequence: SeqKV, RunID: testRun}, fastRetry)
 			var want [][]byte
 			for i := range 5 {
 				p := payload(i, 30)
@@ -116,12 +48,12 @@ func TestSeqWriteThroughFailureKeepsNumbers(t *testing.T) {
 	}
 }
 
-// Producers racing through write-through and the ring: the numbers are
-// 1..N in output order, and each producer's records keep their order.
+// Producers racing, some of their records waiting quietly: the numbers
+// are 1..N in output order, and each producer's records keep their order.
 func TestSeqStressNumbersInOutputOrder(t *testing.T) {
 	const producers, each = 8, 2000
 	sink := &streamSink{}
-	b := newTestBus(t, sink, Config{WriteThrough: true, Capacity: 64 << 10, Sequence: SeqKV, RunID: testRun}, nil)
+	b := newTestBus(t, sink, Config{QuietWait: true, Capacity: 64 << 10, Sequence: SeqKV, RunID: testRun}, nil)
 	enqueueFrom(t, b, producers, each, func(p, i int) string { return fmt.Sprintf("p=%d i=%d\n", p, i) })
 	closeBus(t, b)
 	lines := splitLines(sink.bytes())
@@ -137,7 +69,6 @@ func TestSeqStressNumbersInOutputOrder(t *testing.T) {
 		require.Equal(t, next[p], i, "producer %d in order", p)
 		next[p]++
 	}
-	assert.Positive(t, b.Stats().WriteThrough, "some records were written through")
 }
 
 // enqueueFrom enqueues each records from each of producers goroutines,

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,128 +21,11 @@ func tagEncode(dst, rec []byte, seq uint64, run string) ([]byte, int) {
 	return dst, 1
 }
 
-// reports collects OnError's errors.
-type reports struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (r *reports) add(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errs = append(r.errs, err)
-}
-
-func (r *reports) all() []error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]error(nil), r.errs...)
-}
-
-func TestSeqEncodedNumbersInPlace(t *testing.T) {
-	run := strings.Repeat("cd", RunIDLen/2)
-	var reported []error
-	s := seqState{format: SeqEncoded, run: run, next: 41, enc: seqEncoder{fn: tagEncode, report: func(err error) bool {
-		reported = append(reported, err)
-		return true
-	}}}
-	assert.Equal(t, "R41/"+run+"|hello\n", string(s.number(withRoom("Rhello\n"))))
-	assert.Equal(t, "not ours\n", string(s.number(withRoom("not ours\n"))), "a record the encoder does not recognise")
-	assert.Equal(t, "R42/"+run+"|again\n", string(s.number(withRoom("Ragain\n"))), "the unrecognised record took no number")
-	assert.EqualValues(t, 43, s.next)
-	assert.Empty(t, reported)
-}
-
-func TestSeqEncodedFaultsLeaveTheRecordUnnumbered(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		fn   SeqEncode
-		want string // in the report
-	}{
-		{"head longer than the room", func(dst, _ []byte, _ uint64, _ string) ([]byte, int) {
-			return append(dst, make([]byte, SeqRoom+2)...), 1
-		}, "1 more than the 64 bytes of room"},
-		{"skip past the record", func(dst, _ []byte, _ uint64, _ string) ([]byte, int) { return append(dst, 'x'), 99 }, "replaced 99 bytes of a 7-byte record"},
-		{"skip past what a write-through can put back", func(dst, _ []byte, _ uint64, _ string) ([]byte, int) {
-			return append(dst, 'x'), seqKeepMax + 1
-		}, "replaced 17 bytes"},
-		{"negative skip", func(dst, _ []byte, _ uint64, _ string) ([]byte, int) { return append(dst, 'x'), -1 }, "replaced -1 bytes"},
-		{"panic", func([]byte, []byte, uint64, string) ([]byte, int) { panic("boom") }, "AppendSequence panicked: boom"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var reported []error
-			s := seqState{format: SeqEncoded, run: testRun, next: 1, enc: seqEncoder{fn: tc.fn, report: func(err error) bool {
-				reported = append(reported, err)
-				return true
-			}}}
-			long := "R" + strings.Repeat("x", 20) + "\n"
-			assert.Equal(t, "Rhello\n", string(s.number(withRoom("Rhello\n"))))
-			assert.Equal(t, long, string(s.number(withRoom(long))))
-			assert.EqualValues(t, 1, s.next, "no number taken")
-			require.Len(t, reported, 1, "reported once")
-			assert.Contains(t, reported[0].Error(), tc.want)
-			assert.Contains(t, reported[0].Error(), "written without a number")
-		})
-	}
-}
-
-func TestSeqEncodedMarkerTakesTheLostNumbers(t *testing.T) {
-	s := seqState{format: SeqEncoded, run: testRun, next: 7, enc: seqEncoder{fn: tagEncode}}
-	got := s.marker([]byte("old"), []byte("Rdropped=3\n"), 3)
-	assert.Equal(t, "R7/"+testRun+"|dropped=3\n", string(got))
-	assert.EqualValues(t, 10, s.next)
-	got = s.marker(got, []byte("text marker dropped=2\n"), 2)
-	assert.Equal(t, "text marker dropped=2\n", string(got), "a marker the encoder does not recognise goes as it is")
-	assert.EqualValues(t, 12, s.next, "its numbers are taken all the same")
-}
-
-// A write-through that writes nothing gives its record back to the ring as
-// it came: the line's start the numbers overwrote (the JSON brace, the
-// encoder's tag) is put back, and the drainer numbers it again.
-func TestSeqWriteThroughFailurePutsTheLineBack(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		cfg    Config
-		line   string
-		wanted func(n int) string
-	}{
-		{"json", Config{Sequence: SeqJSON}, `{"a":1}` + "\n", func(n int) string {
-			return `{"seq":` + strconv.Itoa(n) + `,"run":"` + testRun + `","a":1}` + "\n"
-		}},
-		{"encoded", Config{Sequence: SeqEncoded, SeqEncode: tagEncode}, "Ra\n", func(n int) string {
-			return "R" + strconv.Itoa(n) + "/" + testRun + "|a\n"
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			sink := &streamSink{failAt: map[int]bool{1: true, 3: true}}
-			var rep reports
-			cfg := tc.cfg
-			cfg.WriteThrough, cfg.RunID, cfg.OnError = true, testRun, rep.add
-			b := newTestBus(t, sink, cfg, fastRetry)
-			var want string
-			for i := range 4 {
-				want += tc.wanted(i + 1)
-				require.NoError(t, b.Enqueue(withRoom(tc.line)))
-			}
-			closeBus(t, b) // the retries wrote every record
-			assert.Equal(t, want, string(sink.bytes()))
-			require.NotEmpty(t, rep.all(), "the failed writes are reported")
-			for _, err := range rep.all() {
-				assert.ErrorIs(t, err, errSink)
-			}
-			st := b.Stats()
-			requireAccounting(t, st)
-			assert.EqualValues(t, 4, st.Written)
-		})
-	}
-}
-
-// Producers racing through write-through and the ring with an encoder's
-// numbers: 1..N in output order.
+// Producers racing with an encoder's numbers: 1..N in output order.
 func TestSeqEncodedStressNumbersInOutputOrder(t *testing.T) {
 	const producers, each = 4, 1000
 	sink := &streamSink{}
-	b := newTestBus(t, sink, Config{WriteThrough: true, Capacity: 64 << 10, Sequence: SeqEncoded, SeqEncode: tagEncode, RunID: testRun}, nil)
+	b := newTestBus(t, sink, Config{QuietWait: true, Capacity: 64 << 10, Sequence: SeqEncoded, SeqEncode: tagEncode, RunID: testRun}, nil)
 	enqueueFrom(t, b, producers, each, func(p, i int) string { return "Rp=" + strconv.Itoa(p) + " i=" + strconv.Itoa(i) + "\n" })
 	closeBus(t, b)
 	lines := splitLines(sink.bytes())

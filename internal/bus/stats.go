@@ -1,12 +1,15 @@
 package bus
 
-import "sync/atomic"
+import (
+	"sync/atomic"
 
-// drainerStats is what the drainer publishes for Stats and for callers:
-// its counters and its measurements. The drainer is the main writer;
-// write-through producers and a Close that gives up add to written,
-// writtenBytes, failed and writeCalls too (every writer adds), so those are
-// multi-writer counters. Its words are in the package documentation's
+	"github.com/asyncbus/asyncbus/internal/queuedelay"
+)
+
+// drainerStats is what the drainer publishes for Stats: its counters and
+// its measurements. The drainer is the main writer; a Close that gives up
+// adds to written, writtenBytes, failed and markers too, so those are
+// multi-writer counters (Add). Its words are in the package documentation's
 // drainer statistics table.
 type drainerStats struct {
 	written      atomic.Uint64 // Stats.Written
@@ -16,7 +19,6 @@ type drainerStats struct {
 	writeCalls   atomic.Uint64 // Stats.WriteCalls
 	markers      atomic.Uint64 // Stats.DropMarkers
 	highWater    atomic.Uint64 // Stats.QueueHighWater (Stats raises it too, by CAS)
-	outRate      atomic.Uint64 // the output's bytes per second while written to (outrate.go); 0 until measured
 	batchTarget  atomic.Uint64 // Stats.BatchTarget
 	entries      atomic.Uint64 // ring entries consumed (records, refs, padding)
 	entryBytes   atomic.Uint64 // ring bytes consumed
@@ -41,7 +43,6 @@ type Stats struct {
 	BatchTarget    uint64 // current adaptive batch size (records)
 	Parks          uint64 // times the drainer parked
 	Wakeups        uint64 // times a producer woke a parked/sleeping drainer
-	WriteThrough   uint64 // the part of Written the producers wrote themselves (Config.WriteThrough)
 	Recovered      uint64 // records an earlier process had accepted, replayed from Config.RingFile by New (not part of Enqueued/Written)
 	Unrecovered    uint64 // records found in Config.RingFile that could not be replayed (oversize records, whose bytes were on the heap)
 	OutputRate     uint64 // the output's recent bytes per second while the drainer writes to it; 0 until measured
@@ -69,13 +70,12 @@ func (b *Bus) Stats() Stats {
 		BatchTarget:   b.batchTarget.Load(), // atomic, row batchTarget
 		Parks:         b.parks.Load(),       // atomic, row parks
 		Wakeups:       b.wakeups.Load(),     // atomic, row wakeups
-		WriteThrough:  b.wtCount.Load(),     // atomic, row wtCount
 		Recovered:     b.recovered,
 		Unrecovered:   b.unrecovered,
 		OutputRate:    b.outRate.Load(), // atomic, row outRate
 	}
 	entries, entryBytes := b.entries.Load(), b.entryBytes.Load() // atomic, rows entries, entryBytes
-	h := max(b.head.Load(), b.wtHead.Load())                     // atomic, rows head, wtHead: a written-through record is not in the ring
+	h := b.head.Load()                                           // atomic, row head
 	t := b.tail.Load() &^ closedBit                              // atomic, row tail
 	if t > h && !final {                                         // after a give-up what is left is counted as failed
 		s.QueueDepth = t - h
@@ -107,3 +107,7 @@ func atomicMax(a *atomic.Uint64, v uint64) {
 		}
 	}
 }
+
+// QueueDelay returns the recent delay between Enqueue and the output
+// taking a record, per batch (the drainer's queuedelay stage).
+func (b *Bus) QueueDelay() queuedelay.Stats { return b.d.qd.Stats() }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/asyncbus/asyncbus/internal/syncerr"
 )
 
 // outputKind is how the drainer hands a batch to the output.
@@ -24,17 +26,10 @@ const (
 	kMarker                   // drop marker (not a record)
 )
 
-// maxStagingKeep is the largest staging buffer (outputCopy) the drainer keeps
-// between batches: a full batch of 4096 records of 200 bytes takes ~0.8 MiB;
-// a larger one (oversize records, which may be of any size) is released
-// after its write.
-const maxStagingKeep = 4 << 20
-
 // writeRound writes the batch, accounts for it, and releases its ring space.
 func (d *drainer) writeRound(act batchAction) {
 	b := d.b
 	done, off := 0, 0
-	rest, restLen := d.restIndex()
 	admitted := d.admit(act)
 	if admitted && b.file != nil {
 		pre, mark := 0, uint64(0)
@@ -43,43 +38,23 @@ func (d *drainer) writeRound(act batchAction) {
 		}
 		b.file.Begin(d.pos, pre, mark) // persisted before the write starts
 	}
-	// wmu: a producer writing through never calls the output at the same time.
-	// Taken as a call: a write-through holding it may be stuck in the output.
-	// If Close gave up, the batch counts as failed (the loop's top counts
-	// the rest) and wmu is not taken: a stuck write-through may hold it.
-	if d.enterLock() {
-		b.wmu.Lock()
-		d.leaveCall()
-		if b.wtErr.Load() != nil { // atomic, row wtErr: set by a failed write-through (reportWriteThrough)
-			d.report("write", *b.wtErr.Swap(nil)) // atomic, row wtErr
+	if admitted {
+		start := b.nanotime()
+		done, off = d.write()
+		end := b.nanotime()
+		if done > 0 {
+			d.qd.Written(d.head, end) // the queue's delay (the queuedelay stage)
 		}
-		if admitted {
-			start := b.nanotime()
-			done, off = d.write()
-			end := b.nanotime()
-			if done > 0 { // issue 39: the queue's delay (queuedelay.go)
-				d.qd.written(d.head, end)
-			}
-			if done == len(d.views) {
-				d.measure(end - start)
-			}
-			if cap(d.staging) > maxStagingKeep {
-				d.staging = nil // a batch of large (oversize) records: do not keep its copy's memory
-			}
+		if done == len(d.views) {
+			d.measure(end - start)
 		}
-		if done < len(d.views) {
-			if done == rest {
-				off += restLen // the record's first bytes went out on a write-through
-			}
-			if off > 0 {
-				d.tear(off)
-			}
-		}
-		b.wmu.Unlock()
+	}
+	if done < len(d.views) && off > 0 {
+		d.tear(off)
 	}
 	written, wbytes, failed, markers := d.tally(done)
-	// Add: a write-through or a give-up count may add to the same counters
-	// (see the drainer statistics table); rarely at the same time.
+	// Add: a give-up count may add to the same counters (see the drainer
+	// statistics table).
 	b.written.Add(written)     // atomic, row written
 	b.writtenBytes.Add(wbytes) // atomic, row writtenBytes
 	b.failed.Add(failed)       // atomic, row failed
@@ -121,7 +96,7 @@ func (d *drainer) release() {
 	if b.file != nil {
 		// The output's write call has returned: only now may the file say so.
 		// Persisted before the zeroing, which destroys the records.
-		b.file.Written(d.pos, b.seq.next)
+		b.file.Written(d.pos, b.seq.Next)
 	}
 	if span := d.pos - d.head; span > 0 {
 		lo, hi := b.offsetOf(d.head), b.offsetOf(d.pos)
@@ -158,20 +133,6 @@ func (d *drainer) release() {
 	}
 }
 
-// restIndex returns the batch index of the rest of a record whose first
-// bytes a write-through wrote (see Bus.wtRest), and how many bytes those
-// were; -1 if the batch holds none. Such a rest is the batch's first entry:
-// the write-through reserved at the drainer's head, and collect puts no
-// marker in front of it.
-func (d *drainer) restIndex() (int, int) {
-	// Atomic loads after collect's acquire load of the rest's header, which
-	// the producer stored after these (see tryWriteThrough).
-	if len(d.kinds) > 0 && d.kinds[0] == kRecord && d.b.wtRest.Load() == d.head+1 { // atomic, row wtRest
-		return 0, int(d.b.wtRestLen.Load()) // atomic, row wtRestLen
-	}
-	return -1, 0
-}
-
 // admit carries out batchAction's answer up to the batch's write: it reports
 // whether the batch is written. It is not (the batch fails at once,
 // counted as failed) for actFailFast, or when the bytes owed from an
@@ -187,7 +148,7 @@ func (d *drainer) admit(act batchAction) bool {
 		}
 		return false
 	case actProbe:
-		d.health = d.health.next(evProbeDue)
+		d.on(evProbeDue)
 	}
 	probe := d.health == probing
 	for attempts := 0; len(d.owed) > 0; {
@@ -200,11 +161,11 @@ func (d *drainer) admit(act batchAction) bool {
 		n = max(0, min(n, len(d.owed)))
 		d.owed = d.owed[n:]
 		if n > 0 {
-			probe, d.health = false, d.health.next(evProgress) // the output works again
+			probe = false
+			d.on(evProgress) // the output works again
 		}
 		if len(d.owed) == 0 {
-			d.health = d.health.next(evMended)
-			b.owing.Store(false) // atomic, row owing: write-throughs may go again (see Bus.owing)
+			d.on(evMended)
 		}
 		if err == nil {
 			if n > 0 || len(d.owed) == 0 {
@@ -227,11 +188,12 @@ func (d *drainer) admit(act batchAction) bool {
 func (d *drainer) afterWriteError(err error, probe bool, attempts int) bool {
 	b := d.b
 	d.lastErr = err
+	d.setFailing(true)
 	d.report("write", err)
 	d.failStreak = min(d.failStreak+1, maxFailShift)
 	backoff := min(b.retryBase<<(d.failStreak-1), b.retryMax)
 	if probe || attempts >= b.retries {
-		d.health = d.health.next(evGiveUp)
+		d.on(evGiveUp)
 		d.probeAt = d.now().Add(backoff)
 		return false
 	}
@@ -269,7 +231,8 @@ func (d *drainer) write() (int, int) {
 		progressed := nidx > idx || noff > off
 		idx, off = nidx, noff
 		if progressed {
-			probe, d.health = false, d.health.next(evProgress) // the output works again
+			probe = false
+			d.on(evProgress) // the output works again
 		}
 		if err == nil {
 			if progressed || idx >= len(d.views) {
@@ -313,10 +276,7 @@ func (d *drainer) tear(off int) {
 			d.report("truncate", err)
 		}
 		d.owed = append(d.owed[:0], '\n')
-		d.health = d.health.next(evTear)
-		// Before release publishes head past this batch (seq-cst): a
-		// producer that then finds the ring empty sees it (see Bus.owing).
-		d.b.owing.Store(true) // atomic, row owing
+		d.on(evTear)
 	}
 }
 
@@ -372,12 +332,12 @@ func (d *drainer) step(idx, off int) (int, int, error) {
 	if idx > 0 {
 		start += d.ends[idx-1]
 	}
-	if start >= len(d.staging) {
+	if start >= len(d.out) {
 		return len(d.views), 0, nil // only empty records remain
 	}
-	n, err := outputWrite(b.w, d.staging[start:])
+	n, err := outputWrite(b.w, d.out[start:])
 	b.writeCalls.Add(1) // atomic, row writeCalls
-	n = max(0, min(n, len(d.staging)-start))
+	n = max(0, min(n, len(d.out)-start))
 	idx, off = advance(d.ends, idx, start+n)
 	return idx, off, err
 }
@@ -397,42 +357,35 @@ func advance(ends []int, idx, pos int) (int, int) {
 	return idx, pos - ends[idx-1]
 }
 
-// stage copies the batch into the reusable staging buffer.
+// stage puts the batch in d.out for one Write: copied into the staging
+// buffer, which collect's byte cap keeps it within (it never grows but
+// for a drop marker over a page); a batch of one record too large for it
+// is written from that record's own memory.
 func (d *drainer) stage() {
-	d.staging, d.ends = d.staging[:0], d.ends[:0]
+	d.ends = d.ends[:0]
+	if len(d.views) == 1 && len(d.views[0]) > cap(d.staging) {
+		d.out = d.views[0]
+		d.ends = append(d.ends, len(d.out))
+		return
+	}
+	d.staging = d.staging[:0]
 	for _, v := range d.views {
 		d.staging = append(d.staging, v...)
 		d.ends = append(d.ends, len(d.staging))
 	}
+	d.out = d.staging
 }
 
+// sync syncs the output if it is a Syncer; an output that cannot
+// sync (a pipe, a terminal) is no failure.
 func (d *drainer) sync() error {
-	if _, ok := d.b.w.(Syncer); !ok {
-		return nil
-	}
-	// No write-through during the sync: an output need not allow both at
-	// once. Taken as a call: a write-through holding it may be stuck, and
-	// after Close gave up enterLock refuses, so the drainer still finishes
-	// (TestCloseGivesUpOnHungWriteThrough).
-	if !d.enterLock() {
-		return nil
-	}
-	d.b.wmu.Lock()
-	d.leaveCall()
-	defer d.b.wmu.Unlock()
-	return d.syncOutputExcluded()
-}
-
-// syncOutputExcluded syncs the output for a caller that already keeps
-// write-throughs away from it (holding wmu, or while bytes are owed).
-func (d *drainer) syncOutputExcluded() error {
 	s, ok := d.b.w.(Syncer)
 	if !ok || !d.enterCall() { // enterCall refuses once Close gave up
 		return nil
 	}
 	err := outputSync(s)
 	d.leaveCall()
-	if notSyncable(err) {
+	if syncerr.NotSyncable(err) {
 		return nil // pipes, terminals, sockets: nothing to make durable
 	}
 	if err != nil {

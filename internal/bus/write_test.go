@@ -100,22 +100,25 @@ func TestStreamSinkShortWritesAndErrors(t *testing.T) {
 	require.Zero(t, st.Failed)
 }
 
-// TestRegularFileStagingNotKept: a regular file is written from a staged
-// copy of the batch (outputCopy); a batch holding a large oversize record must
-// not leave a staging buffer of its size behind.
-func TestRegularFileStagingNotKept(t *testing.T) {
+// TestRegularFileStagingSizedOnce: a regular file is written from a staged
+// copy of the batch (outputCopy), in a buffer sized once for cacheBatch:
+// records past it wait for the next batch, and an oversize record larger
+// than the buffer goes out from its own memory, so the buffer never grows.
+func TestRegularFileStagingSizedOnce(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "out.log"))
 	require.NoError(t, err)
 	defer f.Close()
 	b := newTestBus(t, f, Config{Capacity: 64 << 10}, nil)
 	require.Equal(t, outputCopy, b.kind, "a regular file is written with one write of a staged copy")
-	big := payload(1, 2*maxStagingKeep)
+	staging := cap(b.d.staging)
+	require.Greater(t, staging, cacheBatch)
+	big := payload(1, 2*cacheBatch)
 	small := payload(2, 100)
 	require.NoError(t, b.Enqueue(small))
 	require.NoError(t, b.Enqueue(big))
 	require.NoError(t, b.Enqueue(small))
 	closeBus(t, b) // the drainer has exited: its state may be read
-	assert.LessOrEqual(t, cap(b.d.staging), maxStagingKeep)
+	assert.Equal(t, staging, cap(b.d.staging), "never regrown")
 	st := b.Stats()
 	assert.EqualValues(t, 3, st.Written)
 	assert.EqualValues(t, 1, st.Oversize)
@@ -267,4 +270,30 @@ func TestSlowOutputReleasesSpaceAsItGoes(t *testing.T) {
 	// batch before.
 	bound := uint64(capacity / 4)
 	assert.LessOrEqual(t, maxWait, bound, "the longest wait, in bytes of output; records per producer %v", counts)
+}
+
+// The batch cap follows the measured rate: batchSpan of it, at least
+// minBatchBytes, and before a rate is measured unmeasuredBatchBytes; a
+// plain writer's batch is at most cacheBatch (its staging buffer),
+// whatever the rate.
+func TestBatchCapFollowsTheRate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kind outputKind
+		rate uint64
+		want int
+	}{
+		{"not measured", outputWritev, 0, unmeasuredBatchBytes},
+		{"2 MB/s", outputWritev, 2_000_000, 8_000},
+		{"100 MB/s", outputWritev, 100_000_000, 400_000},
+		{"100 MB/s into a plain writer", outputCopy, 100_000_000, cacheBatch},
+		{"slow plain writer", outputCopy, 500_000, minBatchBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &Bus{kind: tc.kind}
+			b.d.b = b
+			b.d.batchRate = tc.rate
+			assert.Equal(t, tc.want, b.d.batchCap())
+		})
+	}
 }

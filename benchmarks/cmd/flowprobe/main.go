@@ -2,7 +2,7 @@
 // file with one contestant, in this process only, and prints what the
 // process spent per record: CPU (user and system, getrusage), wall time,
 // and for asyncbus the drainer's batching (records per drain round, write
-// calls, write-throughs). It is the smallest real flow: run it under a
+// calls). It is the smallest real flow: run it under a
 // profiler (-cpuprofile) or valgrind to count a contestant's instructions
 // per record, e.g.
 //
@@ -120,8 +120,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		*name, recs, *g, per(int64(wall)), per(ru.Utime.Nano()+ru.Stime.Nano()), per(ru.Utime.Nano()), per(ru.Stime.Nano()))
 	if ab, ok := h.(*asyncbus.Handler); ok {
 		s, d := ab.Stats(), ab.DrainerStats()
-		fmt.Fprintf(stdout, "; drain rounds %d, records per round %.1f, write calls %d, written through %d",
-			d.Batches, float64(s.Written-s.WriteThrough)/float64(max(d.Batches, 1)), d.WriteCalls, s.WriteThrough)
+		fmt.Fprintf(stdout, "; drain rounds %d, records per round %.1f, write calls %d",
+			d.Batches, float64(s.Written)/float64(max(d.Batches, 1)), d.WriteCalls)
 	}
 	fmt.Fprintln(stdout)
 	if ab, ok := h.(*asyncbus.Handler); ok {

@@ -44,10 +44,10 @@ func (r runResult) lost() int64 {
 }
 
 func (r runResult) String() string {
-	return fmt.Sprintf("%.0f req/s, log p50 %v p99 %v p99.9 %v max %v, Error max %v, cpu %.1f µs/req, lost %d (marked %d), wt %d, close %v",
+	return fmt.Sprintf("%.0f req/s, log p50 %v p99 %v p99.9 %v max %v, Error max %v, cpu %.1f µs/req, lost %d (marked %d), close %v",
 		r.reqPerSec(), r.server.P50, r.server.P99, r.server.P999, r.server.Max, r.server.ErrMax,
 		float64(r.server.CPU.Microseconds())/float64(max(r.server.Requests, 1)),
-		r.lost(), r.marked, r.server.WriteThrough, r.server.CloseTime.Round(time.Millisecond))
+		r.lost(), r.marked, r.server.CloseTime.Round(time.Millisecond))
 }
 
 // once runs one back end in one scenario: the server, the load, the stop.

@@ -23,19 +23,18 @@ import (
 
 // serverStats is what a server process reports on stderr when it stops.
 type serverStats struct {
-	Requests     uint64        `json:"requests"`
-	Errors       uint64        `json:"errors"`     // Error records logged (every 1,000th request)
-	CPU          time.Duration `json:"cpu"`        // user + system time of the load phase
-	Wall         time.Duration `json:"wall"`       // from the first request to the stop signal
-	P50          time.Duration `json:"p50"`        // per-request time spent in log calls (requests without an Error)
-	P99          time.Duration `json:"p99"`        // ...
-	P999         time.Duration `json:"p999"`       // ...
-	Max          time.Duration `json:"max"`        // ...
-	ErrP50       time.Duration `json:"err_p50"`    // the Error calls' own time
-	ErrMax       time.Duration `json:"err_max"`    // ...
-	WriteThrough uint64        `json:"wt"`         // asyncbus: records written on their callers
-	Dropped      uint64        `json:"dropped"`    // asyncbus: records dropped (Drop mode)
-	CloseTime    time.Duration `json:"close_time"` // how long the handler's close took
+	Requests  uint64        `json:"requests"`
+	Errors    uint64        `json:"errors"`     // Error records logged (every 1,000th request)
+	CPU       time.Duration `json:"cpu"`        // user + system time of the load phase
+	Wall      time.Duration `json:"wall"`       // from the first request to the stop signal
+	P50       time.Duration `json:"p50"`        // per-request time spent in log calls (requests without an Error)
+	P99       time.Duration `json:"p99"`        // ...
+	P999      time.Duration `json:"p999"`       // ...
+	Max       time.Duration `json:"max"`        // ...
+	ErrP50    time.Duration `json:"err_p50"`    // the Error calls' own time
+	ErrMax    time.Duration `json:"err_max"`    // ...
+	Dropped   uint64        `json:"dropped"`    // asyncbus: records dropped (Drop mode)
+	CloseTime time.Duration `json:"close_time"` // how long the handler's close took
 }
 
 // maxSamples bounds the per-request samples a server keeps (more requests
@@ -151,7 +150,7 @@ func serve(backend, out string) error {
 	if ab, ok := h.(*asyncbus.Handler); ok {
 		_ = ab.Close()
 		bs := ab.Stats()
-		st.WriteThrough, st.Dropped = bs.WriteThrough, bs.Dropped
+		st.Dropped = bs.Dropped
 	} else if cl, ok := h.(io.Closer); ok {
 		_ = cl.Close()
 	}

@@ -11,7 +11,7 @@ import (
 // spread of the per-request tail across rounds, and the losses summed.
 func printTable(w io.Writer, scenario string, conns int, entries []entry, res map[string][]runResult) {
 	fmt.Fprintf(w, "## %s, %d connections\n\n", scenario, conns)
-	fmt.Fprintln(w, "| back end | req/s | ×slog | log p50 | log p99 | log p99.9 | log max | p99.9 range | max range | Error p50 | Error max | CPU µs/req | lost (marked) | write-through | close |")
+	fmt.Fprintln(w, "| back end | req/s | ×slog | log p50 | log p99 | log p99.9 | log max | p99.9 range | max range | Error p50 | Error max | CPU µs/req | lost (marked) | close |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	base := 0.0
 	if len(res["slog-file"]) > 0 {
@@ -28,14 +28,12 @@ func printTable(w io.Writer, scenario string, conns int, entries []entry, res ma
 			ratio = fmt.Sprintf("%.2f", rps/base)
 		}
 		var lost int64
-		var marked, wt, records uint64
+		var marked uint64
 		for _, r := range rs {
 			lost += r.lost()
 			marked += r.marked
-			wt += r.server.WriteThrough
-			records += 2*r.server.Requests + r.server.Errors
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %s | %v | %v | %v | %v | %v | %v | %v | %v | %.1f | %d (%d) | %.2f %% | %v |\n",
+		fmt.Fprintf(w, "| %s | %.0f | %s | %v | %v | %v | %v | %v | %v | %v | %v | %.1f | %d (%d) | %v |\n",
 			e.name, rps, ratio,
 			dmedian(rs, func(r runResult) time.Duration { return r.server.P50 }),
 			dmedian(rs, func(r runResult) time.Duration { return r.server.P99 }),
@@ -48,7 +46,7 @@ func printTable(w io.Writer, scenario string, conns int, entries []entry, res ma
 			median(rs, func(r runResult) float64 {
 				return float64(r.server.CPU.Microseconds()) / float64(max(r.server.Requests, 1))
 			}),
-			lost, marked, 100*float64(wt)/float64(max(records, 1)),
+			lost, marked,
 			slices.MaxFunc(rs, func(a, b runResult) int { return int(a.server.CloseTime - b.server.CloseTime) }).server.CloseTime.Round(time.Millisecond))
 	}
 	fmt.Fprintln(w)

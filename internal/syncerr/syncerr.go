@@ -1,4 +1,6 @@
-package bus
+// Package syncerr tells a failed sync from an output that has nothing to
+// sync (a pipe, a terminal, a socket), on every platform.
+package syncerr
 
 import (
 	"errors"
@@ -38,13 +40,13 @@ var notSyncableErrnos = map[string][]uintptr{
 	"js":     {22, 25, 95},
 }
 
-// notSyncable reports whether err, from an output's Sync, only says that the
+// NotSyncable reports whether err, from an output's Sync, only says that the
 // output is not a file that can be synced (a terminal, a pipe, a socket),
 // which is not a failure: there is nothing to make durable.
-func notSyncable(err error) bool { return notSyncableOn(runtime.GOOS, err) }
+func NotSyncable(err error) bool { return NotSyncableOn(runtime.GOOS, err) }
 
-// notSyncableOn is notSyncable for the errors of the platform goos.
-func notSyncableOn(goos string, err error) bool {
+// NotSyncableOn is NotSyncable for the errors of the platform goos.
+func NotSyncableOn(goos string, err error) bool {
 	if err == nil {
 		return false
 	}
@@ -54,3 +56,6 @@ func notSyncableOn(goos string, err error) bool {
 	n, ok := errnoOf(err)
 	return ok && slices.Contains(notSyncableErrnos[goos], n)
 }
+
+// Errnos are the error numbers that mean "nothing to sync" on goos.
+func Errnos(goos string) []uintptr { return notSyncableErrnos[goos] }

@@ -1,4 +1,8 @@
-package bus
+// Package queuedelay measures how long records wait in a queue, per
+// batch, with one clock read per drain round, never per record: an
+// optional stage of the bus's drainer (Observe at the top of each round,
+// Woke after a park, Written after each batch's write).
+package queuedelay
 
 import (
 	"math"
@@ -43,12 +47,13 @@ const delayDecay = 10 * time.Second
 
 type delaySample struct {
 	tail uint64
-	at   int64 // Bus.nanotime
+	at   int64 // ns
 }
 
-// queueDelay is the drainer's (single writer) delay histogram; Stats
-// reads it with atomic loads.
-type queueDelay struct {
+// Delay is the drainer's (single writer) delay histogram; Stats reads it
+// with atomic loads from any goroutine (the bus's protocol table has its
+// rows). Times are ns on the caller's monotonic clock.
+type Delay struct {
 	samples [delaySamples]delaySample
 	first   int // index of the oldest sample in use
 	n       int // samples in use
@@ -58,11 +63,11 @@ type queueDelay struct {
 	buckets   [delayBuckets]atomic.Uint64
 	maxNow    atomic.Int64 // the largest delay since the last decay (ns)
 	maxBefore atomic.Int64 // the largest delay in the decay period before
-	decayAt   int64        // when the next decay is due (Bus.nanotime)
+	decayAt   int64        // when the next decay is due (ns)
 }
 
-// observe records that the drainer loaded tail at time now.
-func (q *queueDelay) observe(tail uint64, now int64) {
+// Observe records that the drainer loaded tail at time now.
+func (q *Delay) Observe(tail uint64, now int64) {
 	if q.n > 0 {
 		last := &q.samples[(q.first+q.n-1)%delaySamples]
 		if tail <= last.tail {
@@ -77,17 +82,17 @@ func (q *queueDelay) observe(tail uint64, now int64) {
 	q.n++
 }
 
-// woke re-stamps the last sample after a park, which the first producer
+// Woke re-stamps the last sample after a park, which the first producer
 // to commit ends: no record was reserved long before now.
-func (q *queueDelay) woke(now int64) {
+func (q *Delay) Woke(now int64) {
 	if q.n > 0 {
 		q.samples[(q.first+q.n-1)%delaySamples].at = now
 	}
 }
 
-// written records the delay of a batch whose first record was at position
+// Written records the delay of a batch whose first record was at position
 // pos, taken by the output at time now.
-func (q *queueDelay) written(pos uint64, now int64) {
+func (q *Delay) Written(pos uint64, now int64) {
 	// Samples wholly below pos are no use to later batches (their records
 	// start at or after pos); keep the last one at or below pos.
 	for q.n > 1 && q.samples[(q.first+1)%delaySamples].tail <= pos {
@@ -108,7 +113,7 @@ func (q *queueDelay) written(pos uint64, now int64) {
 }
 
 // decay halves the counts and moves the max on a period.
-func (q *queueDelay) decay(now int64) {
+func (q *Delay) decay(now int64) {
 	for i := range q.buckets {
 		if c := q.buckets[i].Load(); c > 0 {
 			q.buckets[i].Store(c / 2)
@@ -143,24 +148,23 @@ func delayUpper(i int) time.Duration {
 	return time.Duration(delaySub+sub+1) << (octave - 2)
 }
 
-// DelayStats is the queue's recent delay: quantiles of the batches'
+// Stats is the queue's recent delay: quantiles of the batches'
 // delays (bucket upper bounds) and the largest, over the last 10-20 s.
-type DelayStats struct {
+type Stats struct {
 	P50, P99, Max time.Duration
 	Batches       uint64 // batches in the histogram (decayed counts)
 }
 
-// QueueDelay returns the recent delay between Enqueue and the output
-// taking a record, per batch (queuedelay.go).
-func (b *Bus) QueueDelay() DelayStats {
-	q := &b.d.qd
+// Stats returns the recent delay between a record's enqueue and the
+// output taking it, per batch.
+func (q *Delay) Stats() Stats {
 	var counts [delayBuckets]uint64
 	var total uint64
 	for i := range counts {
 		counts[i] = q.buckets[i].Load()
 		total += counts[i]
 	}
-	s := DelayStats{Batches: total, Max: time.Duration(max(q.maxNow.Load(), q.maxBefore.Load()))}
+	s := Stats{Batches: total, Max: time.Duration(max(q.maxNow.Load(), q.maxBefore.Load()))}
 	if total == 0 {
 		return s
 	}

@@ -1,4 +1,4 @@
-package bus
+package queuedelay
 
 import (
 	"testing"
@@ -23,21 +23,20 @@ func TestDelayBucketsBoundTheirDelays(t *testing.T) {
 
 func TestQueueDelayIsAnUpperBoundFromTheSamples(t *testing.T) {
 	ms := int64(time.Millisecond)
-	b := &Bus{}
-	q := &b.d.qd
+	q := &Delay{}
 	q.decayAt = 1 << 62 // no decay in this test
-	q.observe(0, 0)     // round at 0 ms: nothing reserved
-	q.observe(0, 5*ms)  // round at 5 ms: still nothing; the later time is kept
-	q.observe(100, 6*ms)
-	q.observe(300, 40*ms)
+	q.Observe(0, 0)     // round at 0 ms: nothing reserved
+	q.Observe(0, 5*ms)  // round at 5 ms: still nothing; the later time is kept
+	q.Observe(100, 6*ms)
+	q.Observe(300, 40*ms)
 	// The batch from position 0: reserved after 5 ms, written at 50 ms.
-	q.written(0, 50*ms)
+	q.Written(0, 50*ms)
 	// The batch from position 100 (first seen at 6 ms, so reserved after
 	// 5 ms... the sample at or below 100 is the one at 6 ms: after 6 ms).
-	q.written(100, 60*ms)
+	q.Written(100, 60*ms)
 	// The batch from 300: after 40 ms.
-	q.written(300, 45*ms)
-	s := b.QueueDelay()
+	q.Written(300, 45*ms)
+	s := q.Stats()
 	assert.Equal(t, 54*time.Millisecond, s.Max)
 	assert.EqualValues(t, 3, s.Batches)
 	assert.Equal(t, delayUpper(delayBucket(45*ms)), s.P50, "the median of 5, 45 and 54 ms")
@@ -46,32 +45,30 @@ func TestQueueDelayIsAnUpperBoundFromTheSamples(t *testing.T) {
 
 func TestQueueDelayParkRestamps(t *testing.T) {
 	ms := int64(time.Millisecond)
-	b := &Bus{}
-	q := &b.d.qd
+	q := &Delay{}
 	q.decayAt = 1 << 62
-	q.observe(0, 0)
-	q.woke(3600_000 * ms) // parked an hour; the record's producer woke it
-	q.observe(64, 3600_000*ms+ms/10)
-	q.written(0, 3600_001*ms)
-	assert.Equal(t, time.Millisecond, b.QueueDelay().Max, "not the hour it parked")
+	q.Observe(0, 0)
+	q.Woke(3600_000 * ms) // parked an hour; the record's producer woke it
+	q.Observe(64, 3600_000*ms+ms/10)
+	q.Written(0, 3600_001*ms)
+	assert.Equal(t, time.Millisecond, q.Stats().Max, "not the hour it parked")
 }
 
 func TestQueueDelayDecays(t *testing.T) {
 	ms := int64(time.Millisecond)
-	b := &Bus{}
-	q := &b.d.qd
-	q.observe(0, 0)
-	q.written(0, 100*ms) // the first batch starts the decay period
+	q := &Delay{}
+	q.Observe(0, 0)
+	q.Written(0, 100*ms) // the first batch starts the decay period
 	for range 8 {
-		q.observe(0, 200*ms)
-		q.written(0, 201*ms)
+		q.Observe(0, 200*ms)
+		q.Written(0, 201*ms)
 	}
 	now := 200*ms + int64(delayDecay)
-	q.observe(0, now)
-	q.written(0, now+ms) // a new period: the old max moves to maxBefore
-	q.observe(0, 2*now)
-	q.written(0, 2*now+ms) // another: 100 ms is forgotten
-	s := b.QueueDelay()
+	q.Observe(0, now)
+	q.Written(0, now+ms) // a new period: the old max moves to maxBefore
+	q.Observe(0, 2*now)
+	q.Written(0, 2*now+ms) // another: 100 ms is forgotten
+	s := q.Stats()
 	assert.Equal(t, time.Millisecond, s.Max)
 	assert.Less(t, s.Batches, uint64(10), "counts were halved")
 }

@@ -1,4 +1,4 @@
-package bus
+package syncerr
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 
 // TestNotSyncableRealFiles: what this kernel answers to os.File.Sync on a
 // pipe, a socket, a terminal and /dev/null is either success or an error
-// notSyncable recognises, and the Linux row names the syscall package's
+// NotSyncable recognises, and the Linux row names the syscall package's
 // own values.
 func TestNotSyncableRealFiles(t *testing.T) {
 	assert.Equal(t, []uintptr{uintptr(syscall.EINVAL), uintptr(syscall.EROFS), uintptr(syscall.EOPNOTSUPP)}, notSyncableErrnos["linux"])
@@ -47,7 +47,7 @@ func TestNotSyncableRealFiles(t *testing.T) {
 			f := tt.open(t)
 			defer f.Close()
 			err := f.Sync()
-			assert.True(t, err == nil || notSyncable(err), "%v", err)
+			assert.True(t, err == nil || NotSyncable(err), "%v", err)
 		})
 	}
 }

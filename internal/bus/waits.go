@@ -1,0 +1,351 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Every wait a caller makes for the output is one rule (waitWritten): wait
+// until ring position P is written (and synced, for the sync waits),
+// within bound B. A log call's wait is skipped at once when the output is
+// stuck (a call into it in flight for over StuckAfter), when the caller is
+// itself inside a call into the output (it would wait for itself), or when
+// the output, at the pace the drainer measured, cannot write the bytes
+// ahead of P within B; while it waits it looks again every StuckAfter/2,
+// and ends when the output got stuck. docs/guarantees.md has the table.
+const (
+	// ErrorWaitMax bounds an Error record's wait for its write
+	// (EnqueueWritten). 50 ms: with StuckAfter, what keeps a request's
+	// worst time behind an overloaded or hung output within 100 ms,
+	// Error calls included; a healthy output writes a record in well
+	// under a millisecond.
+	ErrorWaitMax = 50 * time.Millisecond
+	// StuckAfter: a call into the output in flight this long makes the
+	// output stuck, and every log call's wait (room in Block included)
+	// is skipped or ends. The Error wait's bound: a write that takes
+	// longer than an Error record may wait is no progress a caller can
+	// wait for; a batch carries at most batchSpan (4 ms) of the output's
+	// measured pace, so a moving output's calls stay far below it.
+	StuckAfter = ErrorWaitMax
+	// SyncWaitMax bounds the wait of a record at or above the root's
+	// SyncLevel and of SyncBounded: a disk's sync may take seconds.
+	SyncWaitMax = 5 * time.Second
+	// QuietWaitDepth: a record committed behind at most this many bytes
+	// (a quiet program's burst: a few goroutines' lines of the same
+	// moment) waits for its write, at most MaxLatency (the quiet wait),
+	// so that a program that returns without Close keeps it.
+	QuietWaitDepth = 8 << 10
+	// QuietWaitBurst and QuietWaitRate limit the quiet wait (a burst,
+	// then a rate a second): a wait costs its caller a drainer round
+	// trip (~10-50 µs), which a busy logger whose queue is often short
+	// must not pay per record; 100 a second costs it under 0.5 % of one
+	// core, and a program's last burst of up to 256 lines is kept.
+	QuietWaitBurst = 256
+	QuietWaitRate  = 100
+)
+
+// ErrWaitBound is returned by SyncBounded when its wait was skipped or
+// reached its bound: the records stay queued.
+var ErrWaitBound = errors.New("the output did not answer within the wait's bound; the records stay queued")
+
+// outputWatch is what callers read of the output: the drainer's call in
+// flight, its measured pace and the quiet wait's rate limit. Its words
+// are in the package documentation's output watch table.
+type outputWatch struct {
+	epoch      time.Time // monotonic origin of the bus's clock (nanotime)
+	stuckAfter int64     // StuckAfter in ns (tests may raise it)
+	// callSince is when the drainer's call into the output in flight
+	// began (ns, nanotime), 0 if none; callTid the drainer's OS thread,
+	// which it keeps (0 where unknown).
+	callSince atomic.Int64
+	callTid   atomic.Int32
+	// failing is set while the drainer's last call into the output
+	// failed (a batch being retried, or the output failing; health.go),
+	// until a call makes progress.
+	failing atomic.Bool
+	// outRate is the output's bytes per second while written to
+	// (outrate.go); 0 until measured.
+	outRate atomic.Uint64
+	// quietTAT is the quiet wait's rate limit (GCRA's theoretical
+	// arrival time, ns on nanotime), advanced by CAS.
+	quietTAT atomic.Int64
+}
+
+// nanotime is the bus's monotonic clock: ns since New, never 0 after it
+// (callSince uses 0 for "no call in flight").
+func (o *outputWatch) nanotime() int64 { return int64(time.Since(o.epoch)) + 1 }
+
+// stuck reports whether the output is stuck: a call into it in flight for
+// over StuckAfter while the drainer is not merely descheduled inside a
+// call that is progressing (on a CPU-saturated machine the wall clock
+// cannot tell): its thread sleeps or waits for I/O (Linux) and no
+// goroutine of the process waits for a processor; or in flight for over
+// StuckBusyAfter in any case. The slow checks run only once a call has
+// been in flight for StuckAfter.
+func (o *outputWatch) stuck() bool { return o.stuckCall() != 0 }
+
+// stuckCall is stuck's answer as the start of the call that is stuck
+// (callSince), 0 when none is.
+func (o *outputWatch) stuckCall() int64 {
+	since := o.callSince.Load() // atomic, row callSince: the drainer's enterCall
+	if since == 0 {
+		return 0
+	}
+	d := o.nanotime() - since
+	switch {
+	case d <= o.stuckAfter:
+		return 0
+	case d > o.stuckAfter*int64(StuckBusyAfter/StuckAfter):
+		return since
+	}
+	tid := o.callTid.Load() // atomic, row callTid: stored once, before any call
+	if threadWaits(tid) && !goroutinesRunnable() {
+		return since
+	}
+	return 0
+}
+
+// StuckBusyAfter is StuckAfter while goroutines wait for a processor: a
+// process with more runnable goroutines than cores can leave the drainer
+// descheduled for hundreds of milliseconds in the middle of a call that
+// is progressing (64 producers on 2 cores under the race detector: over
+// 100 ms); a second is past that, and still bounds a caller behind a
+// hung output on a saturated machine.
+const StuckBusyAfter = time.Second
+
+// runnableMetric is the runtime's count of goroutines waiting for a
+// processor (Go 1.26).
+const runnableMetric = "/sched/goroutines/runnable:goroutines"
+
+// goroutinesRunnable reports whether a goroutine waits for a processor;
+// true when the runtime cannot say. Only a caller that found a call in
+// flight for over StuckAfter pays for it.
+func goroutinesRunnable() bool {
+	s := []metrics.Sample{{Name: runnableMetric}}
+	metrics.Read(s)
+	return s[0].Value.Kind() != metrics.KindUint64 || s[0].Value.Uint64() > 0
+}
+
+// quietAllow spends one of the quiet wait's tokens (GCRA: a burst of
+// QuietWaitBurst, then QuietWaitRate a second); once they are spent it
+// costs a clock read and a load.
+func (o *outputWatch) quietAllow() bool {
+	const interval = int64(time.Second / QuietWaitRate)
+	now := o.nanotime()
+	for {
+		tat := o.quietTAT.Load() // atomic, row quietTAT
+		if tat-now > interval*(QuietWaitBurst-1) {
+			return false
+		}
+		// CAS: two callers allowed from one tat would spend one token.
+		if o.quietTAT.CompareAndSwap(tat, max(tat, now)+interval) { // atomic, row quietTAT
+			return true
+		}
+	}
+}
+
+// inOutputCall reports whether the calling goroutine is inside a call into
+// the output (an output that logs through the handler it serves, from its
+// Write, WriteBatch or Sync, which run on the drainer): waiting for the
+// drainer there would wait for the call that waits. Only a caller about to
+// wait pays for the stack walk, and only while a call is in flight; it
+// allocates nothing (an Error record's wait asks it).
+func (o *outputWatch) inOutputCall() bool {
+	if o.callSince.Load() == 0 { // atomic, row callSince: no call in flight, so not inside one
+		return false
+	}
+	sites := outputCallSites()
+	var pcs [32]uintptr
+	for skip := 2; ; skip += len(pcs) {
+		n := runtime.Callers(skip, pcs[:])
+		for _, pc := range pcs[:n] {
+			if slices.Contains(sites[:], pc) {
+				return true
+			}
+		}
+		if n < len(pcs) {
+			return false
+		}
+	}
+}
+
+// outputCallSites are the return addresses of the output wrappers' calls
+// into the output (outputcall.go), as they appear on the stack of a
+// goroutine inside such a call: each wrapper has one call site, and its
+// deferred recover keeps it from being inlined. Found once, by calling
+// each wrapper with a probe that records its caller's return address.
+var outputCallSites = sync.OnceValue(func() [3]uintptr {
+	var p siteProbe
+	_, _ = outputWrite(&p, nil)
+	_, _ = outputWriteBatch(&p, nil)
+	_ = outputSync(&p)
+	return p.sites
+})
+
+// siteProbe records where each of its methods was called from.
+type siteProbe struct{ sites [3]uintptr }
+
+func (p *siteProbe) caller(i int) {
+	var pcs [1]uintptr
+	runtime.Callers(3, pcs[:]) // 3: Callers, caller, the probe's method
+	p.sites[i] = pcs[0]
+}
+
+func (p *siteProbe) Write([]byte) (int, error)        { p.caller(0); return 0, nil }
+func (p *siteProbe) WriteBatch([][]byte) (int, error) { p.caller(1); return 0, nil }
+func (p *siteProbe) Sync() error                      { p.caller(2); return nil }
+
+// waitSpec is one wait's terms (see waitWritten).
+type waitSpec struct {
+	bound time.Duration // 0: none but ctx (and, with skip, the output getting stuck)
+	sync  bool          // sync the output once pos is written (Flush, Sync, SyncLevel)
+	mark  bool          // the answer moves the "failures reported" mark (Flush only)
+	skip  bool          // a log call's wait: skipped or ended when it cannot succeed
+}
+
+// The waits, one row each of docs/guarantees.md's table.
+var (
+	quietWait = waitSpec{skip: true} // bound: Bus.quietBound
+	errorWait = waitSpec{bound: ErrorWaitMax, skip: true}
+	syncWait  = waitSpec{bound: SyncWaitMax, sync: true, skip: true}
+	flushWait = waitSpec{sync: true, mark: true}
+	syncCall  = waitSpec{sync: true}
+)
+
+// hopeless reports whether a log call's wait for pos within bound cannot
+// succeed: the output is stuck or failing, the caller is inside a call
+// into it, or at its measured pace it cannot write the bytes ahead of pos
+// within bound.
+func (b *Bus) hopeless(pos uint64, bound time.Duration) bool {
+	if b.stuck() || b.failing.Load() || b.inOutputCall() { // atomic, row failing
+		return true
+	}
+	h := b.head.Load()       // atomic, row head: a snapshot; everything below it is written
+	rate := b.outRate.Load() // atomic, row outRate: a stale pace only skips or makes one bounded wait
+	return bound > 0 && rate > 0 && h < pos && float64(pos-h)/float64(rate) > bound.Seconds()
+}
+
+// waitWritten is the one wait: it returns once the drainer has written
+// everything below pos (and synced the output with w.sync), with the
+// drainer's answer (see Flush); ctx.Err() when ctx ends first;
+// ErrWaitBound when w.bound passes first, or, for a log call's wait
+// (w.skip), when the wait cannot succeed (hopeless, at once) or the output
+// got stuck during it. The records stay queued either way.
+//
+// It allocates nothing once warm (an Error record's promise): its answer
+// channel and timer come from the bus's free slots (waitSlot).
+func (b *Bus) waitWritten(ctx context.Context, pos uint64, w waitSpec) error {
+	select {
+	case <-b.stopped:
+		return b.closeErr // the drainer is done: nobody would take the request
+	default:
+	}
+	if w.skip && b.hopeless(pos, w.bound) {
+		return ErrWaitBound
+	}
+	s := b.takeSlot()
+	req := flushReq{target: pos, sync: w.sync, mark: w.mark, ch: s.ch}
+	b.request(req)
+	var tick <-chan time.Time
+	step, deadline := w.bound, int64(0)
+	if w.bound > 0 {
+		deadline = b.nanotime() + int64(w.bound)
+	}
+	if w.skip {
+		step = StuckAfter / 2 // look for a stuck output this often
+		if w.bound > 0 {
+			step = min(step, w.bound)
+		}
+	}
+	if step > 0 {
+		s.tm.Reset(step) // stopped and drained when it was put back
+		tick = s.tm.C
+	}
+	var err error
+	answered := false
+wait:
+	for {
+		select {
+		case err = <-s.ch:
+			answered = true // answered once, now empty: reusable
+			break wait
+		case <-b.stopped:
+			b.forget(req)
+			err = b.closeErr
+			break wait
+		case <-ctx.Done():
+			err = ctx.Err() // still queued
+			break wait
+		case <-tick:
+			left := time.Duration(deadline - b.nanotime())
+			if (w.bound > 0 && left <= 0) || (w.skip && b.stuck()) {
+				err = ErrWaitBound // still queued; the drainer answers into ch's buffer later
+				break wait
+			}
+			if w.bound > 0 {
+				step = min(step, left)
+			}
+			s.tm.Reset(step) // fired and received: no tick pending
+		}
+	}
+	if !s.tm.Stop() {
+		// Fired (or firing): with GODEBUG=asynctimerchan=1 (pre-Go 1.23
+		// timers) its tick may still be queued; drain it so that the next
+		// wait does not end at once.
+		select {
+		case <-s.tm.C:
+		default:
+		}
+	}
+	if answered {
+		b.putSlot(s)
+	}
+	return err
+}
+
+// waitSlot is a wait's answer channel (buffered 1) and timer, reused
+// through Bus.slots so that a wait allocates nothing (not even under the
+// race detector, whose sync.Pool drops items at random). A slot goes back
+// only after its channel delivered its one answer; one whose wait ended
+// otherwise is left to the drainer's late answer.
+type waitSlot struct {
+	ch chan error
+	tm *time.Timer
+}
+
+// takeSlot takes a free slot, or makes one.
+func (b *Bus) takeSlot() *waitSlot {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n := len(b.slots); n > 0 {
+		s := b.slots[n-1]
+		b.slots = b.slots[:n-1]
+		return s
+	}
+	s := &waitSlot{ch: make(chan error, 1), tm: time.NewTimer(time.Hour)}
+	s.tm.Stop()
+	return s
+}
+
+// putSlot returns a slot whose channel is empty and whose timer is
+// stopped and drained.
+func (b *Bus) putSlot(s *waitSlot) {
+	b.mu.Lock()
+	b.slots = append(b.slots, s)
+	b.mu.Unlock()
+}
+
+// quietBound is the quiet wait's bound: MaxLatency (the longest a
+// committed record waits before its write starts), at most
+// DefaultMaxLatency.
+func (b *Bus) quietBound() waitSpec {
+	w := quietWait
+	w.bound = min(b.maxLatency, DefaultMaxLatency)
+	return w
+}

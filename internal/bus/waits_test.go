@@ -1,0 +1,158 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A record behind a short queue waits until the drainer has written it
+// (the quiet wait), in Block and Drop mode alike: it is in the output when
+// Enqueue returns.
+func TestQuietWaitInEveryMode(t *testing.T) {
+	for _, mode := range []Overflow{Block, Drop} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s := &streamSink{}
+			b := newTestBus(t, s, Config{Overflow: mode, QuietWait: true}, patient)
+			for i := range 5 {
+				rec := payload(i, 40)
+				require.NoError(t, b.Enqueue(rec))
+				assert.True(t, bytes.Contains(s.bytes(), rec), "record %d written when Enqueue returned", i)
+			}
+			closeBus(t, b)
+			requireAccounting(t, b.Stats())
+		})
+	}
+}
+
+// Each wait's bound: an Error record's wait ends at ErrorWaitMax, a
+// SyncLevel wait at SyncWaitMax's stand-in, the record queued, behind an
+// output that is slow but not stuck.
+func TestWaitBounds(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{}, patient)
+	require.NoError(t, b.Enqueue(payload(0, 40)))
+	<-w.entered // the drainer is in the output; patient: never stuck
+	start := time.Now()
+	require.NoError(t, b.EnqueueWritten(payload(1, 40)), "the bound ends the wait; the record stays queued")
+	assert.GreaterOrEqual(t, time.Since(start), ErrorWaitMax, "it waited its bound")
+	start = time.Now()
+	err := b.waitWritten(context.Background(), b.tail.Load(), waitSpec{bound: 30 * time.Millisecond, sync: true, skip: true})
+	require.ErrorIs(t, err, ErrWaitBound)
+	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+	close(w.gate)
+	closeBus(t, b)
+	st := b.Stats()
+	assert.EqualValues(t, 2, st.Written, "both records written after the waits")
+	requireAccounting(t, st)
+}
+
+// Against a stuck output (a call in flight past the stuck bound), every
+// log call's wait is skipped at once: the Error and SyncLevel waits return
+// with the record queued, and a Block producer that finds the ring full
+// drops its record (counted, marked) instead of waiting for ever. Flush
+// waits its own context.
+func TestWaitsSkippedWhenStuck(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{Capacity: 4096, Overflow: Block, QuietWait: true}, func(b *Bus) {
+		b.stuckAfter = int64(time.Millisecond) // and 20 ms while goroutines wait for a processor
+	})
+	require.NoError(t, b.Enqueue(payload(0, 40)))
+	<-w.entered
+	waitFor(t, "the output is stuck", b.stuck)
+
+	require.NoError(t, b.EnqueueWritten(payload(1, 40)), "skipped: the record stays queued")
+	require.ErrorIs(t, b.SyncBounded(context.Background()), ErrWaitBound)
+	var dropped int
+	for i := 2; dropped == 0; i++ {
+		switch err := b.Enqueue(payload(i, 200)); err {
+		case nil:
+		case ErrDropped:
+			dropped++
+		default:
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.Flush(ctx), context.DeadlineExceeded, "Flush waits its own bound")
+
+	close(w.gate)
+	closeBus(t, b)
+	st := b.Stats()
+	assert.EqualValues(t, dropped, st.Dropped)
+	assert.EqualValues(t, 1, st.DropMarkers, "the drop is marked in the output")
+	requireAccounting(t, st)
+}
+
+// A wait is skipped when the output, at its measured pace, cannot write
+// the bytes ahead of the record within the wait's bound.
+func TestWaitSkippedBeyondThePace(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{}, patient)
+	require.NoError(t, b.Enqueue(payload(0, 40)))
+	<-w.entered
+	b.outRate.Store(1000) // 1 kB/s: the bytes queued take longer than 50 ms
+	for i := range 10 {
+		require.NoError(t, b.Enqueue(payload(i+1, 100)))
+	}
+	assert.True(t, b.hopeless(b.tail.Load(), ErrorWaitMax))
+	assert.False(t, b.hopeless(b.tail.Load(), time.Hour), "within a longer bound it can succeed")
+	assert.False(t, b.hopeless(b.tail.Load(), 0), "no bound: no pace test")
+	close(w.gate)
+	closeBus(t, b)
+}
+
+// Inside a call into the output (an output logging through its own
+// handler) a wait would wait for itself: inOutputCall finds the call on
+// the drainer's stack, and nowhere else, without allocating.
+func TestInOutputCall(t *testing.T) {
+	var inside, insideBatch atomic.Int32
+	var b *Bus
+	s := &callbackSink{onWrite: func() {
+		if b.inOutputCall() {
+			inside.Add(1)
+		}
+	}}
+	b = newTestBus(t, s, Config{}, nil)
+	require.NoError(t, b.Flush(context.Background()))
+	require.NoError(t, b.Enqueue(payload(0, 40)))
+	require.NoError(t, b.Flush(context.Background()))
+	closeBus(t, b)
+	assert.EqualValues(t, 1, inside.Load(), "found inside Write")
+
+	bs := &callbackBatchSink{callbackSink{onWrite: func() {
+		if b.inOutputCall() {
+			insideBatch.Add(1)
+		}
+	}}}
+	b = newTestBus(t, bs, Config{}, nil)
+	require.NoError(t, b.Enqueue(payload(0, 40)))
+	require.NoError(t, b.Flush(context.Background()))
+	closeBus(t, b)
+	assert.EqualValues(t, 1, insideBatch.Load(), "found inside WriteBatch")
+
+	b.callSince.Store(1) // as if a call were in flight
+	assert.False(t, b.inOutputCall(), "not inside one")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { b.inOutputCall() }))
+}
+
+// callbackSink runs onWrite in every Write.
+type callbackSink struct{ onWrite func() }
+
+func (s *callbackSink) Write(p []byte) (int, error) {
+	s.onWrite()
+	return len(p), nil
+}
+
+type callbackBatchSink struct{ callbackSink }
+
+func (s *callbackBatchSink) WriteBatch(recs [][]byte) (int, error) {
+	s.onWrite()
+	return len(recs), nil
+}
