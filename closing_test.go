@@ -43,8 +43,7 @@ func TestCloseReportsEveryFailure(t *testing.T) {
 			out := tt.out()
 			h := NewHandler(out, &Options{
 				Retry: RetryOptions{MaxBackoff: time.Millisecond}, // the default four attempts, 1 ms apart
-				// The records go as one batch at Flush; Drop: no
-				// write-through, the drainer writes them.
+				// The records go as one batch at Flush.
 				Ring:    RingOptions{MaxLatency: time.Hour, Overflow: Drop},
 				OnError: func(error) {},
 			})

@@ -194,8 +194,8 @@ func TestPanickingOutput(t *testing.T) {
 		name string
 		o    Options
 	}{
-		{"write-through", Options{}},
-		{"drainer", Options{Ring: RingOptions{BlockTimeout: time.Hour}}},
+		{"default", Options{}},
+		{"block timeout", Options{Ring: RingOptions{BlockTimeout: time.Hour}}},
 	} {
 		t.Run(opts.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)

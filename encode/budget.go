@@ -6,7 +6,7 @@ import "log/slog"
 
 // The work of one record (and of one WithAttrs or Named call) is bounded:
 // maxDepth alone does not bound it, since a LogValuer whose group holds
-// itself twice doubles the work at every level (issue 13 item 3). The
+// itself twice doubles the work at every level. The
 // general code counts every attribute it writes or descends into, and the
 // fast paths (JSON, Text and Logfmt scalars, the zap formats) every
 // attribute they write; when a

@@ -20,7 +20,7 @@ func (t twiceValuer) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("pad", t.pad), slog.Any("a", t), slog.Any("b", t))
 }
 
-// TestWorkBudgetPerRecord: issue 13 item 3. A self-doubling LogValuer used
+// TestWorkBudgetPerRecord: A self-doubling LogValuer used
 // to make Append run for minutes; the record's work is now bounded, the
 // place where it ran out carries TruncatedValue, attributes before it are
 // written and attributes after it are left out.
@@ -104,7 +104,7 @@ func TestWorkBudgetLeavesBigRecordsAlone(t *testing.T) {
 	}
 }
 
-// TestWorkBudgetEveryPath (issue 33): the bound holds on every path, not
+// TestWorkBudgetEveryPath: the bound holds on every path, not
 // only in the general code: scalar attributes on the fast paths (the
 // record's, per-call extra ones, inside WithGroup), WithAttrs, group
 // values, in every format, with UniqueKeys on and off. Before the fix a

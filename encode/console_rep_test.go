@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConsoleReplaceAttrBuiltins: issue 13 item 5. ReplaceAttr applies to
+// TestConsoleReplaceAttrBuiltins: ReplaceAttr applies to
 // the time, level, source and msg columns as in slog: removal drops the
 // column, a value of the built-in's kind fills it, any other kind or a group
 // is written as key=value in the column's place.
@@ -54,7 +54,7 @@ func TestConsoleReplaceAttrBuiltins(t *testing.T) {
 	}
 }
 
-// TestConsoleEscapesControlChars: issue 13 item 4. DEL, which slog's
+// TestConsoleEscapesControlChars: DEL, which slog's
 // TextHandler writes raw, is escaped in Console values, keys, group names,
 // the message and the logger name; Text still matches slog.
 func TestConsoleEscapesControlChars(t *testing.T) {

@@ -259,7 +259,8 @@ type bytesErr []byte
 
 func (b bytesErr) Error() string { return "bytesErr.Error" }
 
-// TestBytesErrorFollowsSlogOrder: issue 13 item 2.
+// TestBytesErrorFollowsSlogOrder: a bytesErr is written as slog writes it,
+// its bytes in Text and the key=value formats, its Error() in JSON.
 func TestBytesErrorFollowsSlogOrder(t *testing.T) {
 	r := record(fixedTime, slog.LevelInfo, "m", 0, []slog.Attr{slog.Any("b", bytesErr("raw bytes")), slog.Group("g", slog.Any("b", bytesErr("x")))})
 	for _, f := range []Format{JSON, Text} {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestOuterGroupPrefixKept: issue 13 item 1. A WithAttrs after WithGroup
+// TestOuterGroupPrefixKept: A WithAttrs after WithGroup
 // used to lose the outer groups' key prefix (a.x=1 b.y=2) and leave stale
 // bytes in later keys (userk=v) in Text, Logfmt and Console.
 func TestOuterGroupPrefixKept(t *testing.T) {

@@ -98,7 +98,7 @@ var prefixPool = sync.Pool{New: func() any {
 // growPrefix makes sure s.prefix has pooled storage before it is appended
 // to, keeping what it already holds (a prefix set without pooled storage,
 // such as an Encoder's group prefix, must survive the switch: dropping it
-// lost the outer groups of a WithAttrs after WithGroup, issue 13 item 1).
+// lost the outer groups of a WithAttrs after WithGroup).
 func (s *state) growPrefix() {
 	if s.prefixBuf == nil {
 		s.prefixBuf = prefixPool.Get().(*[]byte)

@@ -310,8 +310,8 @@ func TestScaffoldOutputMatchesControllerRuntime(t *testing.T) {
 // through the deferred logrbridge.Flush(ctrl.Log); os.Exit(1) after the
 // scaffold's error, which runs no deferred call (the drop-in writes Error
 // records before Error returns); and os.Exit(0) after a few lines, which
-// the drop-in keeps because the handler writes through while its drainer
-// is idle.
+// the drop-in keeps because a quiet handler's calls wait briefly for
+// their lines' write.
 func TestScaffoldKeepsEveryLineAtExit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two controller-runtime programs")

@@ -39,7 +39,7 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// TestFailingOutputDoesNotStallBlock (issue 13 item 7): with an output that
+// TestFailingOutputDoesNotStallBlock: with an output that
 // always fails, a 64 KiB ring and Block mode, callers logging a fixed number
 // of records all return, the records are counted as failed, Close finishes
 // the drain (it does not give up at its deadline), and once the output

@@ -30,11 +30,8 @@ import (
 //     wait too, so enqueue-cpu-ns is what Enqueue itself costs;
 //   - encode-ns: the encode-only time, for scale;
 //   - records/batch: records per drain round (one write(2) each into a
-//     file), not counting those written through (batching at this rate);
+//     file) (batching at this rate);
 //   - drainer-sleeps/krec: Parks+Wakeups per 1000 records;
-//   - writethrough/krec: records written through per 1000 (when a chunk of
-//     Enqueue finds the ring empty, its first records are written through,
-//     as a quiet logger's are).
 //
 // enqueue-ns is a difference of two timed phases and varies widely between
 // runs on a shared machine; compare builds on enqueue-cpu-ns, interleaved.

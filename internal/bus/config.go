@@ -233,7 +233,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		b.retryMax = cfg.RetryMax
 		b.retryBase = min(b.retryBase, cfg.RetryMax)
 	}
-	if err := b.initSeq(cfg); err != nil { // issue 39: sequence numbers (seq.go)
+	if err := b.initSeq(cfg); err != nil { // sequence numbers (seq.go)
 		return nil, err
 	}
 	if cfg.RingFile != "" {

@@ -71,7 +71,7 @@ func (d *drainer) takeGap() {
 func (d *drainer) addMarker(n uint64) {
 	d.marker = d.formatMarker(n)
 	view := d.marker
-	if d.b.seq.On() { // issue 39 (seq.go): the marker accounts for the n lost numbers
+	if d.b.seq.On() { // the marker accounts for the n lost numbers
 		d.seqMarker = d.b.seq.Marker(d.seqMarker, d.marker, n)
 		d.seqMarkN = n
 		if len(d.marker) > 0 {

@@ -15,8 +15,7 @@ const (
 	probing
 	// torn: the output works, but a batch was given up part-way through a
 	// record that could not be cut back; the newline that ends its
-	// fragment (drainer.owed) goes out before anything else, and callers
-	// do not write through until it has (Bus.owing).
+	// fragment (drainer.owed) goes out before anything else.
 	torn
 )
 

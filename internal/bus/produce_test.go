@@ -106,7 +106,7 @@ func (w *gateWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// TestHungOutputBlocks (issue 13 item 7): a Write that does not return is
+// TestHungOutputBlocks: a Write that does not return is
 // not a failure: Block callers wait for space (back-pressure), and once the
 // output moves on, every record arrives exactly once, in per-caller order.
 func TestHungOutputBlocks(t *testing.T) {

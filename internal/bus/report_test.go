@@ -68,7 +68,7 @@ func TestOnErrorRateLimited(t *testing.T) {
 	require.EqualValues(t, 6, st.Failed)
 }
 
-// TestOnErrorMayUseTheBus (issue 13 item 9): OnError runs off the drainer,
+// TestOnErrorMayUseTheBus: OnError runs off the drainer,
 // so a callback that enqueues into a full Block ring, flushes or closes the
 // same bus does not deadlock, and its reports are delivered.
 func TestOnErrorMayUseTheBus(t *testing.T) {

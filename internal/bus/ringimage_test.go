@@ -207,7 +207,7 @@ func TestRingFileReplaysImages(t *testing.T) {
 	}
 }
 
-// Issue 13 item 11: a producer killed while copying a non-ASCII record (its
+// A producer killed while copying a non-ASCII record (its
 // Handle never returned) leaves a zero header and payload words with the
 // commit bit set. That is a dead reservation, not damage: no warning, no
 // .corrupt copy, every committed record replayed, nothing counted as lost.

@@ -16,7 +16,7 @@ import (
 	"github.com/asyncbus/asyncbus/filesink"
 )
 
-// Issue 13 item 11, second part: kill -9 tore a record of the batch in
+// Kill -9 tore a record of the batch in
 // flight to a filesink.File. The next filesink.Open moves the fragment
 // aside; the durable ring then writes that record again, whole. The repair
 // lost nothing, so it raises no alarm (and its side file goes); a torn

@@ -137,7 +137,7 @@ func TestRingFileSinkFailureKeepsRecords(t *testing.T) {
 	require.NotEmpty(t, log.ringErrors(), "the possible duplicates are reported")
 }
 
-// Issue 13 item 10: a kill -9 during the write of a batch to a plain
+// A kill -9 during the write of a batch to a plain
 // *os.File leaves the beginning of a record at the file's end. Recovery cuts
 // it back before replaying, so the record is written whole, once, and no
 // line is torn; when the tail is not exactly that fragment (the file

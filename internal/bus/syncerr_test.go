@@ -24,7 +24,7 @@ type syncErrSink struct {
 
 func (s *syncErrSink) Sync() error { return s.err }
 
-// TestCloseIgnoresNotSyncable (issue 33): Close, Flush and OnError treat
+// TestCloseIgnoresNotSyncable: Close, Flush and OnError treat
 // this platform's "cannot sync this kind of file" answers as success, and
 // a real sync failure as a failure. Before the fix only EINVAL passed, so
 // a macOS terminal (ENOTTY) made Close fail.

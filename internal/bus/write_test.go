@@ -161,7 +161,7 @@ func (w *tearWriter) bytes() []byte {
 	return bytes.Clone(w.buf.Bytes())
 }
 
-// TestTornRecordIsEndedByNewline (issue 13 item 6): a writer that fails
+// TestTornRecordIsEndedByNewline: a writer that fails
 // part-way through a record for longer than the batch's retry budget, then
 // recovers. The fragment is ended with a newline before the next record, so
 // no record is glued to it; the torn record counts as failed, the glued one

@@ -27,7 +27,7 @@ type childResult struct {
 	FastFails uint64
 }
 
-// TestTornFileIsCutBack (issue 13 item 6): a real *os.File whose writes
+// TestTornFileIsCutBack: a real *os.File whose writes
 // start failing part-way through a record (RLIMIT_FSIZE in a child process,
 // SIGXFSZ ignored, so writes past the limit are short and then EFBIG, as
 // with a full disk). The file must hold whole records only, and exactly the

@@ -26,8 +26,7 @@ package ringfile
 // that byte back (Numbering.Replaced).
 //
 // No atomic for the numbering: the drainer passes its next number to
-// Written on its own goroutine, which owns the numbering with a ring file
-// (there is no write-through then); recovery runs in Open, before the
+// Written on its own goroutine, which owns the numbering; recovery runs in Open, before the
 // bus's drainer starts.
 //
 // Sequence slot (64 bytes, little-endian): next, mark, format, the run

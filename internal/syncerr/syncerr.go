@@ -22,7 +22,7 @@ var notSyncableErrnos = map[string][]uintptr{
 	"android": {22, 30, 95},
 	// EINVAL, ENOTTY and ENOTSUP/EOPNOTSUPP: on Apple systems a terminal
 	// answers "inappropriate ioctl for device" to F_FULLFSYNC, which Go's
-	// Sync uses (zap issue 880), and a pipe ENOTSUP.
+	// Sync uses (uber-go/zap#880), and a pipe ENOTSUP.
 	"darwin":    {22, 25, 45, 102},
 	"ios":       {22, 25, 45, 102},
 	"freebsd":   {22, 25, 45},

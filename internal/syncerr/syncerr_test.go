@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestNotSyncableOnEveryPlatform (issue 33): the errors with which each
+// TestNotSyncableOnEveryPlatform: the errors with which each
 // platform refuses to sync a terminal, a pipe, a console or a socket are
 // not failures, wrapped as os.File.Sync wraps them; real failures (EIO,
 // a closed descriptor, a full disk) stay failures. The values are each
@@ -26,7 +26,7 @@ func TestNotSyncableOnEveryPlatform(t *testing.T) {
 	}{
 		{"linux", map[string]uintptr{"EINVAL": 22, "EROFS": 30, "EOPNOTSUPP": 95}, map[string]uintptr{"EIO": 5, "EBADF": 9, "ENOSPC": 28, "ENOTTY": 25}, "pipes, sockets, terminals"},
 		{"android", map[string]uintptr{"EINVAL": 22, "EROFS": 30}, map[string]uintptr{"EIO": 5, "EBADF": 9}, "as Linux"},
-		{"darwin", map[string]uintptr{"EINVAL": 22, "ENOTTY": 25, "ENOTSUP": 45, "EOPNOTSUPP": 102}, map[string]uintptr{"EIO": 5, "EBADF": 9, "ENOSPC": 28}, "a terminal answers ENOTTY (zap issue 880), a pipe ENOTSUP"},
+		{"darwin", map[string]uintptr{"EINVAL": 22, "ENOTTY": 25, "ENOTSUP": 45, "EOPNOTSUPP": 102}, map[string]uintptr{"EIO": 5, "EBADF": 9, "ENOSPC": 28}, "a terminal answers ENOTTY (uber-go/zap#880), a pipe ENOTSUP"},
 		{"ios", map[string]uintptr{"EINVAL": 22, "ENOTTY": 25, "ENOTSUP": 45}, map[string]uintptr{"EIO": 5}, "as macOS"},
 		{"freebsd", map[string]uintptr{"EINVAL": 22, "ENOTTY": 25, "EOPNOTSUPP": 45}, map[string]uintptr{"EIO": 5, "EBADF": 9}, "BSD"},
 		{"dragonfly", map[string]uintptr{"EINVAL": 22, "ENOTTY": 25, "EOPNOTSUPP": 45}, map[string]uintptr{"EIO": 5}, "BSD"},

@@ -64,7 +64,7 @@ func TestNewClosesHandlerOnceLoggersAreDropped(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	base := runtime.NumGoroutine()
 	var buf syncbuf.Buffer
-	const n = 2000 // past the write-through burst: most lines are still queued when the logger is dropped
+	const n = 2000 // past the quiet wait's burst: most lines are still queued when the logger is dropped
 	func() {
 		l := New(WriteTo(&buf)).WithName("test")
 		for i := range n {

@@ -37,7 +37,7 @@
 // in the scaffold test, where 8 goroutines log 2,500 lines each). Records at Error and above are written before Error
 // returns, so the scaffold's error before os.Exit(1), which runs no
 // deferred call, is kept; so are the lines of a program that logs little
-// (the handler writes through while it is idle). Nothing can flush
+// (while it is quiet, each call waits briefly for its line's write). Nothing can flush
 // automatically: Go runs no code when main returns, and the signal
 // context that stops the manager belongs to controller-runtime, which
 // this module does not import.
