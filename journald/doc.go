@@ -32,8 +32,10 @@
 // lost at that point: its ASYNCBUS_SEQ is the first lost record's number,
 // and the next entry's is ASYNCBUS_DROPPED above it. The names are the
 // package's own (not SEQ, which an attribute "seq" maps to; journald's own
-// sequence numbers are __SEQNUM, per journal file), as an attribute
-// "asyncbus.seq" would map.
+// sequence numbers are __SEQNUM, per journal file). An attribute that
+// maps to ASYNCBUS_SEQ, ASYNCBUS_RUN or ASYNCBUS_DROPPED (such as
+// "asyncbus.dropped") is renamed with ATTR_ first, with Sequence or not,
+// so no record passes for a drop marker.
 //
 // The record's time is not sent: the journal stamps each entry when it
 // arrives, at most the handler's MaxLatency (20 ms) later unless the
@@ -45,9 +47,9 @@
 // replaced by '_'; then leading underscores removed (the journal keeps
 // names starting with '_' for the fields it sets itself); then "ATTR_" put
 // first when the name is empty, starts with a digit or is one of the
-// fields above that this package writes (MESSAGE, PRIORITY,
-// SYSLOG_IDENTIFIER, CODE_FILE, CODE_LINE, CODE_FUNC); then cut to 64
-// bytes. So "user.id" is USER_ID, "http" group key "status" is
+// fields this package writes (MESSAGE, PRIORITY, SYSLOG_IDENTIFIER,
+// CODE_FILE, CODE_LINE, CODE_FUNC, and the three ASYNCBUS_ ones above);
+// then cut to 64 bytes. So "user.id" is USER_ID, "http" group key "status" is
 // HTTP_STATUS, "1st" is ATTR_1ST, "" is ATTR_, "message" is ATTR_MESSAGE.
 // Two attributes that map to one name (a.b and a_b, or long names equal in
 // their first 64 bytes) are both sent: the journal keeps every value of a

@@ -8,10 +8,13 @@ const maxFieldName = 64
 // itself (see reserved).
 const renamedPrefix = "ATTR_"
 
-// reserved are the fields every record of this package carries; an
+// reserved are the fields every record of this package carries, and the
+// fields of asyncbus.Options.Features.Sequence's numbers and drop markers
+// (with Sequence or not: the ASYNCBUS_ namespace is the library's); an
 // attribute mapped to one of them is renamed (ATTR_MESSAGE) rather than
-// repeating it, which would give journalctl two messages or priorities.
-var reserved = [...]string{"MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC"}
+// repeating it, which would give journalctl two messages or priorities,
+// or let a record's attribute pass for a drop marker's count.
+var reserved = [...]string{"MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC", seqField, runField, droppedField}
 
 // appendFieldName appends the journal field name of the attribute key
 // under prefix (the mapped names of its groups, each followed by '_'):

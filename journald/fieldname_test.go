@@ -27,7 +27,12 @@ func TestAppendFieldName(t *testing.T) {
 		{"", "Priority", "ATTR_PRIORITY"},
 		{"", "syslog_identifier", "ATTR_SYSLOG_IDENTIFIER"},
 		{"", "code.file", "ATTR_CODE_FILE"},
-		{"", "message_id", "MESSAGE_ID"}, // a journal field of its own, not reserved here
+		{"", "message_id", "MESSAGE_ID"},                  // a journal field of its own, not reserved here
+		{"", "asyncbus.dropped", "ATTR_ASYNCBUS_DROPPED"}, // a drop marker's count: no record passes for one
+		{"ASYNCBUS_", "dropped", "ATTR_ASYNCBUS_DROPPED"}, // a group's member too
+		{"", "asyncbus.seq", "ATTR_ASYNCBUS_SEQ"},
+		{"", "ASYNCBUS_RUN", "ATTR_ASYNCBUS_RUN"},
+		{"", "asyncbus.dropped_n", "ASYNCBUS_DROPPED_N"},
 		{"HTTP_", "status", "HTTP_STATUS"},
 		{"HTTP_", "", "HTTP_"},
 		{"_G_", "x", "G_X"},

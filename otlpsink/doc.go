@@ -66,9 +66,10 @@
 // attribute asyncbus.dropped, the count of records lost at that point: its
 // asyncbus.seq is the first lost record's number, and the next record's
 // is asyncbus.dropped above it. A record's own top-level attribute
-// asyncbus.seq or asyncbus.run is sent as asyncbus.seq_ or asyncbus.run_,
-// with Sequence or not: the numbers' keys are never repeated (OTLP
-// requires unique keys). The semantic conventions have no
+// asyncbus.seq, asyncbus.run or asyncbus.dropped is sent as
+// asyncbus.seq_, asyncbus.run_ or asyncbus.dropped_, with Sequence or
+// not: the numbers' keys are never repeated (OTLP requires unique keys)
+// and no record passes for a drop marker. The semantic conventions have no
 // attribute for a record's place in its stream (log.record.uid names a
 // record, not its order), hence the asyncbus namespace, which no
 // convention will take; service.instance.id, a resource attribute, names

@@ -19,12 +19,15 @@ const (
 	droppedKey = "asyncbus.dropped"
 )
 
-// unreserved returns a LogRecord attribute's key, or, for the numbers'
-// keys asyncbus.seq and asyncbus.run, the key with "_" appended: a
-// record's own attribute never repeats the numbers' keys (OTLP keys are
-// unique), with Sequence or not (the asyncbus namespace is the library's).
+// unreserved returns a LogRecord attribute's key, or, for the keys of the
+// numbers and of a drop marker's count (asyncbus.seq, asyncbus.run,
+// asyncbus.dropped), the key with "_" appended: a record's own attribute
+// never repeats the numbers' keys (OTLP keys are unique) nor passes for a
+// drop marker, with Sequence or not (the asyncbus namespace is the
+// library's).
 func unreserved(key string) string {
-	if len(key) == len(seqKey) && (key == seqKey || key == runKey) { // the two have one length: one compare on the common path
+	switch key { // compares lengths first: cheap on the common path
+	case seqKey, runKey, droppedKey:
 		return key + "_"
 	}
 	return key

@@ -127,14 +127,15 @@ func TestSequenceAttributesNumberRecordsInOrder(t *testing.T) {
 	}
 }
 
-// TestSequenceKeysAreNeverRepeated: a record's own asyncbus.seq and
-// asyncbus.run, as attributes, WithAttrs or a group, are sent as
-// asyncbus.seq_ and asyncbus.run_; nested ones keep their keys.
+// TestSequenceKeysAreNeverRepeated: a record's own asyncbus.seq,
+// asyncbus.run and asyncbus.dropped, as attributes, WithAttrs or a group,
+// are sent as asyncbus.seq_, asyncbus.run_ and asyncbus.dropped_; nested
+// ones keep their keys.
 func TestSequenceKeysAreNeverRepeated(t *testing.T) {
 	rc := newReceiver(t)
 	h, err := NewHandler(testOptions(rc), &asyncbus.Options{Features: asyncbus.FeatureOptions{Sequence: true}})
 	require.NoError(t, err)
-	slog.New(h).With("asyncbus.run", "mine").Info("hello", "asyncbus.seq", 5, slog.Group("g", "asyncbus.seq", 6))
+	slog.New(h).With("asyncbus.run", "mine").Info("hello", "asyncbus.seq", 5, "asyncbus.dropped", 3, slog.Group("g", "asyncbus.seq", 6))
 	require.NoError(t, h.Close())
 	recs := rc.records()
 	require.Len(t, recs, 1)
@@ -144,6 +145,7 @@ func TestSequenceKeysAreNeverRepeated(t *testing.T) {
 	assert.Equal(t, []pbKV{
 		{Key: "asyncbus.run_", Value: str("mine")},
 		{Key: "asyncbus.seq_", Value: i64(5)},
+		{Key: "asyncbus.dropped_", Value: i64(3)}, // no record passes for a drop marker
 		{Key: "g", Value: pbValue{Kind: "kvlist", KV: []pbKV{{Key: "asyncbus.seq", Value: i64(6)}}}},
 	}, recs[0].Attrs[2:])
 }

@@ -9,8 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/asyncbus/asyncbus/encode"
 )
 
 // span is the numbers [lo, hi).
@@ -142,15 +140,12 @@ func (k *checker) line(line []byte) {
 	if c.ends > 0 {
 		c.afterEnd++
 	}
-	n, marker := uint64(1), false
-	if bytes.Contains(pre.rest, []byte(encode.DropMessage)) && k.p.parse(&k.r, string(line)) {
-		if m := markerOf(&k.r); m.kind == dropMarker && m.count > 0 {
-			n, marker = uint64(m.count), true
-			c.markers++
-			c.dropped += n
-		}
-	}
-	if !marker { // a marker for one lost record is no record either
+	n := uint64(1)
+	if pre.drop > 0 { // a drop marker: its own first key, which no record's line takes
+		n = pre.drop
+		c.markers++
+		c.dropped += n
+	} else {
 		c.records++
 	}
 	if pre.seq == 0 || pre.seq+n < pre.seq {

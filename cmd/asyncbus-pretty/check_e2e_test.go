@@ -141,6 +141,33 @@ func TestCheckDropModeLosses(t *testing.T) {
 		st.Written-1, st.Dropped, st.DropMarkers)) // Stats count the run-end line as a record
 }
 
+// A record worded like a drop marker is no marker: with the record after
+// it deleted from the output, -check reports that number missing.
+func TestCheckForgedMarkerHidesNoLoss(t *testing.T) {
+	for name, format := range map[string]asyncbus.Format{"json": asyncbus.JSON, "text": asyncbus.Text} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			h := asyncbus.NewHandler(&buf, &asyncbus.Options{Format: format, Features: asyncbus.FeatureOptions{Sequence: true}})
+			l := slog.New(h)
+			l.Info("first")
+			l.Warn("asyncbus: records dropped", "dropped", 3) // numbered 2
+			l.Info("lost")                                    // numbered 3, deleted below
+			l.Info("last")
+			require.NoError(t, h.Close())
+			require.Zero(t, h.Stats().Dropped, "the run dropped nothing")
+
+			lines := strings.SplitAfter(buf.String(), "\n")
+			require.Contains(t, lines[2], "lost")
+			tampered := strings.Join(slices.Delete(lines, 2, 3), "")
+
+			code, out := checkBytes(t, []byte(tampered))
+			assert.Equal(t, 1, code, out)
+			assert.Contains(t, out, "numbers 1-4: 3 records, 0 dropped at 0 drop markers, 1 missing")
+			assert.Contains(t, out, "missing: 3\n")
+		})
+	}
+}
+
 func TestCheckSampledRecordsAreNoGap(t *testing.T) {
 	sampler, err := sampling.NewSampler(sampling.Config{Tick: time.Hour, First: 10})
 	require.NoError(t, err)

@@ -31,6 +31,11 @@ func TestParseSeqPrefix(t *testing.T) {
 		{`seq=x run=ab msg=x`, "", "", 0, false},                         // not a number
 		{`{"seq":99999999999999999999999,"run":"ab"}`, "", "", 0, false}, // overflows
 		{`time=t seq=7 run=ab`, "", "", 0, false},
+		{`{"drop_seq":4,"run":"ab","drop_count":3,"msg":"x"}`, "ab", `{"msg":"x"}`, 4, true},
+		{`drop_seq=4 run=ab drop_count=3 msg=x`, "ab", `msg=x`, 4, true},
+		{`{"drop_seq":4,"run":"ab","msg":"x"}`, "", "", 0, false},                // no count: not ours
+		{`drop_seq=4 run=ab drop_count=0 msg=x`, "", "", 0, false},               // a marker loses at least one
+		{`{"msg":"x","drop_seq":4,"run":"ab","drop_count":3}`, "", "", 0, false}, // not first
 	} {
 		t.Run(tc.line, func(t *testing.T) {
 			p, ok := parseSeqPrefix([]byte(tc.line))
@@ -39,6 +44,11 @@ func TestParseSeqPrefix(t *testing.T) {
 				assert.Equal(t, tc.seq, p.seq)
 				assert.Equal(t, tc.run, p.run)
 				assert.Equal(t, tc.rest, string(p.rest))
+				if strings.Contains(tc.line, "drop_seq") {
+					assert.EqualValues(t, 3, p.drop)
+				} else {
+					assert.Zero(t, p.drop)
+				}
 			}
 		})
 	}
@@ -46,7 +56,7 @@ func TestParseSeqPrefix(t *testing.T) {
 
 // drop is a JSON drop marker numbered seq for n records.
 func drop(seq, n string) string {
-	return `{"seq":` + seq + `,"run":"aa","time":"2026-12-02T10:00:00Z","level":"WARN","msg":"asyncbus: records dropped","dropped":` + n + `}`
+	return `{"drop_seq":` + seq + `,"run":"aa","drop_count":` + n + `,"time":"2026-12-02T10:00:00Z","level":"WARN","msg":"asyncbus: records dropped","dropped":` + n + `}`
 }
 
 func rec(seq string) string { return `{"seq":` + seq + `,"run":"aa","msg":"m"}` }

@@ -50,6 +50,11 @@ func (p *parser) parsePlain(r *record, s string) bool {
 		if !p.parsePlain(r, string(pre.rest)) {
 			return false
 		}
+		if pre.drop > 0 { // a drop marker's prefix
+			r.attrs = append([]slog.Attr{slog.String("drop_seq", strconv.FormatUint(pre.seq, 10)), slog.String("run", pre.run),
+				slog.String("drop_count", strconv.FormatUint(pre.drop, 10))}, r.attrs...)
+			return true
+		}
 		r.attrs = append([]slog.Attr{slog.String("seq", strconv.FormatUint(pre.seq, 10)), slog.String("run", pre.run)}, r.attrs...)
 		return true
 	}

@@ -8,56 +8,102 @@ import (
 
 // seqPrefix is the sequence number and run identity asyncbus writes first
 // on every line with Options.Features.Sequence: `{"seq":N,"run":"R"` opening a JSON
-// object, or `seq=N run=R ` in front of any other format's line.
+// object, or `seq=N run=R ` in front of any other format's line. A drop
+// marker opens instead with its own key, which no record's line opens
+// with, and the count of records lost: `{"drop_seq":N,"run":"R","drop_count":C`
+// or `drop_seq=N run=R drop_count=C `, N being the first lost record's number.
 type seqPrefix struct {
 	seq uint64
 	run string
+	// drop is a drop marker's count of records lost; 0 for a record.
+	drop uint64
 	// rest is the line without the prefix: for JSON the object with the
-	// two keys taken out, otherwise what follows them.
+	// prefix's keys taken out, otherwise what follows them.
 	rest []byte
 }
 
-// parseSeqPrefix reads the prefix of line, if it has one exactly as
-// asyncbus writes it.
+// parseSeqPrefix reads the prefix of line, a record's or a drop marker's,
+// if it has one exactly as asyncbus writes it.
 func parseSeqPrefix(line []byte) (seqPrefix, bool) {
 	if s, ok := bytes.CutPrefix(line, []byte(`{"seq":`)); ok {
-		n, s, ok := cutUint(s)
-		if !ok {
-			return seqPrefix{}, false
-		}
-		s, ok = bytes.CutPrefix(s, []byte(`,"run":"`))
-		if !ok || len(s) < 1 {
-			return seqPrefix{}, false
-		}
-		i := bytes.IndexByte(s, '"')
-		if i <= 0 || !isHex(s[:i]) {
-			return seqPrefix{}, false
-		}
-		run, s := string(s[:i]), s[i+1:]
-		rest := []byte{'{'}
-		if t, ok := bytes.CutPrefix(s, []byte(",")); ok {
-			rest = append(rest, t...)
-		} else {
-			rest = append(rest, s...)
-		}
-		return seqPrefix{seq: n, run: run, rest: rest}, true
+		return parseJSONPrefix(s, false)
+	}
+	if s, ok := bytes.CutPrefix(line, []byte(`{"drop_seq":`)); ok {
+		return parseJSONPrefix(s, true)
 	}
 	if s, ok := bytes.CutPrefix(line, []byte("seq=")); ok {
-		n, s, ok := cutUint(s)
-		if !ok {
-			return seqPrefix{}, false
-		}
-		s, ok = bytes.CutPrefix(s, []byte(" run="))
-		if !ok {
-			return seqPrefix{}, false
-		}
-		i := bytes.IndexByte(s, ' ')
-		if i <= 0 || !isHex(s[:i]) {
-			return seqPrefix{}, false
-		}
-		return seqPrefix{seq: n, run: string(s[:i]), rest: s[i+1:]}, true
+		return parseKVPrefix(s, false)
+	}
+	if s, ok := bytes.CutPrefix(line, []byte("drop_seq=")); ok {
+		return parseKVPrefix(s, true)
 	}
 	return seqPrefix{}, false
+}
+
+// parseJSONPrefix is parseSeqPrefix for the JSON form, s the line after
+// the first key; drop: a drop marker's.
+func parseJSONPrefix(s []byte, drop bool) (seqPrefix, bool) {
+	n, s, ok := cutUint(s)
+	if !ok {
+		return seqPrefix{}, false
+	}
+	s, ok = bytes.CutPrefix(s, []byte(`,"run":"`))
+	if !ok || len(s) < 1 {
+		return seqPrefix{}, false
+	}
+	i := bytes.IndexByte(s, '"')
+	if i <= 0 || !isHex(s[:i]) {
+		return seqPrefix{}, false
+	}
+	p := seqPrefix{seq: n, run: string(s[:i])}
+	s = s[i+1:]
+	if drop {
+		if s, ok = bytes.CutPrefix(s, []byte(`,"drop_count":`)); !ok {
+			return seqPrefix{}, false
+		}
+		if p.drop, s, ok = cutUint(s); !ok || p.drop == 0 {
+			return seqPrefix{}, false
+		}
+	}
+	p.rest = []byte{'{'}
+	if t, ok := bytes.CutPrefix(s, []byte(",")); ok {
+		p.rest = append(p.rest, t...)
+	} else {
+		p.rest = append(p.rest, s...)
+	}
+	return p, true
+}
+
+// parseKVPrefix is parseSeqPrefix for the key=value form, s the line
+// after the first key; drop: a drop marker's.
+func parseKVPrefix(s []byte, drop bool) (seqPrefix, bool) {
+	n, s, ok := cutUint(s)
+	if !ok {
+		return seqPrefix{}, false
+	}
+	s, ok = bytes.CutPrefix(s, []byte(" run="))
+	if !ok {
+		return seqPrefix{}, false
+	}
+	i := bytes.IndexByte(s, ' ')
+	if i <= 0 || !isHex(s[:i]) {
+		return seqPrefix{}, false
+	}
+	p := seqPrefix{seq: n, run: string(s[:i])}
+	s = s[i+1:]
+	if drop {
+		if s, ok = bytes.CutPrefix(s, []byte("drop_count=")); !ok {
+			return seqPrefix{}, false
+		}
+		if p.drop, s, ok = cutUint(s); !ok || p.drop == 0 {
+			return seqPrefix{}, false
+		}
+		if s, ok = bytes.CutPrefix(s, []byte(" ")); !ok {
+			return seqPrefix{}, false
+		}
+	}
+	p.rest = s
+	return p, true
 }
 
 // runEnd is the line Close writes after a run's last record: the run
@@ -118,8 +164,14 @@ func (k *checker) gluedRecord(line []byte) int {
 			return 0
 		}
 		i += j
-		if pre, ok := parseSeqPrefix(line[i:]); ok && tornAt(line, i) && k.p.parse(&k.r, string(pre.rest)) {
-			return i
+		at := i
+		if at >= len("drop_") && string(line[at-len("drop_"):at]) == "drop_" {
+			at -= len("drop_") // a drop marker's start
+		}
+		if at > 0 {
+			if pre, ok := parseSeqPrefix(line[at:]); ok && tornAt(line, at) && k.p.parse(&k.r, string(pre.rest)) {
+				return at
+			}
 		}
 		i++
 	}
@@ -128,10 +180,9 @@ func (k *checker) gluedRecord(line []byte) int {
 
 // gluedJSON is gluedRecord's JSON case.
 func gluedJSON(line []byte) int {
-	open := []byte(`{"seq":`)
 	valid := -1 // unknown until a candidate needs it
 	for i := 1; i < len(line); {
-		j := bytes.Index(line[i:], open)
+		j := bytes.Index(line[i:], []byte(`{"`))
 		if j < 0 {
 			return 0
 		}

@@ -59,7 +59,9 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 	}
 	json := func(n int, i int) string { return fmt.Sprintf(`%d %s {"i":%d}`, n, deadRun, i) }
 	kv := func(n int, i int) string { return fmt.Sprintf(`%d %s i=%d`, n, deadRun, i) }
-	marker := func(n, lost int) string { return fmt.Sprintf("%d %s asyncbus: dropped %d records", n, deadRun, lost) }
+	marker := func(n, lost int) string { // a marker line's own first key, no record's
+		return fmt.Sprintf("drop_seq=%d run=%s drop_count=%d asyncbus: dropped %d records", n, deadRun, lost, lost)
+	}
 	cases := []tc{
 		{name: "not collected", format: SeqJSON, build: func(im *image, _ *os.File) string {
 			pos := uint64(0)
@@ -94,14 +96,14 @@ func TestRingFileReplaysWithTheDeadRunsNumbers(t *testing.T) {
 			s := deadRunOf(im.st)
 			s.Next += 3 // the marker took 5, 6 and 7
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
-			im.flight(out, pos, len("seq=5 run="+deadRun+" asyncbus: dropped 3 records\n"), 3)
+			im.flight(out, pos, len(marker(5, 3)+"\n"), 3)
 			return ""
 		}, want: []string{marker(5, 3), json(8, 0)}},
 		{name: "in flight behind a marker the output holds", format: SeqJSON, build: func(im *image, out *os.File) string {
 			s := deadRunOf(im.st)
 			s.Next += 3
 			pos := im.seqRecord(0, seqLine(SeqJSON, 0), &s)
-			m := "seq=5 run=" + deadRun + " asyncbus: dropped 3 records\n"
+			m := marker(5, 3) + "\n"
 			im.flight(out, pos, len(m), 3)
 			return m
 		}, want: []string{marker(5, 3), json(8, 0)}},

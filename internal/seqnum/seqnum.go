@@ -91,17 +91,36 @@ func (s *State) Number(rec []byte) []byte {
 // Marker returns the drop marker line m with the number of the first of
 // the n records lost at its gap, appended to dst[:0]: the numbers of the
 // lost records are the marker's and the n-1 after it, so the next record
-// has the marker's number plus n.
+// has the marker's number plus n. The marker opens with its own key, in a
+// form no record takes (every record starts with its number, `{"seq":` or
+// `seq=`), so no record's content can pass for one; then the run identity
+// and the count, then m (in the JSON form, m's object goes on after them):
+//
+//	{"drop_seq":N,"run":"R","drop_count":n,"time":…,"msg":"asyncbus: records dropped","dropped":n}
+//	drop_seq=N run=R drop_count=n time=… msg="asyncbus: records dropped" dropped=n
 func (s *State) Marker(dst, m []byte, n uint64) []byte {
 	if s.Format == Encoded {
 		return s.Enc.marker(s, dst, m, n)
 	}
 	obj := s.Format == JSON && len(m) > 0 && m[0] == '{'
-	dst = s.appendPrefix(dst[:0], s.Next, obj, len(m) > 1 && m[1] == '}')
-	s.Next += n
+	dst = dst[:0]
 	if obj {
+		dst = append(dst, `{"drop_seq":`...)
+		dst = strconv.AppendUint(dst, s.Next, 10)
+		dst = append(append(append(dst, `,"run":"`...), s.Run...), `","drop_count":`...)
+		dst = strconv.AppendUint(dst, n, 10)
+		if len(m) > 1 && m[1] != '}' {
+			dst = append(dst, ',')
+		}
 		m = m[1:]
+	} else {
+		dst = append(dst, "drop_seq="...)
+		dst = strconv.AppendUint(dst, s.Next, 10)
+		dst = append(append(append(dst, " run="...), s.Run...), " drop_count="...)
+		dst = strconv.AppendUint(dst, n, 10)
+		dst = append(dst, ' ')
 	}
+	s.Next += n
 	return append(dst, m...)
 }
 

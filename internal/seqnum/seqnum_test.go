@@ -39,12 +39,38 @@ func TestSeqMarkerTakesTheLostNumbers(t *testing.T) {
 	run := strings.Repeat("01", RunIDLen/2)
 	s := State{Format: JSON, Run: run, Next: 10}
 	got := s.Marker(nil, []byte(`{"msg":"asyncbus: records dropped","dropped":5}`+"\n"), 5)
-	assert.Equal(t, `{"seq":10,"run":"`+run+`","msg":"asyncbus: records dropped","dropped":5}`+"\n", string(got))
+	assert.Equal(t, `{"drop_seq":10,"run":"`+run+`","drop_count":5,"msg":"asyncbus: records dropped","dropped":5}`+"\n", string(got))
 	assert.EqualValues(t, 15, s.Next, "the next record follows the five lost")
 
 	k := State{Format: KV, Run: run, Next: 1}
-	assert.Equal(t, "seq=1 run="+run+" msg=dropped dropped=2\n", string(k.Marker(nil, []byte("msg=dropped dropped=2\n"), 2)))
+	assert.Equal(t, "drop_seq=1 run="+run+" drop_count=2 msg=dropped dropped=2\n", string(k.Marker(nil, []byte("msg=dropped dropped=2\n"), 2)))
 	assert.EqualValues(t, 3, k.Next)
+}
+
+// A drop marker opens with a key no record's line opens with: a record
+// worded like a marker still starts with its number.
+func TestSeqMarkerCannotBeForgedByARecord(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format Format
+		line   string
+		want   string // the marker's start
+	}{
+		{"json", JSON, `{"msg":"asyncbus: records dropped","dropped":3}` + "\n", `{"drop_seq":1,"run":"` + testRun + `","drop_count":3,"msg"`},
+		{"json empty object", JSON, "{}\n", `{"drop_seq":1,"run":"` + testRun + `","drop_count":3}` + "\n"},
+		{"kv", KV, `msg="asyncbus: records dropped" dropped=3` + "\n", "drop_seq=1 run=" + testRun + " drop_count=3 msg="},
+		{"json format, not an object", JSON, "plain\n", "drop_seq=1 run=" + testRun + " drop_count=3 plain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := State{Format: tc.format, Run: testRun, Next: 1}
+			numbered := string(rec.Number(withRoom(tc.line)))
+			mark := State{Format: tc.format, Run: testRun, Next: 1}
+			marker := string(mark.Marker(nil, []byte(tc.line), 3))
+			assert.True(t, strings.HasPrefix(marker, tc.want), marker)
+			assert.True(t, strings.HasPrefix(numbered, `{"seq":`) || strings.HasPrefix(numbered, "seq="), numbered)
+			assert.NotEqual(t, numbered[:3], marker[:3], "a record and a marker open differently")
+		})
+	}
 }
 
 func TestNewRunIDIsRandomHex(t *testing.T) {
