@@ -92,16 +92,27 @@ func (o *outputWatch) stuck() bool { return o.stuckCall() != 0 }
 
 // stuckCall is stuck's answer as the start of the call that is stuck
 // (callSince), 0 when none is.
-func (o *outputWatch) stuckCall() int64 {
+func (o *outputWatch) stuckCall() int64 { return o.stuckCallAfter(o.stuckAfter) }
+
+// stuckWithin is stuck for a wait of bound: a call in flight for less than
+// the wait's own bound is no reason to give up a longer wait (a SyncLevel
+// record behind a 50 ms write still gets its write and sync).
+func (o *outputWatch) stuckWithin(bound time.Duration) bool {
+	return o.stuckCallAfter(max(o.stuckAfter, int64(bound))) != 0
+}
+
+// stuckCallAfter is stuckCall with a call in flight for over after (ns)
+// as the threshold, StuckBusyAfter or after, the longer, in any case.
+func (o *outputWatch) stuckCallAfter(after int64) int64 {
 	since := o.callSince.Load() // atomic, row callSince: the drainer's enterCall
 	if since == 0 {
 		return 0
 	}
 	d := o.nanotime() - since
 	switch {
-	case d <= o.stuckAfter:
+	case d <= after:
 		return 0
-	case d > o.stuckAfter*int64(StuckBusyAfter/StuckAfter):
+	case d > max(after, o.stuckAfter*int64(StuckBusyAfter/StuckAfter)):
 		return since
 	}
 	tid := o.callTid.Load() // atomic, row callTid: stored once, before any call
@@ -223,7 +234,7 @@ var (
 // into it, or at its measured pace it cannot write the bytes ahead of pos
 // within bound.
 func (b *Bus) hopeless(pos uint64, bound time.Duration) bool {
-	if b.stuck() || b.failing.Load() || b.inOutputCall() { // atomic, row failing
+	if b.stuckWithin(bound) || b.failing.Load() || b.inOutputCall() { // atomic, row failing
 		return true
 	}
 	h := b.head.Load()       // atomic, row head: a snapshot; everything below it is written
@@ -284,7 +295,7 @@ wait:
 			break wait
 		case <-tick:
 			left := time.Duration(deadline - b.nanotime())
-			if (w.bound > 0 && left <= 0) || (w.skip && b.stuck()) {
+			if (w.bound > 0 && left <= 0) || (w.skip && b.stuckWithin(w.bound)) {
 				err = ErrWaitBound // still queued; the drainer answers into ch's buffer later
 				break wait
 			}

@@ -53,8 +53,9 @@ func TestWaitBounds(t *testing.T) {
 }
 
 // Against a stuck output (a call in flight past the stuck bound), every
-// log call's wait is skipped at once: the Error and SyncLevel waits return
-// with the record queued, and a Block producer that finds the ring full
+// log call's wait is skipped: the Error wait at once and the SyncLevel
+// wait once the call has been in flight for its own bound, both with the
+// record queued, and a Block producer that finds the ring full
 // drops its record (counted, marked) instead of waiting for ever. Flush
 // waits its own context.
 func TestWaitsSkippedWhenStuck(t *testing.T) {
