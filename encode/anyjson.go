@@ -316,21 +316,7 @@ func encFloat32(b []byte, v reflect.Value, _ int) []byte {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		stopNative()
 	}
-	abs := float32(math.Abs(f))
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 32)
-	if format == 'e' {
-		// Clean up e-09 to e-9, as encoding/json does.
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
+	return appendJSONFloatBits(b, f, 32)
 }
 
 func encNumber(b []byte, v reflect.Value, _ int) []byte {

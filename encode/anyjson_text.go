@@ -4,74 +4,13 @@ package encode
 // inside a slog.Any value.
 
 import (
-	"slices"
 	"unicode/utf8"
 )
 
 // appendJSONAnyString appends s quoted as encoding/json quotes a string
 // with HTML escaping off. It differs from slog's own string escaping
 // (appendJSONString) in writing \b and \f as such.
-func appendJSONAnyString(b []byte, s string) []byte {
-	n, i := len(s), len(b)
-	if cap(b)-i < n+2 {
-		b = slices.Grow(b, n+2)
-	}
-	w := b[i : i+n+2]
-	w[0] = '"'
-	if putJSONClean(w[1:n+1], s) {
-		w[n+1] = '"'
-		return b[:i+n+2]
-	}
-	b = b[:i+1]
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if jsonSafe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			b = append(b, '\\')
-			switch c {
-			case '\\', '"':
-				b = append(b, c)
-			case '\b':
-				b = append(b, 'b')
-			case '\f':
-				b = append(b, 'f')
-			case '\n':
-				b = append(b, 'n')
-			case '\r':
-				b = append(b, 'r')
-			case '\t':
-				b = append(b, 't')
-			default:
-				b = append(b, 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, jsonInvalidUTF8...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+func appendJSONAnyString(b []byte, s string) []byte { return appendQuotedJSON(b, s, true) }
 
 // isValidJSONNumber reports whether s is a JSON number, as encoding/json
 // checks a json.Number.

@@ -223,7 +223,11 @@ func appendJSONFloatValue(b []byte, f float64) []byte {
 }
 
 // appendJSONString appends s as a quoted JSON string, escaped as slog does.
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString(b []byte, s string) []byte { return appendQuotedJSON(b, s, false) }
+
+// appendQuotedJSON appends s quoted and escaped as slog does, or, with
+// jsonBF, as encoding/json does (it writes \b and \f as such).
+func appendQuotedJSON(b []byte, s string, jsonBF bool) []byte {
 	n, i := len(s), len(b)
 	if cap(b)-i < n+2 {
 		b = slices.Grow(b, n+2)
@@ -231,7 +235,7 @@ func appendJSONString(b []byte, s string) []byte {
 	w := b[i : i+n+2]
 	w[0] = '"'
 	if !putJSONClean(w[1:n+1], s) {
-		b = appendEscapedJSON(b[:i+1], s)
+		b = appendEscapedJSONAs(b[:i+1], s, jsonInvalidUTF8, jsonBF)
 		return append(b, '"')
 	}
 	w[n+1] = '"'

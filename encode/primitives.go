@@ -80,13 +80,19 @@ func bytesToString(b []byte) string {
 // appendJSONFloat appends f formatted exactly as encoding/json formats a
 // float64 (ES6 number formatting), without going through json.Marshal.
 // NaN and ±Inf are not valid JSON; the caller handles them.
-func appendJSONFloat(b []byte, f float64) []byte {
+func appendJSONFloat(b []byte, f float64) []byte { return appendJSONFloatBits(b, f, 64) }
+
+// appendJSONFloatBits is appendJSONFloat for a float of bits 32 or 64: the
+// shortest text that reads back as the same float of that size.
+func appendJSONFloatBits(b []byte, f float64, bits int) []byte {
 	abs := math.Abs(f)
 	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+	// A float32 is compared as a float32, as encoding/json does.
+	if abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) ||
+		bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
 		format = 'e'
 	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
+	b = strconv.AppendFloat(b, f, format, -1, bits)
 	if format == 'e' {
 		// Clean up e-09 to e-9, as encoding/json does.
 		n := len(b)
@@ -204,12 +210,13 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 // off; invalid UTF-8 becomes jsonInvalidUTF8; U+2028 and U+2029 are
 // escaped). It does not add the surrounding quotes.
 func appendEscapedJSON(buf []byte, s string) []byte {
-	return appendEscapedJSONAs(buf, s, jsonInvalidUTF8)
+	return appendEscapedJSONAs(buf, s, jsonInvalidUTF8, false)
 }
 
 // appendEscapedJSONAs is appendEscapedJSON writing each invalid UTF-8 byte
-// as invalid: the escape `\ufffd` or the raw rune U+FFFD.
-func appendEscapedJSONAs(buf []byte, s, invalid string) []byte {
+// as invalid (the escape `\ufffd` or the raw rune U+FFFD), and \b and \f
+// as such where jsonBF (encoding/json's way; slog's is \u0008 and \u000c).
+func appendEscapedJSONAs(buf []byte, s, invalid string, jsonBF bool) []byte {
 	start := 0
 	for i := jsonPlainPrefix(s); i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
@@ -222,6 +229,15 @@ func appendEscapedJSONAs(buf []byte, s, invalid string) []byte {
 			switch b {
 			case '\\', '"':
 				buf = append(buf, b)
+			case '\b', '\f':
+				switch {
+				case !jsonBF:
+					buf = append(buf, 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+				case b == '\b':
+					buf = append(buf, 'b')
+				default:
+					buf = append(buf, 'f')
+				}
 			case '\n':
 				buf = append(buf, 'n')
 			case '\r':

@@ -185,7 +185,7 @@ func appendLogfmtValueString(b []byte, s string) []byte {
 	}
 	if needsQuoting(s) {
 		b = append(b, '"')
-		b = appendEscapedJSONAs(b, s, `\ufffd`)
+		b = appendEscapedJSONAs(b, s, `\ufffd`, false)
 		return append(b, '"')
 	}
 	return append(b, s...)
