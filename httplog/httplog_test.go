@@ -65,6 +65,22 @@ func only(t *testing.T, rec *asyncbustest.Recorder) (asyncbustest.Record, map[st
 	return recs[0], recs[0].Map()
 }
 
+// assertFailureFields checks the failure record's status code (absent
+// when logged is 0) and its error.type "aborted" (absent unless aborted).
+func assertFailureFields(t *testing.T, m map[string]any, logged int64, aborted bool) {
+	t.Helper()
+	if logged != 0 {
+		assert.Equal(t, logged, m["http.response.status_code"])
+	} else {
+		assert.NotContains(t, m, "http.response.status_code")
+	}
+	if aborted {
+		assert.Equal(t, "aborted", m["error.type"])
+	} else {
+		assert.NotContains(t, m, "error.type")
+	}
+}
+
 func TestAccessRecord(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -389,16 +405,7 @@ func TestFailuresAsNetHTTP(t *testing.T) {
 				srv.Close()
 				r, m := only(t, rec)
 				assert.Equal(t, slog.LevelError, r.Level)
-				if tc.logged != 0 {
-					assert.Equal(t, tc.logged, m["http.response.status_code"])
-				} else {
-					assert.NotContains(t, m, "http.response.status_code")
-				}
-				if tc.aborted {
-					assert.Equal(t, "aborted", m["error.type"])
-				} else {
-					assert.NotContains(t, m, "error.type")
-				}
+				assertFailureFields(t, m, tc.logged, tc.aborted)
 				assert.Equal(t, tc.message, m["exception.message"])
 			})
 		}

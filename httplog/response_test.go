@@ -230,16 +230,7 @@ func TestPanics(t *testing.T) {
 			srv.Close()
 			r, m := only(t, rec)
 			assert.Equal(t, tc.level, r.Level)
-			if tc.logged != 0 {
-				assert.Equal(t, tc.logged, m["http.response.status_code"])
-			} else {
-				assert.NotContains(t, m, "http.response.status_code")
-			}
-			if tc.aborted {
-				assert.Equal(t, "aborted", m["error.type"])
-			} else {
-				assert.NotContains(t, m, "error.type")
-			}
+			assertFailureFields(t, m, tc.logged, tc.aborted)
 			if tc.stack {
 				assert.Equal(t, "boom", m["exception.message"])
 				assert.Contains(t, m["exception.stacktrace"], "httplog_test.TestPanics")
