@@ -43,24 +43,40 @@ func (w *slowOutput) Write(p []byte) (int, error) {
 // into an output that takes 1, 5 or 50 ms per write, or never returns. It
 // reports the callers' p50, p99 and slowest call, and for the hung output
 // how long 5 Error calls took in all. Records lost on a slow output fail it.
-// Run with -benchtime=1000x (two seconds of calls per output).
+// The quiet case is a quiet program: 100 lines a second (the quiet wait's
+// rate, so every call makes the quiet wait) into a real file.
+// Run with -benchtime=1000x (two seconds of calls per output, ten for the
+// quiet program).
 func BenchmarkCallerLatency(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
 		delay time.Duration
 		hang  bool
+		quiet bool // a real file, 100 calls a second
 	}{
-		{"write=1ms", time.Millisecond, false},
-		{"write=5ms", 5 * time.Millisecond, false},
-		{"write=50ms", 50 * time.Millisecond, false},
-		{"write=hung", 0, true},
+		{"write=1ms", time.Millisecond, false, false},
+		{"write=5ms", 5 * time.Millisecond, false, false},
+		{"write=50ms", 50 * time.Millisecond, false, false},
+		{"write=hung", 0, true, false},
+		{"quiet=file", 0, false, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			w := &slowOutput{delay: tc.delay, hang: tc.hang, release: make(chan struct{})}
+			var w io.Writer
+			every := 2 * time.Millisecond // 500 calls a second
+			slow := &slowOutput{delay: tc.delay, hang: tc.hang, release: make(chan struct{})}
+			w = slow
+			if tc.quiet {
+				f, err := os.CreateTemp(b.TempDir(), "quiet-*.log")
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer func() { _ = f.Close() }()
+				w = f
+				every = time.Second / 100 // the quiet wait's rate: each call waits
+			}
 			h := asyncbus.NewHandler(w, nil)
 			l := slog.New(h)
 			lat := make([]time.Duration, 0, b.N)
-			const every = 2 * time.Millisecond // 500 calls a second
 			start := time.Now()
 			i := 0
 			for b.Loop() {
@@ -85,7 +101,7 @@ func BenchmarkCallerLatency(b *testing.B) {
 				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 				_ = h.CloseContext(ctx)
 				cancel()
-				close(w.release)
+				close(slow.release)
 				return
 			}
 			if err := h.Close(); err != nil {

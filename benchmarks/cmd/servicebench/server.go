@@ -126,6 +126,7 @@ func serve(backend, out string) error {
 			return err
 		}
 	}
+	writeProbe := startProbe(backend)
 	handler, h, flush, err := newService(backend, f)
 	if err != nil {
 		return err
@@ -142,6 +143,9 @@ func serve(backend, out string) error {
 	fmt.Fprintf(os.Stderr, "addr %s\n", ln.Addr())
 	<-stop
 	st := s.stats(cpuTime())
+	if writeProbe != nil {
+		writeProbe()
+	}
 	_ = srv.Shutdown(context.Background())
 	closeStart := time.Now()
 	if flush != nil {
@@ -173,7 +177,12 @@ func newService(backend string, f *os.File) (http.Handler, slog.Handler, func() 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s := &service{log: slog.New(h), samples: make([]int64, maxSamples), errSamples: make([]int64, maxErrSamples), byHand: !viaMiddleware}
+	lh := h
+	if os.Getenv(probeEnv) != "" {
+		ab, _ := h.(*asyncbus.Handler)
+		lh = probeHandler{next: h, ab: ab}
+	}
+	s := &service{log: slog.New(lh), samples: make([]int64, maxSamples), errSamples: make([]int64, maxErrSamples), byHand: !viaMiddleware}
 	if viaMiddleware {
 		return &logged{service: s, next: httplog.New(s.log, nil)(s)}, h, flush, nil
 	}
