@@ -313,7 +313,9 @@ func TestRewindKeepsTheRingStart(t *testing.T) {
 			var maxOff uint64
 			for i := range n {
 				require.NoError(t, b.Enqueue(payload(i, size)))
-				maxOff = max(maxOff, uint64(b.offsetOf(b.tail.Load()-1)))
+				// The tail's offset: the end of the records queued, or 0
+				// once the drainer rewound the emptied ring.
+				maxOff = max(maxOff, uint64(b.offsetOf(b.tail.Load())))
 				if i%perFlush == perFlush-1 {
 					require.NoError(t, b.Flush(context.Background()))
 				}
@@ -342,10 +344,21 @@ func TestRewindNeedsAnEmptyRing(t *testing.T) {
 	var maxOff uint64
 	for i := 1; uint64(i) < capacity/2/align8(hdrSize+size); i++ {
 		require.NoError(t, b.Enqueue(payload(i, size)))
-		maxOff = max(maxOff, uint64(b.offsetOf(b.tail.Load()-1)))
+		maxOff = max(maxOff, uint64(b.offsetOf(b.tail.Load())))
 	}
 	assert.Greater(t, maxOff, b.rewindAt, "a queued ring grows past rewindAt")
+	stop := make(chan struct{})
+	go func() { // the writer signals each call; take the signals until Close returns
+		for {
+			select {
+			case <-w.entered:
+			case <-stop:
+				return
+			}
+		}
+	}()
 	close(w.gate)
 	closeBus(t, b)
+	close(stop)
 	requireAccounting(t, b.Stats())
 }
