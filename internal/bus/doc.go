@@ -81,7 +81,9 @@
 //
 //	word           stored by                      loaded by                      pairs with / invariant
 //	header word    producer (commit, padding)     drainer (collect), give-up     payload copy happens-before the header store;
-//	                                              count, Backlog, recovery       a zero word means "not committed"
+//	                                              count, Backlog, recovery,      a zero word means "not committed" (hopeless:
+//	                                              waits (hopeless, the word      a stale word only makes one bounded wait)
+//	                                              at head)
 //	tail           producers (CAS), Close (Or     producers, drainer, Stats      the only contended producer write; closedBit
 //	               closedBit), drainer (rewind:                                  set once: every reservation below the final tail;
 //	               CAS from head, empty ring)                                    rewind's CAS fails once anything is reserved

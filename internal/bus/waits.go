@@ -245,8 +245,9 @@ func (b *Bus) hopeless(pos uint64, bound time.Duration) bool {
 		return false
 	}
 	// No committed entry at h: the space from h may be a rewind's skipped
-	// bytes (rewind), not a backlog; a bounded wait then costs little.
-	return atomic.LoadUint64(b.hdr(b.offsetOf(h))) != 0 // atomic, row header word
+	// bytes (rewind), not a backlog; a bounded wait then costs little. A
+	// ring file never rewinds, and its mapping is gone after Close.
+	return b.file != nil || atomic.LoadUint64(b.hdr(b.offsetOf(h))) != 0 // atomic, row header word
 }
 
 // waitWritten is the one wait: it returns once the drainer has written

@@ -136,10 +136,10 @@ func (d *drainer) release() {
 
 // rewind moves the positions of an empty ring to the next start of its
 // memory once they are rewindAt bytes or more into it, so that a drainer
-// that keeps up keeps producers writing to the same few hundred KiB: the
-// ring's first pages stay in cache and resident, the rest are never
-// touched (an 8 MiB ring cycled whole costs 2,048 page faults and its
-// working set is out of every cache). The skipped space holds no entry:
+// that keeps up keeps producers writing to the ring's first rewindAt
+// bytes and what is queued past them: those pages stay in cache and
+// resident, the rest are never touched (an 8 MiB ring cycled whole costs
+// 2,048 page faults and its working set is out of every cache). The skipped space holds no entry:
 // it was consumed and zeroed, so no header needs writing.
 //
 // The CAS succeeds only if tail is still head (nothing reserved, not
