@@ -41,6 +41,7 @@ type Bus struct {
 	w            io.Writer
 	maxRecord    int
 	wakeBytes    uint64 // the backlog that wakes a sleeping drainer (see cacheBatch)
+	rewindAt     uint64 // the offset from which an empty ring starts again at offset 0 (rewind)
 	overflow     Overflow
 	blockTimeout time.Duration
 	maxLatency   time.Duration

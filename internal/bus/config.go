@@ -315,6 +315,10 @@ func (b *Bus) applyDefaults(cfg Config) {
 	default:
 		b.maxRecord = cfg.maxRecord
 	}
+	// Past this offset an empty ring starts again at offset 0 (rewind): a
+	// cache batch, and never below the largest entry, so that a producer
+	// that sees the rewind's tail before its head still finds room.
+	b.rewindAt = max(cacheBatch, align8(uint64(b.maxRecord)+hdrSize))
 	if cfg.Overflow != Block && cfg.Overflow != Drop {
 		panic(fmt.Sprintf("bus: invalid Overflow %d", int(cfg.Overflow)))
 	}

@@ -81,10 +81,13 @@
 //
 //	word           stored by                      loaded by                      pairs with / invariant
 //	header word    producer (commit, padding)     drainer (collect), give-up     payload copy happens-before the header store;
-//	                                              count, Backlog, recovery       a zero word means "not committed"
+//	                                              count, Backlog, recovery,      a zero word means "not committed" (hopeless:
+//	                                              waits (hopeless, the word      a stale word only makes one bounded wait)
+//	                                              at head)
 //	tail           producers (CAS), Close (Or     producers, drainer, Stats      the only contended producer write; closedBit
-//	               closedBit)                                                    set once: every reservation below the final tail
-//	head           drainer (release)              producers (before tail),       zeroing happens-before the store; h <= t
+//	               closedBit), drainer (rewind:                                  set once: every reservation below the final tail;
+//	               CAS from head, empty ring)                                    rewind's CAS fails once anything is reserved
+//	head           drainer (release, rewind)      producers (before tail),       zeroing happens-before the store; h <= t
 //	                                              waits (hopeless), Stats
 //
 // The Bus's own slow-path words:

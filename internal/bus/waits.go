@@ -241,7 +241,13 @@ func (b *Bus) hopeless(pos uint64, bound time.Duration) bool {
 	}
 	h := b.head.Load()       // atomic, row head: a snapshot; everything below it is written
 	rate := b.outRate.Load() // atomic, row outRate: a stale pace only skips or makes one bounded wait
-	return bound > 0 && rate > 0 && h < pos && float64(pos-h)/float64(rate) > bound.Seconds()
+	if bound == 0 || rate == 0 || h >= pos || float64(pos-h)/float64(rate) <= bound.Seconds() {
+		return false
+	}
+	// No committed entry at h: the space from h may be a rewind's skipped
+	// bytes (rewind), not a backlog; a bounded wait then costs little. A
+	// ring file never rewinds, and its mapping is gone after Close.
+	return b.file != nil || atomic.LoadUint64(b.hdr(b.offsetOf(h))) != 0 // atomic, row header word
 }
 
 // waitWritten is the one wait: it returns once the drainer has written

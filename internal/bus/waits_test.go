@@ -157,3 +157,25 @@ func (s *callbackBatchSink) WriteBatch(recs [][]byte) (int, error) {
 	s.onWrite()
 	return len(recs), nil
 }
+
+// A wait is not skipped for its pace while the entry at head is not
+// committed: the bytes from head may then be a rewind's skipped space,
+// not a backlog (the same view as a reservation still being copied).
+func TestWaitNotSkippedBeforeAnUncommittedHead(t *testing.T) {
+	b := newTestBus(t, &streamSink{}, Config{}, patient)
+	first := payload(0, 40)
+	need := align8(hdrSize + uint64(len(first)))
+	t0 := b.tail.Load()
+	require.True(t, b.tail.CompareAndSwap(t0, t0+need), "a reservation, as a producer makes it, not committed yet")
+	for i := range 10 {
+		require.NoError(t, b.Enqueue(payload(i+1, 100)))
+	}
+	b.outRate.Store(1000) // 1 kB/s: at this pace the bytes from head take longer than the bound
+	require.Equal(t, t0, b.head.Load(), "the drainer waits at the uncommitted entry")
+	assert.False(t, b.hopeless(b.tail.Load(), ErrorWaitMax))
+	b.commit(b.offsetOf(t0), first)
+	require.NoError(t, b.Flush(context.Background()))
+	assert.True(t, b.head.Load() > t0)
+	closeBus(t, b)
+	requireAccounting(t, b.Stats())
+}

@@ -297,3 +297,68 @@ func TestBatchCapFollowsTheRate(t *testing.T) {
 		})
 	}
 }
+
+// A drainer that keeps up keeps the producers at the start of the ring:
+// once the ring is empty rewindAt bytes or more into its memory, the next
+// record goes to offset 0, so the offsets used stay below rewindAt plus
+// what is queued between two empty rings, while the positions go round
+// the ring many times; every record is written once, in order.
+func TestRewindKeepsTheRingStart(t *testing.T) {
+	for _, sc := range sinkCases() {
+		t.Run(sc.name, func(t *testing.T) {
+			w, records := sc.make(t)
+			const capacity, size, perFlush, n = 1 << 20, 1000, 50, 4000
+			b := newTestBus(t, w, Config{Capacity: capacity}, nil)
+			require.Equal(t, uint64(cacheBatch), b.rewindAt, "a 1 MiB ring's largest entry is an eighth of it")
+			var maxOff uint64
+			for i := range n {
+				require.NoError(t, b.Enqueue(payload(i, size)))
+				// The tail's offset: the end of the records queued, or 0
+				// once the drainer rewound the emptied ring.
+				maxOff = max(maxOff, uint64(b.offsetOf(b.tail.Load())))
+				if i%perFlush == perFlush-1 {
+					require.NoError(t, b.Flush(context.Background()))
+				}
+			}
+			assert.Greater(t, b.tail.Load(), uint64(3*capacity), "the positions went round the ring")
+			assert.Less(t, maxOff, b.rewindAt+perFlush*align8(hdrSize+size), "only the ring's start was used")
+			closeBus(t, b)
+			got := records()
+			require.Len(t, got, n)
+			for i, r := range got {
+				require.Equal(t, payload(i, size), r, "record %d", i)
+			}
+			requireAccounting(t, b.Stats())
+		})
+	}
+}
+
+// Without a drainer that empties the ring (its output holds the first
+// batch), the producers fill the whole ring: a rewind needs an empty ring.
+func TestRewindNeedsAnEmptyRing(t *testing.T) {
+	w := newHungWriter()
+	const capacity, size = 1 << 20, 1000
+	b := newTestBus(t, w, Config{Capacity: capacity}, patient)
+	require.NoError(t, b.Enqueue(payload(0, size)))
+	<-w.entered
+	var maxOff uint64
+	for i := 1; uint64(i) < capacity/2/align8(hdrSize+size); i++ {
+		require.NoError(t, b.Enqueue(payload(i, size)))
+		maxOff = max(maxOff, uint64(b.offsetOf(b.tail.Load())))
+	}
+	assert.Greater(t, maxOff, b.rewindAt, "a queued ring grows past rewindAt")
+	stop := make(chan struct{})
+	go func() { // the writer signals each call; take the signals until Close returns
+		for {
+			select {
+			case <-w.entered:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	close(w.gate)
+	closeBus(t, b)
+	close(stop)
+	requireAccounting(t, b.Stats())
+}
