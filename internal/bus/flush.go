@@ -143,23 +143,14 @@ func (d *drainer) answerFlushes() { d.answerWritten(d.pos) }
 // answerWritten answers every request whose target is at or below upTo
 // (written), after one sync if any of them asks for it.
 func (d *drainer) answerWritten(upTo uint64) {
-	if len(d.reqs) == 0 {
-		return
-	}
-	ready := false
+	ready, needSync, mark := false, false, false
 	for _, r := range d.reqs {
 		if r.target <= upTo {
-			ready = true
-			break
+			ready, needSync, mark = true, needSync || r.sync, mark || r.mark
 		}
 	}
 	if !ready {
 		return
-	}
-	needSync, mark := false, false
-	for _, r := range d.reqs {
-		needSync = needSync || (r.sync && r.target <= upTo)
-		mark = mark || (r.mark && r.target <= upTo)
 	}
 	var syncErr error
 	if needSync { // EnqueueWritten asks for the write only

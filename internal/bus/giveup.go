@@ -35,7 +35,7 @@ const (
 // giveUpState is the give-up of a Close whose context ended: the abort
 // channel every wait also watches, the flag a call into the output checks
 // first, the drainer's call state, and whether the books are final. Its
-// words are in the package documentation's give-up table.
+// words are in docs/design.md's protocol table.
 type giveUpState struct {
 	abort     chan struct{} // closed when a Close ctx expired: give up on the remaining records
 	abortOnce sync.Once
@@ -106,8 +106,7 @@ func (b *Bus) giveUp(cause error) {
 // batch had already written, and every waiter is answered.
 func (d *drainer) abandon() {
 	b := d.b
-	written, wbytes, failed, markers := d.tally(d.progIdx)
-	lostBytes := d.batchBytesLeft(d.progIdx)
+	written, wbytes, failed, lostBytes, markers := d.tally(d.progIdx)
 	left, leftBytes := d.countLeft()
 	failed += left
 	lostBytes += leftBytes
@@ -128,46 +127,23 @@ func (d *drainer) abandon() {
 	close(b.stopped)
 }
 
-// batchBytesLeft is the size of the records of the batch in hand from
-// index done on, which the give-up counts as failed (as tally does).
-func (d *drainer) batchBytesLeft(done int) uint64 {
-	var n uint64
-	for i, k := range d.kinds {
-		if i >= done && k != kMarker {
-			n += uint64(len(d.views[i]))
-		}
-	}
-	return n
-}
-
 // countLeft counts the records, and their bytes, between the drainer's
-// read position and the final tail, releasing oversize ones. A reservation
-// not committed yet is waited for (its producer is a few instructions from
-// its commit).
+// read position and the final tail, releasing oversize ones.
 func (d *drainer) countLeft() (n, bytes uint64) {
 	b := d.b
 	end := b.tail.Load() &^ closedBit // atomic, row tail: final: closedBit was set before any give-up
-	for p := d.pos; p < end; {
-		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // atomic, row header word: acquire: pairs with the commit's release store
-		switch {
-		case h&flagCommit == 0:
-			runtime.Gosched()
-		case h&flagPadding != 0:
-			p += h & lenMask
-		case h&flagOversize != 0:
-			b.mu.Lock()
-			b.oversizeBytes.Add(-int64(len(b.side[p]))) // atomic, row oversizeBytes
-			bytes += uint64(len(b.side[p]))
-			delete(b.side, p)
-			b.mu.Unlock()
-			n++
-			p += hdrSize
-		default:
-			n++
+	b.walkQueued(d.pos, end, true, func(p, h uint64) {
+		n++
+		if h&flagOversize == 0 {
 			bytes += h & lenMask
-			p += align8(hdrSize + h&lenMask)
+			return
 		}
-	}
+		b.mu.Lock()
+		b.oversizeBytes.Add(-int64(len(b.side[p]))) // atomic, row oversizeBytes
+		bytes += uint64(len(b.side[p]))
+		delete(b.side, p)
+		b.mu.Unlock()
+	})
 	return n, bytes
 }
 

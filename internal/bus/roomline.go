@@ -94,7 +94,7 @@ func (b *Bus) roomGivesUp(w *waitState) bool {
 	if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
 		return true
 	}
-	call := b.stuckCall()
+	call := b.stuckCall(0)
 	seen := w.stuckCall
 	w.stuckCall = call
 	return call != 0 && call == seen

@@ -32,8 +32,8 @@ const (
 	// output stuck, and every log call's wait (room in Block included)
 	// is skipped or ends. 50 ms: what keeps a request's worst time behind
 	// a hung output within 100 ms; a batch carries at most batchSpan
-	// (4 ms) of the output's measured pace, so a moving output's calls
-	// stay far below it.
+	// (StuckAfter/16) of the output's measured pace, so a moving
+	// output's calls stay far below it.
 	StuckAfter = 50 * time.Millisecond
 	// SyncWaitMax bounds the wait of a record at or above the root's
 	// SyncLevel and of SyncBounded: a disk's sync may take seconds.
@@ -43,13 +43,12 @@ const (
 	// moment) waits for its write, at most MaxLatency (the quiet wait),
 	// so that a program that returns without Close keeps it.
 	QuietWaitDepth = 8 << 10
-	// QuietWaitBurst and QuietWaitRate limit the quiet wait (a burst,
-	// then a rate a second): a wait costs its caller a drainer round
-	// trip (~10-50 µs), which a busy logger whose queue is often short
-	// must not pay per record; 100 a second costs it under 0.5 % of one
-	// core, and a program's last burst of up to 256 lines is kept.
-	QuietWaitBurst = 256
-	QuietWaitRate  = 100
+	// QuietWaitRate limits the quiet wait: QuietWaitRate a second, with
+	// a burst of one second's worth. A wait costs its caller a drainer
+	// round trip (~10-50 µs), which a busy logger whose queue is often
+	// short must not pay per record: 256 a second costs it at most 1.3 %
+	// of one core, and a program's last burst of up to 256 lines is kept.
+	QuietWaitRate = 256
 )
 
 // ErrWaitBound is returned by SyncBounded when its wait was skipped or
@@ -57,8 +56,7 @@ const (
 var ErrWaitBound = errors.New("the output did not answer within the wait's bound; the records stay queued")
 
 // outputWatch is what callers read of the output: the drainer's call in
-// flight, its measured pace and the quiet wait's rate limit. Its words
-// are in the package documentation's output watch table.
+// flight, its measured pace and the quiet wait's rate limit. Its words are in docs/design.md's protocol table.
 type outputWatch struct {
 	epoch      time.Time // monotonic origin of the bus's clock (nanotime)
 	stuckAfter int64     // StuckAfter in ns (tests may raise it)
@@ -83,29 +81,17 @@ type outputWatch struct {
 // (callSince uses 0 for "no call in flight").
 func (o *outputWatch) nanotime() int64 { return int64(time.Since(o.epoch)) + 1 }
 
-// stuck reports whether the output is stuck: a call into it in flight for
-// over StuckAfter while the drainer is not merely descheduled inside a
-// call that is progressing (on a CPU-saturated machine the wall clock
-// cannot tell): its thread sleeps or waits for I/O (Linux) and no
-// goroutine of the process waits for a processor; or in flight for over
-// StuckBusyAfter in any case. The slow checks run only once a call has
-// been in flight for StuckAfter.
-func (o *outputWatch) stuck() bool { return o.stuckCall() != 0 }
-
-// stuckCall is stuck's answer as the start of the call that is stuck
-// (callSince), 0 when none is.
-func (o *outputWatch) stuckCall() int64 { return o.stuckCallAfter(o.stuckAfter) }
-
-// stuckWithin is stuck for a wait of bound: a call in flight for less than
-// the wait's own bound is no reason to give up a longer wait (a SyncLevel
-// record behind a 50 ms write still gets its write and sync).
-func (o *outputWatch) stuckWithin(bound time.Duration) bool {
-	return o.stuckCallAfter(max(o.stuckAfter, int64(bound))) != 0
-}
-
-// stuckCallAfter is stuckCall with a call in flight for over after (ns)
-// as the threshold, StuckBusyAfter or after, the longer, in any case.
-func (o *outputWatch) stuckCallAfter(after int64) int64 {
+// stuckCall is the start (callSince) of the call into the output in
+// flight if the output is stuck, else 0. Stuck: in flight for over after
+// (StuckAfter, or a wait's own bound if longer: a SyncLevel record behind
+// a 50 ms write still gets its write and sync) while the drainer is not
+// merely descheduled inside a call that is progressing (on a CPU-saturated
+// machine the wall clock cannot tell): its thread sleeps or waits for I/O
+// (Linux) and no goroutine of the process waits for a processor; or in
+// flight for over StuckBusyAfter in any case. The slow checks run only
+// once a call has been in flight for after.
+func (o *outputWatch) stuckCall(bound time.Duration) int64 {
+	after := max(o.stuckAfter, int64(bound))
 	since := o.callSince.Load() // atomic, row callSince: the drainer's enterCall
 	if since == 0 {
 		return 0
@@ -145,15 +131,15 @@ func goroutinesRunnable() bool {
 	return s[0].Value.Kind() != metrics.KindUint64 || s[0].Value.Uint64() > 0
 }
 
-// quietAllow spends one of the quiet wait's tokens (GCRA: a burst of
-// QuietWaitBurst, then QuietWaitRate a second); once they are spent it
-// costs a clock read and a load.
+// quietAllow spends one of the quiet wait's tokens (GCRA: QuietWaitRate
+// a second, a burst of as many); once they are spent it costs a clock
+// read and a load.
 func (o *outputWatch) quietAllow() bool {
 	const interval = int64(time.Second / QuietWaitRate)
 	now := o.nanotime()
 	for {
 		tat := o.quietTAT.Load() // atomic, row quietTAT
-		if tat-now > interval*(QuietWaitBurst-1) {
+		if tat-now > interval*(QuietWaitRate-1) {
 			return false
 		}
 		// CAS: two callers allowed from one tat would spend one token.
@@ -236,7 +222,7 @@ var (
 // into it, or at its measured pace it cannot write the bytes ahead of pos
 // within bound.
 func (b *Bus) hopeless(pos uint64, bound time.Duration) bool {
-	if b.stuckWithin(bound) || b.failing.Load() || b.inOutputCall() { // atomic, row failing
+	if b.stuckCall(bound) != 0 || b.failing.Load() || b.inOutputCall() { // atomic, row failing
 		return true
 	}
 	h := b.head.Load()       // atomic, row head: a snapshot; everything below it is written
@@ -297,7 +283,7 @@ wait:
 			break wait
 		case <-tick:
 			left := time.Duration(deadline - b.nanotime())
-			if (w.bound > 0 && left <= 0) || (w.skip && b.stuckWithin(w.bound)) {
+			if (w.bound > 0 && left <= 0) || (w.skip && b.stuckCall(w.bound) != 0) {
 				err = ErrWaitBound // still queued; the drainer answers into ch's buffer later
 				break wait
 			}
