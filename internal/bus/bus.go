@@ -58,6 +58,7 @@ type Bus struct {
 	recovered    uint64         // Stats.Recovered, set before the drainer starts
 	unrecovered  uint64         // Stats.Unrecovered, likewise
 	quietWaits   bool           // Config.QuietWait, without a ring file: records behind a short queue wait for their write
+	quietWait    waitSpec       // the quiet wait: bound MaxLatency, the longest a committed record waits anyway, at most DefaultMaxLatency
 	stopped      chan struct{}  // closed once the books are final: every record written or counted, every waiter answered
 
 	// The ring: its memory and the cursors tail and head, each on its own

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/asyncbus/asyncbus/internal/ringfile"
 	"github.com/asyncbus/asyncbus/internal/seqnum"
 )
 
@@ -48,8 +49,7 @@ type BatchWriter interface {
 // does). Flush and Close call it.
 type Syncer interface{ Sync() error }
 
-// DefaultCapacity is the default ring size, 8 MiB: about 30 000 typical
-// records (docs/design.md says why).
+// DefaultCapacity is the default ring size: 8 MiB, about 30,000 typical records, absorbs a busy service's burst.
 const DefaultCapacity = 8 << 20
 
 // MinCapacity is the smallest accepted ring size in bytes.
@@ -62,17 +62,11 @@ const MaxCapacity = 1 << 30
 
 // Defaults applied by New to zero Config fields.
 const (
-	// DefaultMaxLatency: a record waits at most this before its write
-	// starts; 20 ms is below what a person watching a log notices, and
-	// lets a steady logger's records gather into batches of hundreds.
+	// DefaultMaxLatency: 20 ms, unnoticed by a person watching a log, lets a steady logger batch hundreds.
 	DefaultMaxLatency = 20 * time.Millisecond
-	// DefaultMinBatch: a round of fewer records gathers for more first;
-	// 64 records make a write call's fixed cost (a few µs) a few percent
-	// of theirs.
+	// DefaultMinBatch: a smaller round gathers first; 64 makes a write call's fixed cost a few percent.
 	DefaultMinBatch = 64
-	// DefaultMaxBatch is derived: a cacheBatch of the shortest lines
-	// (time, level, a short message and the ring's header: 64 bytes),
-	// so that the byte cap, not this one, ends a batch of real records.
+	// DefaultMaxBatch (derived): a cacheBatch of the shortest lines (64 bytes with the header).
 	DefaultMaxBatch = cacheBatch / 64
 )
 
@@ -83,23 +77,19 @@ type Config struct {
 	// raised to MinCapacity. Default DefaultCapacity (8 MiB; see there for
 	// why).
 	Capacity int
-	// RingFile, if set, puts the ring in this memory-mapped file (the durable
-	// ring, package ringfile): records accepted by a process that then dies
-	// (kill -9, panic, OOM) are written by the next New on the same file
-	// before it accepts anything. New creates the file if needed, takes an
-	// exclusive flock (ErrRingLocked if another process holds it), replays
-	// what it holds, and reports damaged or foreign files to OnError as a
-	// *RingFileError before starting fresh. Oversize records (> maxRecord)
-	// are not durable. Unix only.
+	// RingFile, if set, puts the ring in this memory-mapped file (Unix
+	// only; package ringfile): New locks it (ErrRingLocked), replays the
+	// records a dead process had accepted, and reports a damaged file to
+	// OnError (*ringfile.Error) before starting fresh. Oversize records
+	// are not durable.
 	RingFile string
 	// outputPosition, used with RingFile, reports where the output ends
 	// (a test's; default ringfile.OutputHooks's).
-	outputPosition func() (OutputPosition, error)
-	// maxRecord is the largest record stored inline in the ring; longer ones
-	// take the oversize side path. Default Capacity/8, so one record can never
-	// occupy more than an eighth of the ring and a burst of large records
-	// cannot starve small ones. It must be at most Capacity/2-8, so that a
-	// record plus the padding of a wrap always fits in an empty ring.
+	outputPosition func() (ringfile.Position, error)
+	// maxRecord is the largest record stored inline; longer ones take the
+	// oversize path. Default Capacity/8: a burst of large records cannot
+	// starve small ones. At most Capacity/2-8: a record plus a wrap's
+	// padding fits in an empty ring. Only tests set it.
 	maxRecord int
 	// Overflow is what Enqueue does when the ring is full (default Block).
 	Overflow Overflow
@@ -121,35 +111,23 @@ type Config struct {
 	// most records a batch carries. Defaults DefaultMinBatch and
 	// DefaultMaxBatch; only tests change them.
 	minBatch, maxBatch int
-	// OnError is called with a *OutputError when the output fails, rate-limited
-	// to about once per second per distinct situation (operation and error
-	// text), with the number of suppressed repeats. It runs on a reporter
-	// goroutine of its own, never the drainer's, so it may Enqueue, Flush
-	// or Close on the same bus; reports that find 64 undelivered ones
-	// queued are counted and told as one report. Close waits until every
-	// report is delivered, except when called from OnError. A panic in it
-	// is recovered.
+	// OnError is called with a *OutputError when the output fails, once a
+	// second per distinct error with the count of repeats, on a reporter
+	// goroutine (package reporter), so it may Enqueue, Flush or Close on
+	// the same bus; Close waits for its reports unless called from it.
 	OnError func(error)
-	// DropMarker formats the one in-band line written at a gap after drops
-	// (required: the root package supplies the one marker format). It runs
-	// on the drainer goroutine: it must not call Flush, Close or a blocking
-	// Enqueue on the same bus (the drainer would wait for itself); if it panics
-	// or returns nothing, no line is written and OnError is told how many
-	// records were lost there.
+	// DropMarker formats the line written at a gap after drops (required).
+	// It runs on the drainer: it must not Flush, Close or block on the same
+	// bus; if it panics or returns nothing, OnError is told the count.
 	DropMarker func(dst []byte, dropped uint64) []byte
-	// QuietWait makes a record committed behind a short queue (at most
-	// QuietWaitDepth bytes) wait for its write, at most MaxLatency, within
-	// a rate limit (QuietWaitRate a second, a burst of as many), in
-	// every overflow mode: a quiet program that returns without Close
-	// keeps its lines. Ignored with RingFile (the file keeps accepted
-	// records across exits). The root sets it except for outputs that
-	// retry over a network, which a log call must not wait for.
+	// QuietWait makes a record behind at most QuietWaitDepth bytes wait
+	// for its write (Bus.quietWait, QuietWaitRate), in every overflow mode: a
+	// quiet program that returns without Close keeps its lines. Ignored
+	// with RingFile; the root leaves it off for network outputs.
 	QuietWait bool
-	// WriteAttempts is how many times the drainer tries to write a batch to
-	// a failing output, backing off between attempts, before the batch's
-	// remaining records count as failed; <= 0 means DefaultWriteAttempts.
-	// While the output keeps failing, each later batch gets one attempt (a
-	// probe) at the back-off interval, until a write makes progress.
+	// WriteAttempts is how many times a batch is tried, backing off, before
+	// its records count as failed (<= 0: DefaultWriteAttempts); while the
+	// output stays down, a probe at the back-off interval (drainer.down).
 	WriteAttempts int
 	// RetryMax caps the back-off between attempts, which doubles from
 	// 1 ms (or from RetryMax, if that is shorter); <= 0 means
@@ -170,17 +148,13 @@ type Config struct {
 // Write retry defaults: a batch is tried DefaultWriteAttempts times, the
 // back-off doubling from 1 ms up to DefaultRetryMax.
 const (
-	DefaultWriteAttempts = 4
-	DefaultRetryMax      = time.Second
+	DefaultWriteAttempts = 4           // rides out a transient error (1+2+4 ms of back-off) without holding records long
+	DefaultRetryMax      = time.Second // a dead output costs a call a second; a revived one is found within a second
 )
 
-// cacheBatch is the backlog in bytes that wakes a sleeping drainer (by
-// default) and the most record bytes a batch for a plain io.Writer carries
-// (the staging buffer's size, allocated once): 256 KiB fits in a core's L2
-// cache (256 KiB to 2 MiB on current x86 and ARM cores), so the drainer
-// reads, copies and zeroes records the producers wrote while they are
-// still in cache, rather than once a fraction of an 8 MiB ring has been
-// evicted to memory.
+// cacheBatch is the backlog that wakes a sleeping drainer (by default)
+// and a plain io.Writer's batch cap and staging buffer (allocated once).
+// 256 KiB: fits a core's L2, so the drainer reads records while in cache.
 const cacheBatch = 256 << 10
 
 // New validates cfg, allocates the ring and
@@ -239,6 +213,8 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	settleTornTail(w)              // an output's held torn-tail report is due now that any replay is done (ringfile.go)
 	b.gapPos.Store(math.MaxUint64) // atomic, row gapPos
 	b.quietWaits = cfg.QuietWait && b.file == nil
+	b.quietWait = quietWait
+	b.quietWait.bound = min(b.maxLatency, DefaultMaxLatency)
 	b.epoch = time.Now()
 	b.stuckAfter = int64(StuckAfter)
 	b.kind = detectOutputKind(w)

@@ -51,7 +51,6 @@ type drainer struct {
 	failing   bool // the last call into the output failed: published in Bus.failing
 	probeAt   time.Time
 	fastFails uint64 // batches failed without a call while failing (tests read it after Close)
-	yields    uint64 // times waitUncommitted yielded to a producer (tests read it after Close)
 	woken     bool   // a hold was cut short: the batch is wanted now (cleared by writeRound)
 	// owed is what must reach the output before the next record: the
 	// newline that ends a fragment left by a write that failed part-way
@@ -77,10 +76,8 @@ type drainer struct {
 	// set before each call into the output, for a Close that gives up
 	// during the call (giveup.go); 0 between rounds.
 	progIdx int
-	// callStart is when the drainer's call in flight began (callSince).
-	callStart int64
 	// The reasons idleWait looks for, bound once (no closure per wait).
-	readyWanted, readyHasWork, readyCommitted func() bool
+	readyWanted, readyHasWork func() bool
 	// seqMarker is the numbered copy of marker (Config.Sequence,
 	// seq.go); qd is the queue's delay (an optional stage, queuedelay).
 	seqMarker []byte
@@ -93,7 +90,7 @@ func (d *drainer) init(b *Bus) {
 	d.views = make([][]byte, 0, b.maxBatch+1)
 	d.kinds = make([]viewKind, 0, b.maxBatch+1)
 	d.now = time.Now
-	d.readyWanted, d.readyHasWork, d.readyCommitted = d.wanted, d.hasWork, d.committedAtPos
+	d.readyWanted, d.readyHasWork = d.wanted, d.hasWork
 	d.limiter = make(map[string]*limitState)
 	switch b.kind {
 	case outputWritev:
@@ -149,7 +146,7 @@ func (b *Bus) run() {
 			continue
 		}
 		d.gather = false
-		d.answerFlushes()
+		d.answerWritten(d.pos)
 		if d.closing {
 			// Anything below the final tail not collected yet is a
 			// reservation not committed yet: wait for it (a Close that
@@ -205,7 +202,7 @@ func (d *drainer) handleBatch(urgent bool, t uint64) {
 		d.gatherFor = min(b.maxLatency/2, b.maxLatency-d.now().Sub(start))
 	}
 	b.slept = false
-	d.answerFlushes()
+	d.answerWritten(d.pos)
 }
 
 // collect appends committed entries from d.pos to the batch, up to
@@ -220,7 +217,9 @@ func (d *drainer) collect() {
 			if len(d.views) > 0 {
 				return // cut the batch at the gap; the marker opens the next one
 			}
-			d.takeGap()
+			if n := b.takeGaps(d.pos, false); n > 0 {
+				d.addMarker(n) // the (empty) batch opens with the gap's marker
+			}
 		}
 		if d.pos-d.head >= b.capacity {
 			return // the whole ring is in this batch: the word at pos is our own first header
@@ -294,7 +293,6 @@ func (d *drainer) idle() {
 // not committed yet: its producer is between its CAS and its header store,
 // a few instructions away: yield to it.
 func (d *drainer) waitUncommitted() {
-	d.yields++
 	runtime.Gosched()
 }
 

@@ -8,11 +8,12 @@ import (
 // idleStrategy is how the drainer waits when it has nothing to write, and
 // how producers, Flush, Sync and Close wake it (as Aeron's IdleStrategy or
 // the Disruptor's WaitStrategy): one sleep after work, then a park; a
-// wake-up token ends either. Its words are in docs/design.md's protocol table.
+// wake-up token ends either. Its words are in docs/design.md's protocol
+// table.
 type idleStrategy struct {
-	state   atomic.Uint32 // stRunning / stSleeping / stParked
-	wakeups atomic.Uint64 // Stats.Wakeups: tokens sent (wake)
-	parks   atomic.Uint64 // Stats.Parks: unbounded waits begun (wait)
+	state   atomic.Uint32 // stRunning / stSleeping / stParked: stored before the reasons are loaded (idleWait's proof)
+	wakeups atomic.Uint64 // Stats.Wakeups: tokens sent, added by the waker whose CAS won (a count)
+	parks   atomic.Uint64 // Stats.Parks: unbounded waits begun, the drainer its one writer (a count)
 	wakeCh  chan struct{} // capacity 1: a wake-up token is never lost and never blocks the sender
 
 	// Drainer-private.

@@ -21,19 +21,6 @@ import (
 // another process (or by another Bus in this one).
 var ErrRingLocked = ringfile.ErrLocked
 
-// ErrRingUnsupported is returned by New for Config.RingFile on platforms
-// without mmap and flock.
-var ErrRingUnsupported = ringfile.ErrUnsupported
-
-// RingFileError reports a ring file that could not be trusted (whole or in
-// part). It is passed to Config.OnError as a warning; the bus then runs with
-// a fresh ring file.
-type RingFileError = ringfile.Error
-
-// OutputPosition says where a file output ends: the device and inode of
-// the file and its size. See Config.outputPosition.
-type OutputPosition = ringfile.Position
-
 // sumShift is where a file-backed ring's header word keeps its record's
 // checksum (ringfile.Sum): bits 32..60, spare in the layout (ring.go), so
 // the producer's commit stays one store and lenMask readers are unaffected.

@@ -137,9 +137,6 @@ func (d *drainer) takeFlushes() {
 	d.spareReqs = reqs[:0]
 }
 
-// answerFlushes syncs once and answers every Flush whose target is written.
-func (d *drainer) answerFlushes() { d.answerWritten(d.pos) }
-
 // answerWritten answers every request whose target is at or below upTo
 // (written), after one sync if any of them asks for it.
 func (d *drainer) answerWritten(upTo uint64) {
@@ -175,6 +172,15 @@ func (d *drainer) answerWritten(upTo uint64) {
 	d.reqs = keep
 }
 
+// answerAll answers every request with the final books: failed is
+// Stats.Failed, each request gets the failures since its mark.
+func (d *drainer) answerAll(syncErr error, failed uint64) {
+	for _, r := range d.reqs {
+		r.ch <- d.result(syncErr, failed-r.failedAt) // buffered 1, answered once
+	}
+	d.reqs = nil
+}
+
 func (d *drainer) result(syncErr error, failed uint64) error {
 	switch {
 	case failed > 0:
@@ -205,10 +211,7 @@ func (d *drainer) finish() {
 	}
 	syncErr := d.sync()
 	failed := b.failed.Load() // atomic, row failed
-	for _, r := range d.reqs {
-		r.ch <- d.result(syncErr, failed-r.failedAt)
-	}
-	d.reqs = nil
+	d.answerAll(syncErr, failed)
 	b.closeErr = d.result(syncErr, failed) // every failure of the bus's life: see Close
 	d.b.timer.Stop()
 	close(b.stopped) // after closeErr: waiters read it once they see stopped

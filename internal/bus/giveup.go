@@ -39,16 +39,11 @@ const (
 type giveUpState struct {
 	abort     chan struct{} // closed when a Close ctx expired: give up on the remaining records
 	abortOnce sync.Once
-	// aborted is set (with abort closed) when a Close gave up; call is the
-	// drainer's call state (callNone, callOut, callAbandoned); final is
-	// set once the books are final after a give-up, when records left in
-	// the ring are counted as failed rather than queued.
-	aborted atomic.Bool
-	call    atomic.Uint32
-	final   atomic.Bool
-	// abortCause (the context's error) and stuckFor (how long the call
-	// into the output in flight had run) are set by giveUp before aborted,
-	// for the GiveUpError.
+	aborted   atomic.Bool   // a Close gave up: stored before call's CAS, so one of the two sees the other (handshake above)
+	call      atomic.Uint32 // callNone, callOut, callAbandoned: the handshake's word
+	final     atomic.Bool   // the books are final after a give-up: stored after its counts, which Stats loads after it
+	// abortCause (the context's error) and stuckFor (how long the call in
+	// flight had run) are set by giveUp before aborted, for GiveUpError.
 	abortCause error
 	stuckFor   time.Duration
 }
@@ -62,8 +57,7 @@ func (d *drainer) enterCall() bool {
 		b.call.Store(callNone) // atomic, row call
 		return false
 	}
-	d.callStart = b.nanotime()
-	b.callSince.Store(d.callStart) // atomic, row callSince: callers read it to see a stuck output
+	b.callSince.Store(b.nanotime()) // atomic, row callSince: callers read it to see a stuck output
 	return true
 }
 
@@ -72,8 +66,7 @@ func (d *drainer) enterCall() bool {
 // unmap a ring file, now that the call no longer reads it, and close done).
 func (d *drainer) leaveCall() {
 	b := d.b
-	b.callSince.Store(0) // atomic, row callSince: no call in flight
-	d.callStart = 0
+	b.callSince.Store(0)                           // atomic, row callSince: no call in flight
 	if !b.call.CompareAndSwap(callOut, callNone) { // atomic, row call: giveUp may have moved it to callAbandoned
 		runtime.Goexit()
 	}
@@ -120,10 +113,7 @@ func (d *drainer) abandon() {
 	b.closeErr = &GiveUpError{Output: b.output, Stuck: b.stuckFor, Lost: failed, LostBytes: lostBytes,
 		Failed: total, LastErr: d.lastErr, Err: b.abortCause} // every failure of the bus's life, as finish reports (see Close)
 	d.takeFlushes() // the drainer is in its call or gone: its state is ours
-	for _, r := range d.reqs {
-		r.ch <- d.result(nil, total-r.failedAt) // buffered 1, answered once; a Flush's failures since its mark, as in finish
-	}
-	d.reqs = nil
+	d.answerAll(nil, total)
 	close(b.stopped)
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/asyncbus/asyncbus/internal/ringfile"
 	"github.com/asyncbus/asyncbus/internal/seqnum"
 	"io"
 	"os"
@@ -515,8 +516,11 @@ const (
 	RunEndRoom     = seqnum.RunEndRoom
 )
 
-// SeqEncode and SeqFormat are seqnum's.
+// SeqEncode and SeqFormat are seqnum's; RingFileError and OutputPosition
+// ringfile's.
 type (
-	SeqEncode = seqnum.Encode
-	SeqFormat = seqnum.Format
+	SeqEncode      = seqnum.Encode
+	SeqFormat      = seqnum.Format
+	RingFileError  = ringfile.Error
+	OutputPosition = ringfile.Position
 )

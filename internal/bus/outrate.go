@@ -11,11 +11,9 @@ import (
 // space then comes back a batch of a few milliseconds at a time, as the
 // output takes bytes, not a ring's worth at once, and a moving output's
 // calls stay far below StuckAfter; a fast output's batches are bounded by
-// the record target (Config.maxBatch) and, for a plain writer, cacheBatch.
+// maxBatch records and, for a plain writer, cacheBatch.
 const (
-	// batchSpan: a sixteenth of StuckAfter, so that a batch's call
-	// reaches the stuck bound only if the output slows sixteenfold
-	// within it (3.125 ms).
+	// batchSpan (derived, 3.125 ms): a batch's call reaches StuckAfter only if the output slows sixteenfold in it.
 	batchSpan = StuckAfter / 16
 	// minBatchBytes: a page, what a pipe takes per reader's read; an
 	// output whose cost is per call (a network round trip) still gets

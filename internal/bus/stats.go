@@ -80,13 +80,8 @@ func (b *Bus) Stats() Stats {
 	if t > h && !final {                                         // after a give-up what is left is counted as failed
 		s.QueueDepth = t - h
 	}
-	for { // atomic max, so a reader never lowers the high-water mark
-		hw := b.highWater.Load()                                                // atomic, row highWater
-		if s.QueueDepth <= hw || b.highWater.CompareAndSwap(hw, s.QueueDepth) { // atomic, row highWater
-			s.QueueHighWater = max(hw, s.QueueDepth)
-			break
-		}
-	}
+	atomicMax(&b.highWater, s.QueueDepth)                    // atomic, row highWater: a reader never lowers it
+	s.QueueHighWater = max(b.highWater.Load(), s.QueueDepth) // atomic, row highWater
 	var inRing uint64
 	if s.QueueDepth > 0 {
 		avg := uint64(hdrSize + 200) // before the drainer has seen anything
