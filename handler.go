@@ -15,6 +15,7 @@ import (
 	"github.com/asyncbus/asyncbus/encode"
 	"github.com/asyncbus/asyncbus/internal/bus"
 	"github.com/asyncbus/asyncbus/internal/openlist"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 )
 
 // Format selects how records are encoded.
@@ -109,7 +110,7 @@ type tree struct {
 	seq         bool            // sequence.go: Options.Features.Sequence, records carry headroom for the number
 	runEnd      atomic.Bool     // sequence.go: Close writes the run-end line; swapped to false by the first Close (once)
 	runEndRoom  bool            // sequence.go: Drop or BlockTimeout: Close makes room for the run-end line first
-	room        int             // sequence.go: the headroom the encode stage leaves (bus.SeqRoom when seq)
+	room        int             // sequence.go: the headroom the encode stage leaves (seqnum.Room when seq)
 }
 
 // NewHandler returns a handler writing to w. If w has a WriteBatch method
@@ -177,7 +178,7 @@ func newHandler(w io.Writer, opts *Options, strict bool, own Encoder) (*Handler,
 		seq:       o.Features.Sequence,
 	}
 	if c.seq {
-		c.room = bus.SeqRoom
+		c.room = seqnum.Room
 		c.runEnd.Store(own == nil) // an own Encoder's numbers have no run-end line
 		c.runEndRoom = o.Ring.Overflow == Drop || o.Ring.BlockTimeout > 0
 	}
@@ -506,7 +507,7 @@ type buffer struct {
 	fields FieldWriter
 	extra  []slog.Attr // HandleAttrs: context fields followed by the caller's attrs
 	stripe uint32      // the stripe of the per-level counts this buffer adds to (levelcounts.go)
-	room   int         // sequence.go: headroom for the number before the line in data (0 or bus.SeqRoom)
+	room   int         // sequence.go: headroom for the number before the line in data (0 or seqnum.Room)
 }
 
 // maxPooledBuffer keeps one huge record from pinning its buffer forever.

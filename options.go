@@ -175,7 +175,7 @@ type RingOptions struct {
 	// batches (at most MaxLatency/2 at a time).
 	MaxLatency time.Duration
 	// HighWatermark is the ring fill fraction (0..1) at which the drainer is
-	// woken at once and switches to its largest batches; zero means a
+	// woken at once, without gathering first; zero means a
 	// fixed backlog of 256 KiB (three quarters of a smaller ring), so that
 	// the records the writer reads are still in the processor's cache.
 	HighWatermark float64

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus/encode"
-	"github.com/asyncbus/asyncbus/internal/bus"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 )
 
 // sequenceEncoder is an Encoder with the optional methods that carry
@@ -28,7 +28,7 @@ func isSequenceEncoder(enc Encoder) bool {
 // the sequence methods and Options.Features.Sequence, its numbering.
 type outputHooks struct {
 	dropMarker func([]byte, uint64) []byte
-	seqEncode  bus.SeqEncode
+	seqEncode  seqnum.Encode
 }
 
 // busHooks returns the hooks for validated options o, the handler's
@@ -60,32 +60,32 @@ func seqDropMarker(se sequenceEncoder, format func([]byte, uint64) []byte) func(
 // run identity: written by the output's own encoder (seqEncode, not nil
 // for a sequenceEncoder), the first keys of a JSON object, or seq= and
 // run= pairs at the start of every other format's line.
-func seqFormat(o *Options, seqEncode bus.SeqEncode) bus.SeqFormat {
+func seqFormat(o *Options, seqEncode seqnum.Encode) seqnum.Format {
 	switch f := o.Format; {
 	case !o.Features.Sequence:
-		return bus.SeqOff
+		return seqnum.Off
 	case seqEncode != nil:
-		return bus.SeqEncoded
+		return seqnum.Encoded
 	case f == JSON, f&0xff == encode.ZapJSON, f == encode.GCPJSON, f == encode.ECSJSON, f == encode.DatadogJSON:
-		return bus.SeqJSON
+		return seqnum.JSON
 	default:
-		return bus.SeqKV
+		return seqnum.KV
 	}
 }
 
-// withSeqRoom returns the record p in b.data behind bus.SeqRoom bytes of
+// withSeqRoom returns the record p in b.data behind seqnum.Room bytes of
 // headroom, where the bus writes the line's number (Options.Features.Sequence):
 // p is b.data, moved up in place, or a line another logger encoded
 // (HandleEncoded), copied in behind the room.
 func (h *Handler) withSeqRoom(b *buffer, p []byte) []byte {
 	if len(p) > 0 && len(b.data) > 0 && &p[0] == &b.data[0] {
 		n := len(p)
-		b.data = append(b.data, make([]byte, bus.SeqRoom)...) // no allocation while cap suffices
-		copy(b.data[bus.SeqRoom:], b.data[:n])
+		b.data = append(b.data, make([]byte, seqnum.Room)...) // no allocation while cap suffices
+		copy(b.data[seqnum.Room:], b.data[:n])
 	} else {
-		b.data = append(append(b.data[:0], make([]byte, bus.SeqRoom)...), p...)
+		b.data = append(append(b.data[:0], make([]byte, seqnum.Room)...), p...)
 	}
-	b.room = bus.SeqRoom
+	b.room = seqnum.Room
 	return b.data
 }
 
@@ -98,7 +98,7 @@ func (c *tree) addSeqStats(s *Stats) {
 
 // endRun enqueues, at the first Close of a handler whose records carry
 // numbers in the JSON or key=value form, the request for the run-end line
-// (bus.RunEndSentinel): the drainer writes in its place the run identity
+// (seqnum.RunEndSentinel): the drainer writes in its place the run identity
 // and the count of numbers given out, after every record enqueued before
 // it. It waits for room no longer than ctx (Close's bound); where a full
 // ring drops instead (Drop, BlockTimeout) it first waits for the records
@@ -113,7 +113,7 @@ func (c *tree) endRun(ctx context.Context) {
 	if c.runEndRoom {
 		_ = c.bus.SyncBounded(ctx) // its failures are Close's to report: Sync moves no mark
 	}
-	p := make([]byte, bus.SeqRoom+len(bus.RunEndSentinel)+bus.RunEndRoom)
-	copy(p[bus.SeqRoom:], bus.RunEndSentinel)
+	p := make([]byte, seqnum.Room+len(seqnum.RunEndSentinel)+seqnum.RunEndRoom)
+	copy(p[seqnum.Room:], seqnum.RunEndSentinel)
 	_ = c.bus.EnqueueUntil(p, ctx.Done()) // ErrClosed, ErrDropped: counted by the bus
 }

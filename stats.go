@@ -142,7 +142,8 @@ type DrainerStats struct {
 	Batches uint64
 	// WriteCalls counts calls into the output (Write, WriteBatch or writev).
 	WriteCalls uint64
-	// BatchTarget is the drainer's current adaptive batch size in records.
+	// BatchTarget is the number of records in the drainer's last batch
+	// (batches take every record queued, up to a cache-sized batch).
 	BatchTarget uint64
 	// Parks counts the times the idle drainer parked.
 	Parks uint64

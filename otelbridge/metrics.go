@@ -67,7 +67,7 @@ var loggedLevel = func() (opts [7]metric.ObserveOption) {
 //   - gauges asyncbus.queue.depth, .high_water and .capacity (bytes in the
 //     ring), asyncbus.queue.occupancy (depth over capacity, from 0 to 1:
 //     the one to alert on, as a full ring makes callers wait or drop) and
-//     asyncbus.batch.size (the bus's current target batch size);
+//     asyncbus.batch.size (the records of the drainer's last batch);
 //   - gauge asyncbus.queue.delay, in microseconds, how long records waited
 //     between Handle and the output over the last 10 to 20 seconds
 //     (attribute stat = "p50", "p99" or "max": Stats.QueueDelayP50,
@@ -103,7 +103,7 @@ func RegisterMetrics(meter metric.Meter, h *asyncbus.Handler) (metric.Registrati
 	depth := gauge(MetricQueueDepth, "By", "Bytes waiting in the ring.")
 	high := gauge(MetricQueueHigh, "By", "Highest ring occupancy seen.")
 	capacity := gauge(MetricCapacity, "By", "Ring capacity.")
-	batch := gauge(MetricBatchSize, "{record}", "Current target batch size of the drainer.")
+	batch := gauge(MetricBatchSize, "{record}", "Records in the drainer's last batch.")
 	occupancy, err := meter.Float64ObservableGauge(MetricOccupancy, metric.WithUnit("1"),
 		metric.WithDescription("Fraction of the ring in use: bytes queued over capacity."))
 	errs = append(errs, err)

@@ -1,6 +1,9 @@
 package bus
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // Backlog returns how many records wait in the ring behind the batch the
 // output is writing: the committed records from the end of that batch up
@@ -17,20 +20,31 @@ func (b *Bus) Backlog() uint64 {
 	// and no producer reserves at or past it beyond the tail loaded here.
 	end := b.tail.Load() &^ closedBit // atomic, row tail
 	var n uint64
-	for p := d.pos; p < end; {
-		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // atomic, row header word: acquire: pairs with the commit's release store
+	b.walkQueued(d.pos, end, false, func(uint64, uint64) { n++ })
+	return n
+}
+
+// walkQueued calls fn with the position and header word of each record
+// committed in the ring from pos up to end, padding skipped. At a
+// reservation not committed yet it stops, or, with wait (the give-up's
+// count: its producer is a few instructions from its commit), yields
+// until it is committed.
+func (b *Bus) walkQueued(pos, end uint64, wait bool, fn func(p, h uint64)) {
+	for pos < end {
+		h := atomic.LoadUint64(b.hdr(b.offsetOf(pos))) // atomic, row header word: acquire: pairs with the commit's release store
 		switch {
+		case h&flagCommit == 0 && !wait:
+			return // being enqueued: not waiting yet
 		case h&flagCommit == 0:
-			return n // being enqueued: not waiting yet
+			runtime.Gosched()
 		case h&flagPadding != 0:
-			p += h & lenMask
+			pos += h & lenMask
 		case h&flagOversize != 0:
-			n++
-			p += hdrSize
+			fn(pos, h)
+			pos += hdrSize
 		default:
-			n++
-			p += align8(hdrSize + h&lenMask)
+			fn(pos, h)
+			pos += align8(hdrSize + h&lenMask)
 		}
 	}
-	return n
 }

@@ -28,7 +28,7 @@ func (a batchAction) String() string {
 
 // batchInputs is everything the decision reads.
 type batchInputs struct {
-	health        outputHealth
+	down          bool // the output is down (drainer.down)
 	probeDue      bool // the back-off since the last failure has passed
 	urgent        bool // a Flush, Sync, EnqueueWritten or Close waits for the write
 	woken         bool // a hold was cut short: the batch is wanted now
@@ -46,8 +46,8 @@ func batchActionFor(in batchInputs) batchAction {
 		return actFailFast
 	case in.gather && in.small && !in.urgent && !in.pastWatermark:
 		return actGather
-	case in.health != failing:
-		return actWrite // healthy, or torn (the owed bytes go first: admit)
+	case !in.down:
+		return actWrite // the owed bytes of a torn record go first: admit
 	case in.probeDue || in.urgent:
 		return actProbe
 	case in.woken || in.pastWatermark || in.blocked:
@@ -61,8 +61,8 @@ func batchActionFor(in batchInputs) batchAction {
 func (d *drainer) batchAction(urgent bool, t uint64) batchAction {
 	b := d.b
 	return batchActionFor(batchInputs{
-		health:        d.health,
-		probeDue:      d.health == failing && !d.now().Before(d.probeAt),
+		down:          d.down,
+		probeDue:      d.down && !d.now().Before(d.probeAt),
 		urgent:        urgent,
 		woken:         d.woken,
 		pastWatermark: (t&^closedBit)-d.head >= b.wakeBytes,

@@ -59,6 +59,7 @@ type Bus struct {
 	recovered    uint64         // Stats.Recovered, set before the drainer starts
 	unrecovered  uint64         // Stats.Unrecovered, likewise
 	quietWaits   bool           // Config.QuietWait, without a ring file: records behind a short queue wait for their write
+	quietWait    waitSpec       // the quiet wait: bound MaxLatency, the longest a committed record waits anyway, at most DefaultMaxLatency
 	stopped      chan struct{}  // closed once the books are final: every record written or counted, every waiter answered
 
 	// The ring: its memory and the cursors tail and head, each on its own
@@ -79,13 +80,13 @@ type Bus struct {
 	_ pad
 	// Slow-path shared words: written only on drops, oversize records,
 	// blocking and flush requests, never on the fast path.
-	dropped       atomic.Uint64
-	droppedClosed atomic.Uint64
-	gapPos        atomic.Uint64 // lowest pending gap position (see drop); MaxUint64 = none
-	oversize      atomic.Uint64
-	oversizeBytes atomic.Int64 // heap bytes of oversize records not yet written
-	waiters       atomic.Int32 // producers parked in Block mode
-	flushPending  atomic.Bool
+	dropped       atomic.Uint64 // a count (Add); includes droppedClosed
+	droppedClosed atomic.Uint64 // a count, added after dropped: Stats never sees more closed than dropped
+	gapPos        atomic.Uint64 // lowest pending gap (see drop), stored under dropMu, MaxUint64 = none: one load per entry finds it
+	oversize      atomic.Uint64 // a count (Add)
+	oversizeBytes atomic.Int64  // heap bytes of oversize records not yet written: a stale value only delays a record
+	waiters       atomic.Int32  // producers parked in Block mode: loaded after the head store (see waitForRoom)
+	flushPending  atomic.Bool   // stored after the request is appended under mu: the drainer then takes the list
 	_             pad
 	// The counters and measurements the drainer publishes (see drainerStats).
 	drainerStats

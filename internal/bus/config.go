@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"time"
 	"unsafe"
+
+	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 )
 
 // Overflow says what Enqueue does when the ring is full.
@@ -46,8 +49,7 @@ type BatchWriter interface {
 // does). Flush and Close call it.
 type Syncer interface{ Sync() error }
 
-// DefaultCapacity is the default ring size, 8 MiB: about 30 000 typical
-// records (docs/design.md says why).
+// DefaultCapacity is the default ring size: 8 MiB, about 30,000 typical records, absorbs a busy service's burst.
 const DefaultCapacity = 8 << 20
 
 // MinCapacity is the smallest accepted ring size in bytes.
@@ -60,9 +62,12 @@ const MaxCapacity = 1 << 30
 
 // Defaults applied by New to zero Config fields.
 const (
+	// DefaultMaxLatency: 20 ms, unnoticed by a person watching a log, lets a steady logger batch hundreds.
 	DefaultMaxLatency = 20 * time.Millisecond
-	DefaultMinBatch   = 64
-	DefaultMaxBatch   = 4096
+	// DefaultMinBatch: a smaller round gathers first; 64 makes a write call's fixed cost a few percent.
+	DefaultMinBatch = 64
+	// DefaultMaxBatch (derived): a cacheBatch of the shortest lines (64 bytes with the header).
+	DefaultMaxBatch = cacheBatch / 64
 )
 
 // Config configures a Bus. The zero value is valid: every zero field takes its
@@ -70,36 +75,21 @@ const (
 type Config struct {
 	// Capacity is the ring size in bytes, rounded up to a power of two and
 	// raised to MinCapacity. Default DefaultCapacity (8 MiB; see there for
-	// why), or, when memory is set, the largest power of two that fits in it.
+	// why).
 	Capacity int
-	// memory is ring memory supplied by a test; if nil, it is allocated once
-	// (or mapped from RingFile). Its base must be 8-byte aligned and it must
-	// hold at least Capacity bytes; New zeroes the part it uses. The layout
-	// is a plain byte region with inline headers and no Go pointers (see the
-	// package documentation).
-	memory []byte
-	// RingFile, if set, puts the ring in this memory-mapped file (the durable
-	// ring, see ringfile.go): records accepted by a process that then dies
-	// (kill -9, panic, OOM) are written by the next New on the same file
-	// before it accepts anything. New creates the file if needed, takes an
-	// exclusive flock (ErrRingLocked if another process holds it), replays
-	// what it holds, and reports damaged or foreign files to OnError as a
-	// *RingFileError before starting fresh. Oversize records (> maxRecord)
-	// are not durable. Unix only.
+	// RingFile, if set, puts the ring in this memory-mapped file (Unix
+	// only; package ringfile): New locks it (ErrRingLocked), replays the
+	// records a dead process had accepted, and reports a damaged file to
+	// OnError (*ringfile.Error) before starting fresh. Oversize records
+	// are not durable.
 	RingFile string
-	// outputPosition, used with RingFile, reports where the output ends.
-	// The drainer records it before each batch, so that recovery can tell how
-	// much of a batch interrupted by a crash reached the output and replay
-	// exactly the rest. Default: fstat for an *os.File on a regular file, stat
-	// of Path() for outputs with a Path() string method (filesink.File);
-	// otherwise the position is unknown and an interrupted batch is replayed
-	// whole (its records may then appear twice).
-	outputPosition func() (OutputPosition, error)
-	// maxRecord is the largest record stored inline in the ring; longer ones
-	// take the oversize side path. Default Capacity/8, so one record can never
-	// occupy more than an eighth of the ring and a burst of large records
-	// cannot starve small ones. It must be at most Capacity/2-8, so that a
-	// record plus the padding of a wrap always fits in an empty ring.
+	// outputPosition, used with RingFile, reports where the output ends
+	// (a test's; default ringfile.OutputHooks's).
+	outputPosition func() (ringfile.Position, error)
+	// maxRecord is the largest record stored inline; longer ones take the
+	// oversize path. Default Capacity/8: a burst of large records cannot
+	// starve small ones. At most Capacity/2-8: a record plus a wrap's
+	// padding fits in an empty ring. Only tests set it.
 	maxRecord int
 	// Overflow is what Enqueue does when the ring is full (default Block).
 	Overflow Overflow
@@ -107,88 +97,67 @@ type Config struct {
 	// most that long, then drops and counts the record.
 	BlockTimeout time.Duration
 	// MaxLatency bounds how long a committed record waits before its write
-	// starts (default 20 ms): idle sleeps are capped at MaxLatency/2, and
-	// batch accumulation (after an idle sleep, or after a round of fewer
-	// than minBatch records) waits at most MaxLatency/2, and after a round
-	// at most what is left of MaxLatency once that round's write returned.
+	// starts (default 20 ms): the idle sleep is MaxLatency/2, and a gather
+	// (after it, or after a round of fewer than minBatch records) at most
+	// MaxLatency/2, after a round what is left of MaxLatency once its write
+	// returned.
 	MaxLatency time.Duration
 	// HighWatermark is a fraction of capacity in (0, 1]: a backlog of
-	// that much wakes a sleeping drainer at once and switches it to
-	// MaxBatch-sized rounds. Default (0): cacheBatch bytes, or three
-	// quarters of a smaller ring.
+	// that much wakes a sleeping drainer at once and ends a gather.
+	// Default (0): cacheBatch bytes, or three quarters of a smaller ring.
 	HighWatermark float64
-	// minBatch is the records per drain round at low load (default 64): after
-	// an idle sleep, or a round of fewer records than this, the drainer waits
-	// (see MaxLatency) for more before writing, so light and moderate traffic
-	// still makes few, larger writes.
-	// Only tests change it.
-	minBatch int
-	// maxBatch is the records per drain round at high load (default 4096).
-	// Only tests change it.
-	maxBatch int
-	// OnError is called with a *OutputError when the output fails, rate-limited
-	// to about once per second per distinct situation (operation and error
-	// text), with the number of suppressed repeats. It runs on a reporter
-	// goroutine of its own, never the drainer's, so it may Enqueue, Flush
-	// or Close on the same bus; reports that find 64 undelivered ones
-	// queued are counted and told as one report. Close waits until every
-	// report is delivered, except when called from OnError. A panic in it
-	// is recovered.
+	// minBatch: after an idle sleep, or a round of fewer records than
+	// this, the drainer gathers more (see MaxLatency); maxBatch is the
+	// most records a batch carries. Defaults DefaultMinBatch and
+	// DefaultMaxBatch; only tests change them.
+	minBatch, maxBatch int
+	// OnError is called with a *OutputError when the output fails, once a
+	// second per distinct error with the count of repeats, on a reporter
+	// goroutine (package reporter), so it may Enqueue, Flush or Close on
+	// the same bus; Close waits for its reports unless called from it.
 	OnError func(error)
-	// DropMarker formats the one in-band line written at a gap after drops
-	// (required: the root package supplies the one marker format). It runs
-	// on the drainer goroutine: it must not call Flush, Close or a blocking
-	// Enqueue on the same bus (the drainer would wait for itself); if it panics
-	// or returns nothing, no line is written and OnError is told how many
-	// records were lost there.
+	// DropMarker formats the line written at a gap after drops (required).
+	// It runs on the drainer: it must not Flush, Close or block on the same
+	// bus; if it panics or returns nothing, OnError is told the count.
 	DropMarker func(dst []byte, dropped uint64) []byte
-	// QuietWait makes a record committed behind a short queue (at most
-	// QuietWaitDepth bytes) wait for its write, at most MaxLatency, within
-	// a rate limit (QuietWaitBurst, then QuietWaitRate a second), in
-	// every overflow mode: a quiet program that returns without Close
-	// keeps its lines. Ignored with RingFile (the file keeps accepted
-	// records across exits). The root sets it except for outputs that
-	// retry over a network, which a log call must not wait for.
+	// QuietWait makes a record behind at most QuietWaitDepth bytes wait
+	// for its write (Bus.quietWait, QuietWaitRate), in every overflow mode: a
+	// quiet program that returns without Close keeps its lines. Ignored
+	// with RingFile; the root leaves it off for network outputs.
 	QuietWait bool
-	// WriteAttempts is how many times the drainer tries to write a batch to
-	// a failing output, backing off between attempts, before the batch's
-	// remaining records count as failed; <= 0 means DefaultWriteAttempts.
-	// While the output keeps failing, each later batch gets one attempt (a
-	// probe) at the back-off interval, until a write makes progress.
+	// WriteAttempts is how many times a batch is tried, backing off, before
+	// its records count as failed (<= 0: DefaultWriteAttempts); while the
+	// output stays down, a probe at the back-off interval (drainer.down).
 	WriteAttempts int
 	// RetryMax caps the back-off between attempts, which doubles from
 	// 1 ms (or from RetryMax, if that is shorter); <= 0 means
 	// DefaultRetryMax.
 	RetryMax time.Duration
-	// Sequence, if not SeqOff, numbers records in the order they are
+	// Sequence, if not seqnum.Off, numbers records in the order they are
 	// written, with RunID (seq.go): every record enqueued must then begin
-	// with SeqRoom bytes of headroom, where the prefix is written. Not
+	// with seqnum.Room bytes of headroom, where the prefix is written. Not
 	// with RingFile (New refuses it).
-	Sequence SeqFormat
-	// SeqEncode writes the numbers for SeqEncoded (seqnum).
-	SeqEncode SeqEncode
-	// RunID is the run identity written with the numbers (RunIDLen hex
-	// digits; default NewRunID()).
+	Sequence seqnum.Format
+	// SeqEncode writes the numbers for seqnum.Encoded.
+	SeqEncode seqnum.Encode
+	// RunID is the run identity written with the numbers (seqnum.RunIDLen
+	// hex digits; default seqnum.NewRunID()).
 	RunID string
 }
 
 // Write retry defaults: a batch is tried DefaultWriteAttempts times, the
 // back-off doubling from 1 ms up to DefaultRetryMax.
 const (
-	DefaultWriteAttempts = 4
-	DefaultRetryMax      = time.Second
+	DefaultWriteAttempts = 4           // rides out a transient error (1+2+4 ms of back-off) without holding records long
+	DefaultRetryMax      = time.Second // a dead output costs a call a second; a revived one is found within a second
 )
 
-// cacheBatch is the backlog in bytes that wakes a sleeping drainer (by
-// default) and the most record bytes a batch for a plain io.Writer carries
-// (the staging buffer's size, allocated once): 256 KiB fits in a core's L2
-// cache (256 KiB to 2 MiB on current x86 and ARM cores), so the drainer
-// reads, copies and zeroes records the producers wrote while they are
-// still in cache, rather than once a fraction of an 8 MiB ring has been
-// evicted to memory.
+// cacheBatch is the backlog that wakes a sleeping drainer (by default)
+// and a plain io.Writer's batch cap and staging buffer (allocated once).
+// 256 KiB: fits a core's L2, so the drainer reads records while in cache.
 const cacheBatch = 256 << 10
 
-// New validates cfg, allocates the ring (unless cfg.memory is given) and
+// New validates cfg, allocates the ring and
 // starts the drainer goroutine. It fails only for invalid configuration.
 func New(w io.Writer, cfg Config) (*Bus, error) {
 	return newBus(w, cfg, nil)
@@ -244,6 +213,8 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	settleTornTail(w)              // an output's held torn-tail report is due now that any replay is done (ringfile.go)
 	b.gapPos.Store(math.MaxUint64) // atomic, row gapPos
 	b.quietWaits = cfg.QuietWait && b.file == nil
+	b.quietWait = quietWait
+	b.quietWait.bound = min(b.maxLatency, DefaultMaxLatency)
 	b.epoch = time.Now()
 	b.stuckAfter = int64(StuckAfter)
 	b.kind = detectOutputKind(w)
@@ -256,24 +227,12 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	return b, nil
 }
 
-// ringMemory returns the ring's memory: cfg.memory (tests), a fresh
-// 8-byte-aligned region, or, with a ring file, a placeholder that
-// openRing replaces with the mapping once the rest of the configuration is
-// known valid.
+// ringMemory returns the ring's memory: a fresh 8-byte-aligned region,
+// or, with a ring file, a placeholder that openRing replaces with the
+// mapping once the rest of the configuration is known valid.
 func ringMemory(cfg Config, capacity uint64) []byte {
-	switch {
-	case cfg.RingFile != "":
-		if cfg.memory != nil {
-			panic("bus: Config.RingFile and Config.memory are exclusive")
-		}
+	if cfg.RingFile != "" {
 		return make([]byte, 8) // keeps the Bus literal uniform
-	case cfg.memory != nil:
-		mem := cfg.memory[:capacity:capacity]
-		if uintptr(unsafe.Pointer(&mem[0]))%8 != 0 {
-			panic("bus: Config.memory is not 8-byte aligned")
-		}
-		clear(mem)
-		return mem
 	}
 	// Allocate as []uint64 so the base is guaranteed 8-byte aligned, then
 	// view it as bytes; the backing array contains no pointers.
@@ -286,20 +245,11 @@ func ringCapacity(cfg Config) uint64 {
 	switch {
 	case c < 0 || c > MaxCapacity:
 		panic(fmt.Sprintf("bus: Capacity %d outside [0, %d]", c, MaxCapacity))
-	case c == 0 && cfg.memory != nil:
-		if len(cfg.memory) < MinCapacity {
-			panic(fmt.Sprintf("bus: Config.memory holds %d bytes, need at least %d", len(cfg.memory), MinCapacity))
-		}
-		c = min(1<<(bits.Len64(uint64(len(cfg.memory)))-1), MaxCapacity)
 	case c == 0:
 		c = DefaultCapacity
 	}
 	c = max(c, MinCapacity)
-	capacity := uint64(1) << bits.Len64(uint64(c)-1) // round up to a power of two
-	if cfg.memory != nil && uint64(len(cfg.memory)) < capacity {
-		panic(fmt.Sprintf("bus: Config.memory holds %d bytes, Capacity needs %d", len(cfg.memory), capacity))
-	}
-	return capacity
+	return uint64(1) << bits.Len64(uint64(c)-1) // round up to a power of two
 }
 
 // applyDefaults fills in zero settings. Values the root's validation

@@ -8,10 +8,9 @@ import (
 	"github.com/asyncbus/asyncbus/internal/queuedelay"
 )
 
-const (
-	idleSleepMin = 50 * time.Microsecond
-	maxFailShift = 30
-)
+// maxFailShift caps the back-off's doubling (retryBase<<shift): past it
+// the shift would overflow, and RetryMax caps the back-off long before.
+const maxFailShift = 30
 
 // drainer is the state private to the drainer goroutine (no synchronisation).
 type drainer struct {
@@ -29,7 +28,6 @@ type drainer struct {
 	batchRate uint64 // the samples' weighted mean, which sizes batches (batchCap)
 	nent      uint64 // ring entries (including padding) between head and pos
 	ovBytes   int64  // oversize bytes in views
-	target    int
 
 	// gather is set after an idle sleep and after a round of fewer than
 	// minBatch records: the next batch, if small, waits up to gatherFor for
@@ -41,17 +39,18 @@ type drainer struct {
 
 	failStreak int
 	lastErr    error
-	// health is the output's state (health.go). Once a batch spent its
-	// retry budget (failing), later batches fail at once, without a call
-	// into the output, until probeAt; the first batch after probeAt, or one
-	// a Flush or Close waits for, makes one attempt (probing), and any
-	// progress ends the failing state. So a dead output costs callers
-	// nothing while it is probed with back-off.
-	health    outputHealth
+	// down: a batch spent its attempts (or a probe took nothing). Until
+	// a call makes progress, later batches fail at once without a call
+	// into the output, or wait in the ring, until probeAt; the first
+	// batch after probeAt, or one a Flush or Close waits for, makes one
+	// attempt (probing). So a dead output costs callers nothing while it
+	// is probed with back-off. A fragment owed (owed, below) goes out
+	// before anything else, whatever the state.
+	down      bool
+	probing   bool
 	failing   bool // the last call into the output failed: published in Bus.failing
 	probeAt   time.Time
 	fastFails uint64 // batches failed without a call while failing (tests read it after Close)
-	yields    uint64 // times waitUncommitted yielded to a producer (tests read it after Close)
 	woken     bool   // a hold was cut short: the batch is wanted now (cleared by writeRound)
 	// owed is what must reach the output before the next record: the
 	// newline that ends a fragment left by a write that failed part-way
@@ -77,10 +76,8 @@ type drainer struct {
 	// set before each call into the output, for a Close that gives up
 	// during the call (giveup.go); 0 between rounds.
 	progIdx int
-	// callStart is when the drainer's call in flight began (callSince).
-	callStart int64
 	// The reasons idleWait looks for, bound once (no closure per wait).
-	readyWanted, readyHasWork, readyCommitted func() bool
+	readyWanted, readyHasWork func() bool
 	// seqMarker is the numbered copy of marker (Config.Sequence,
 	// seq.go); qd is the queue's delay (an optional stage, queuedelay).
 	seqMarker []byte
@@ -92,10 +89,8 @@ func (d *drainer) init(b *Bus) {
 	d.b = b
 	d.views = make([][]byte, 0, b.maxBatch+1)
 	d.kinds = make([]viewKind, 0, b.maxBatch+1)
-	d.target = b.minBatch
-	b.batchTarget.Store(uint64(d.target)) // atomic, row batchTarget
 	d.now = time.Now
-	d.readyWanted, d.readyHasWork, d.readyCommitted = d.wanted, d.hasWork, d.committedAtPos
+	d.readyWanted, d.readyHasWork = d.wanted, d.hasWork
 	d.limiter = make(map[string]*limitState)
 	switch b.kind {
 	case outputWritev:
@@ -151,7 +146,7 @@ func (b *Bus) run() {
 			continue
 		}
 		d.gather = false
-		d.answerFlushes()
+		d.answerWritten(d.pos)
 		if d.closing {
 			// Anything below the final tail not collected yet is a
 			// reservation not committed yet: wait for it (a Close that
@@ -206,23 +201,25 @@ func (d *drainer) handleBatch(urgent bool, t uint64) {
 		d.gather = true
 		d.gatherFor = min(b.maxLatency/2, b.maxLatency-d.now().Sub(start))
 	}
-	b.idleStrategy.reset()
-	d.answerFlushes()
+	b.slept = false
+	d.answerWritten(d.pos)
 }
 
-// collect appends committed entries from d.pos to the batch, up to the
-// current target and the batch's byte cap (batchCap; a record that would
+// collect appends committed entries from d.pos to the batch, up to
+// maxBatch records and the batch's byte cap (batchCap; a record that would
 // pass it waits for the next batch, unless the batch is empty), stopping
 // at the first uncommitted entry or at a drop gap.
 func (d *drainer) collect() {
 	b := d.b
 	limit := d.batchCap()
-	for d.nrec < d.target && d.bytes < limit {
+	for d.nrec < b.maxBatch && d.bytes < limit {
 		if g := b.gapPos.Load(); g <= d.pos { // atomic, row gapPos
 			if len(d.views) > 0 {
 				return // cut the batch at the gap; the marker opens the next one
 			}
-			d.takeGap()
+			if n := b.takeGaps(d.pos, false); n > 0 {
+				d.addMarker(n) // the (empty) batch opens with the gap's marker
+			}
 		}
 		if d.pos-d.head >= b.capacity {
 			return // the whole ring is in this batch: the word at pos is our own first header
@@ -277,44 +274,25 @@ func (d *drainer) collect() {
 	}
 }
 
-// adapt sets the next round's batch target from the backlog.
-func (d *drainer) adapt(roundFull bool) {
-	b := d.b
-	depth := (b.tail.Load() &^ closedBit) - d.head // atomic, row tail
-	t := d.target
-	switch {
-	case depth >= b.wakeBytes:
-		t = b.maxBatch // past the wake backlog: biggest batches at once
-	case roundFull && depth > 0:
-		t = min(2*t, b.maxBatch) // backlog keeps up with us: grow
-	case depth == 0:
-		t = max(t/2, b.minBatch) // caught up: shrink toward MinBatch
-	}
-	if t != d.target {
-		d.target = t
-		b.batchTarget.Store(uint64(t)) // atomic, row batchTarget
-	}
-}
-
-// idle backs off: sleeps of 50 µs doubling up to MaxLatency/2, one sleep at
-// the cap, then park.
+// idle waits for work: one sleep of MaxLatency/2 after work (the wake
+// backlog, Flush, Sync and Close cut it short), then a park.
 func (d *drainer) idle() {
 	b := d.b
 	d.gather, d.gatherFor = true, b.maxLatency/2
-	if s := b.nextIdle(max(b.maxLatency/2, time.Microsecond)); s > 0 {
-		d.sleepFor(s, true)
+	if !b.slept {
+		b.slept = true
+		d.sleepFor(max(b.maxLatency/2, time.Microsecond), true)
 		return
 	}
 	d.park()
 	d.qd.Woke(b.nanotime()) // the queue's delay (the queuedelay stage)
-	b.idleStrategy.reset()
+	b.slept = false
 }
 
 // waitUncommitted waits, for a Flush or Close, for the reservation at pos,
 // not committed yet: its producer is between its CAS and its header store,
 // a few instructions away: yield to it.
 func (d *drainer) waitUncommitted() {
-	d.yields++
 	runtime.Gosched()
 }
 

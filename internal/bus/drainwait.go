@@ -7,43 +7,24 @@ import (
 
 // idleStrategy is how the drainer waits when it has nothing to write, and
 // how producers, Flush, Sync and Close wake it (as Aeron's IdleStrategy or
-// the Disruptor's WaitStrategy): sleeps of idleSleepMin doubling up to a
-// cap, one sleep at the cap, then a park; a wake-up token ends any of
-// them. Its words are in the package documentation's idle strategy table.
+// the Disruptor's WaitStrategy): one sleep after work, then a park; a
+// wake-up token ends either. Its words are in docs/design.md's protocol
+// table.
 type idleStrategy struct {
-	state   atomic.Uint32 // stRunning / stSleeping / stParked
-	wakeups atomic.Uint64 // Stats.Wakeups: tokens sent (wake)
-	parks   atomic.Uint64 // Stats.Parks: unbounded waits begun (wait)
+	state   atomic.Uint32 // stRunning / stSleeping / stParked: stored before the reasons are loaded (idleWait's proof)
+	wakeups atomic.Uint64 // Stats.Wakeups: tokens sent, added by the waker whose CAS won (a count)
+	parks   atomic.Uint64 // Stats.Parks: unbounded waits begun, the drainer its one writer (a count)
 	wakeCh  chan struct{} // capacity 1: a wake-up token is never lost and never blocks the sender
 
 	// Drainer-private.
-	timer      *time.Timer   // the drainer's one timer: idle sleeps, gathers, retry back-offs
-	sleep      time.Duration // the next idle sleep
-	sleptAtCap bool          // the sleep at the cap is done: the next idle step parks
+	timer *time.Timer // the drainer's one timer: idle sleeps, gathers, retry back-offs
+	slept bool        // the sleep after work is done: the next idle step parks
 }
 
 func (s *idleStrategy) init() {
 	s.wakeCh = make(chan struct{}, 1)
 	s.timer = time.NewTimer(time.Hour)
 	s.timer.Stop()
-	s.reset()
-}
-
-// reset starts the back-off again, after work.
-func (s *idleStrategy) reset() { s.sleep, s.sleptAtCap = idleSleepMin, false }
-
-// nextIdle is the back-off's next step below limit: a sleep of that long,
-// or, once a sleep at the limit is done, 0: park.
-func (s *idleStrategy) nextIdle(limit time.Duration) time.Duration {
-	if s.sleep >= limit && s.sleptAtCap {
-		return 0
-	}
-	d := min(s.sleep, limit)
-	if d == limit {
-		s.sleptAtCap = true
-	}
-	s.sleep = min(2*s.sleep, limit)
-	return d
 }
 
 // wake ends the drainer's wait in state st (not stRunning): the CAS makes

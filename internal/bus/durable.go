@@ -3,7 +3,7 @@ package bus
 // The durable ring (Config.RingFile): the ring in a memory-mapped file that
 // survives kill -9. The file, its format, its cursors and recovery are the
 // ring file package's; this file is what the bus gives it: the header
-// word's layout (Layout.Decode), the numbering (ringNumbering), and its
+// word's layout (Layout.Decode), the numbering (seqnum.Replay), and its
 // guarded output calls.
 
 import (
@@ -21,19 +21,6 @@ import (
 // another process (or by another Bus in this one).
 var ErrRingLocked = ringfile.ErrLocked
 
-// ErrRingUnsupported is returned by New for Config.RingFile on platforms
-// without mmap and flock.
-var ErrRingUnsupported = ringfile.ErrUnsupported
-
-// RingFileError reports a ring file that could not be trusted (whole or in
-// part). It is passed to Config.OnError as a warning; the bus then runs with
-// a fresh ring file.
-type RingFileError = ringfile.Error
-
-// OutputPosition says where a file output ends: the device and inode of
-// the file and its size. See Config.outputPosition.
-type OutputPosition = ringfile.Position
-
 // sumShift is where a file-backed ring's header word keeps its record's
 // checksum (ringfile.Sum): bits 32..60, spare in the layout (ring.go), so
 // the producer's commit stays one store and lenMask readers are unaffected.
@@ -46,15 +33,15 @@ const (
 	_ = uint64(ringfile.MaxCapacity - MaxCapacity)
 	_ = uint64(MinCapacity - ringfile.MinCapacity)
 	_ = uint64(61 - sumShift - ringfile.SumBits)
-	_ = uint64(RunIDLen - ringfile.RunIDLen)
-	_ = uint64(ringfile.RunIDLen - RunIDLen)
+	_ = uint64(seqnum.RunIDLen - ringfile.RunIDLen)
+	_ = uint64(ringfile.RunIDLen - seqnum.RunIDLen)
 )
 
 // durableSum is the checksum a producer commits in a file-backed ring: of the
 // line after the headroom when records carry numbers (seq), else of it all.
 func durableSum(p []byte, seq bool) uint64 {
 	if seq {
-		return ringfile.Sum(p, SeqRoom)
+		return ringfile.Sum(p, seqnum.Room)
 	}
 	return ringfile.Sum(p, 0)
 }
@@ -78,51 +65,13 @@ func decodeHeader(w uint64) (k ringfile.Kind, n, sum uint64) {
 	return ringfile.Malformed, n, sum
 }
 
-// ringNumbering numbers replayed records as the drainer numbers live ones
-// (seq.go), with the drop marker of the bus that replays them.
-type ringNumbering struct {
-	mark func(dst []byte, n uint64) []byte // the bus's drop marker
-}
-
-// Replayable: the JSON and key=value formats (not an encoder's own, which
-// New refuses with a ring file).
-func (ringNumbering) Replayable(f uint8) bool {
-	return SeqFormat(f) == SeqJSON || SeqFormat(f) == SeqKV
-}
-
-func (ringNumbering) Number(f uint8, id string, n uint64, rec []byte) []byte {
-	s := seqnum.State{Format: SeqFormat(f), Run: id, Next: n}
-	return s.Number(rec)
-}
-
-// Replaced: a JSON prefix replaces the line's opening brace, leaving the
-// line to go on with the object's next byte (a key's quote, or the comma).
-func (ringNumbering) Replaced(f uint8, line []byte) (byte, bool) {
-	if SeqFormat(f) != SeqJSON || len(line) == 0 || (line[0] != ',' && line[0] != '"') {
-		return 0, false
-	}
-	return '{', true
-}
-
-func (m ringNumbering) Marker(f uint8, id string, first, n uint64) []byte {
-	if m.mark == nil {
-		return nil
-	}
-	line := m.mark(nil, n)
-	if len(line) == 0 {
-		return nil
-	}
-	s := seqnum.State{Format: SeqFormat(f), Run: id, Next: first}
-	return s.Marker(nil, line, n)
-}
-
 // openRing maps cfg.RingFile as the ring of b, after replaying what it holds
 // to the output (New calls it before the drainer starts, so nothing new can be
 // accepted before the replay is done).
 func (b *Bus) openRing(cfg Config) error {
-	pos, cut := cfg.outputPosition, ringfile.Cutter(nil)
-	if pos == nil {
-		pos, cut = outputPositionOf(b.w), outputCutterOf(b.w)
+	pos, read, cut := ringfile.OutputHooks(outputFile(b.w))
+	if cfg.outputPosition != nil {
+		pos, cut = cfg.outputPosition, nil // a test's: a copy stands for the file that crashed
 	}
 	var buf []byte
 	o := ringfile.Options{
@@ -130,14 +79,12 @@ func (b *Bus) openRing(cfg Config) error {
 		Capacity:  b.capacity,
 		MaxBatch:  b.maxBatch,
 		Layout:    ringLayout,
-		Numbering: ringNumbering{mark: b.dropMarker},
-		Room:      SeqRoom,
+		Numbering: seqnum.Replay{Mark: b.dropMarker},
+		Room:      seqnum.Room,
 		Write:     func(recs [][]byte) error { return writeAll(b.w, recs, &buf) },
 		Position:  pos,
 		Cut:       cut,
-		// The bytes are read from the output itself, also where a test
-		// reports its position (for a copy standing for the file that crashed).
-		Read: outputReaderOf(b.w),
+		Read:      read, // the output itself, also where a test reports its position
 		Warn: func(err error) {
 			if b.onError == nil {
 				return
@@ -221,46 +168,16 @@ func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
 	return err
 }
 
-// outputPositionOf returns the position function New uses by default: for an
-// *os.File on a regular file, fstat; for an output with a Path() string
-// method (filesink.File), stat of that path; otherwise nil (unknown).
-func outputPositionOf(w io.Writer) func() (OutputPosition, error) {
-	switch s := w.(type) {
-	case *os.File:
-		return ringfile.FilePosition(s)
-	case interface{ Path() string }:
-		if strings.TrimSpace(s.Path()) == "" {
-			return nil
-		}
-		return func() (OutputPosition, error) { return ringfile.PathPosition(s.Path()) }
-	}
-	return nil
-}
-
-// outputReaderOf returns the reader recovery uses to check which records of an
-// interrupted batch are in the output: for an *os.File on a regular file,
-// the file's; for an output with a Path() string method (filesink.File),
-// the path's; otherwise nil (the output cannot be read back).
-func outputReaderOf(w io.Writer) ringfile.Reader {
-	switch s := w.(type) {
-	case *os.File:
-		return ringfile.FileReader(s)
-	case interface{ Path() string }:
-		p, ok := outputPath(s)
-		if !ok || strings.TrimSpace(p) == "" {
-			return nil
-		}
-		return ringfile.PathReader(p)
-	}
-	return nil
-}
-
-// outputCutterOf returns the cutter New uses: for an *os.File on a regular
-// file, the file's; otherwise nil (a filesink.File repairs its own tail when
-// it is opened; other outputs cannot be cut).
-func outputCutterOf(w io.Writer) ringfile.Cutter {
+// outputFile is the output as the ring file's recovery can read it: an
+// *os.File, or the path of a file output (a Path method: filesink.File).
+func outputFile(w io.Writer) (*os.File, string) {
 	if f, ok := w.(*os.File); ok {
-		return ringfile.FileCutter(f)
+		return f, ""
 	}
-	return nil
+	if o, ok := w.(interface{ Path() string }); ok {
+		if p, ok := outputPath(o); ok && strings.TrimSpace(p) != "" {
+			return nil, p
+		}
+	}
+	return nil, ""
 }

@@ -137,29 +137,17 @@ func (d *drainer) takeFlushes() {
 	d.spareReqs = reqs[:0]
 }
 
-// answerFlushes syncs once and answers every Flush whose target is written.
-func (d *drainer) answerFlushes() { d.answerWritten(d.pos) }
-
 // answerWritten answers every request whose target is at or below upTo
 // (written), after one sync if any of them asks for it.
 func (d *drainer) answerWritten(upTo uint64) {
-	if len(d.reqs) == 0 {
-		return
-	}
-	ready := false
+	ready, needSync, mark := false, false, false
 	for _, r := range d.reqs {
 		if r.target <= upTo {
-			ready = true
-			break
+			ready, needSync, mark = true, needSync || r.sync, mark || r.mark
 		}
 	}
 	if !ready {
 		return
-	}
-	needSync, mark := false, false
-	for _, r := range d.reqs {
-		needSync = needSync || (r.sync && r.target <= upTo)
-		mark = mark || (r.mark && r.target <= upTo)
 	}
 	var syncErr error
 	if needSync { // EnqueueWritten asks for the write only
@@ -182,6 +170,15 @@ func (d *drainer) answerWritten(upTo uint64) {
 	}
 	clear(d.reqs[len(keep):])
 	d.reqs = keep
+}
+
+// answerAll answers every request with the final books: failed is
+// Stats.Failed, each request gets the failures since its mark.
+func (d *drainer) answerAll(syncErr error, failed uint64) {
+	for _, r := range d.reqs {
+		r.ch <- d.result(syncErr, failed-r.failedAt) // buffered 1, answered once
+	}
+	d.reqs = nil
 }
 
 func (d *drainer) result(syncErr error, failed uint64) error {
@@ -214,10 +211,7 @@ func (d *drainer) finish() {
 	}
 	syncErr := d.sync()
 	failed := b.failed.Load() // atomic, row failed
-	for _, r := range d.reqs {
-		r.ch <- d.result(syncErr, failed-r.failedAt)
-	}
-	d.reqs = nil
+	d.answerAll(syncErr, failed)
 	b.closeErr = d.result(syncErr, failed) // every failure of the bus's life: see Close
 	d.b.timer.Stop()
 	close(b.stopped) // after closeErr: waiters read it once they see stopped

@@ -60,14 +60,6 @@ func (b *Bus) takeGaps(pos uint64, final bool) uint64 {
 
 type gap struct{ pos, n uint64 }
 
-// takeGap consumes the gaps at or below the read position and puts their
-// marker at the start of the (empty) batch.
-func (d *drainer) takeGap() {
-	if n := d.b.takeGaps(d.pos, false); n > 0 {
-		d.addMarker(n)
-	}
-}
-
 func (d *drainer) addMarker(n uint64) {
 	d.marker = d.formatMarker(n)
 	view := d.marker

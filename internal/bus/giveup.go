@@ -35,20 +35,15 @@ const (
 // giveUpState is the give-up of a Close whose context ended: the abort
 // channel every wait also watches, the flag a call into the output checks
 // first, the drainer's call state, and whether the books are final. Its
-// words are in the package documentation's give-up table.
+// words are in docs/design.md's protocol table.
 type giveUpState struct {
 	abort     chan struct{} // closed when a Close ctx expired: give up on the remaining records
 	abortOnce sync.Once
-	// aborted is set (with abort closed) when a Close gave up; call is the
-	// drainer's call state (callNone, callOut, callAbandoned); final is
-	// set once the books are final after a give-up, when records left in
-	// the ring are counted as failed rather than queued.
-	aborted atomic.Bool
-	call    atomic.Uint32
-	final   atomic.Bool
-	// abortCause (the context's error) and stuckFor (how long the call
-	// into the output in flight had run) are set by giveUp before aborted,
-	// for the GiveUpError.
+	aborted   atomic.Bool   // a Close gave up: stored before call's CAS, so one of the two sees the other (handshake above)
+	call      atomic.Uint32 // callNone, callOut, callAbandoned: the handshake's word
+	final     atomic.Bool   // the books are final after a give-up: stored after its counts, which Stats loads after it
+	// abortCause (the context's error) and stuckFor (how long the call in
+	// flight had run) are set by giveUp before aborted, for GiveUpError.
 	abortCause error
 	stuckFor   time.Duration
 }
@@ -62,8 +57,7 @@ func (d *drainer) enterCall() bool {
 		b.call.Store(callNone) // atomic, row call
 		return false
 	}
-	d.callStart = b.nanotime()
-	b.callSince.Store(d.callStart) // atomic, row callSince: callers read it to see a stuck output
+	b.callSince.Store(b.nanotime()) // atomic, row callSince: callers read it to see a stuck output
 	return true
 }
 
@@ -72,8 +66,7 @@ func (d *drainer) enterCall() bool {
 // unmap a ring file, now that the call no longer reads it, and close done).
 func (d *drainer) leaveCall() {
 	b := d.b
-	b.callSince.Store(0) // atomic, row callSince: no call in flight
-	d.callStart = 0
+	b.callSince.Store(0)                           // atomic, row callSince: no call in flight
 	if !b.call.CompareAndSwap(callOut, callNone) { // atomic, row call: giveUp may have moved it to callAbandoned
 		runtime.Goexit()
 	}
@@ -106,8 +99,7 @@ func (b *Bus) giveUp(cause error) {
 // batch had already written, and every waiter is answered.
 func (d *drainer) abandon() {
 	b := d.b
-	written, wbytes, failed, markers := d.tally(d.progIdx)
-	lostBytes := d.batchBytesLeft(d.progIdx)
+	written, wbytes, failed, lostBytes, markers := d.tally(d.progIdx)
 	left, leftBytes := d.countLeft()
 	failed += left
 	lostBytes += leftBytes
@@ -121,53 +113,27 @@ func (d *drainer) abandon() {
 	b.closeErr = &GiveUpError{Output: b.output, Stuck: b.stuckFor, Lost: failed, LostBytes: lostBytes,
 		Failed: total, LastErr: d.lastErr, Err: b.abortCause} // every failure of the bus's life, as finish reports (see Close)
 	d.takeFlushes() // the drainer is in its call or gone: its state is ours
-	for _, r := range d.reqs {
-		r.ch <- d.result(nil, total-r.failedAt) // buffered 1, answered once; a Flush's failures since its mark, as in finish
-	}
-	d.reqs = nil
+	d.answerAll(nil, total)
 	close(b.stopped)
 }
 
-// batchBytesLeft is the size of the records of the batch in hand from
-// index done on, which the give-up counts as failed (as tally does).
-func (d *drainer) batchBytesLeft(done int) uint64 {
-	var n uint64
-	for i, k := range d.kinds {
-		if i >= done && k != kMarker {
-			n += uint64(len(d.views[i]))
-		}
-	}
-	return n
-}
-
 // countLeft counts the records, and their bytes, between the drainer's
-// read position and the final tail, releasing oversize ones. A reservation
-// not committed yet is waited for (its producer is a few instructions from
-// its commit).
+// read position and the final tail, releasing oversize ones.
 func (d *drainer) countLeft() (n, bytes uint64) {
 	b := d.b
 	end := b.tail.Load() &^ closedBit // atomic, row tail: final: closedBit was set before any give-up
-	for p := d.pos; p < end; {
-		h := atomic.LoadUint64(b.hdr(b.offsetOf(p))) // atomic, row header word: acquire: pairs with the commit's release store
-		switch {
-		case h&flagCommit == 0:
-			runtime.Gosched()
-		case h&flagPadding != 0:
-			p += h & lenMask
-		case h&flagOversize != 0:
-			b.mu.Lock()
-			b.oversizeBytes.Add(-int64(len(b.side[p]))) // atomic, row oversizeBytes
-			bytes += uint64(len(b.side[p]))
-			delete(b.side, p)
-			b.mu.Unlock()
-			n++
-			p += hdrSize
-		default:
-			n++
+	b.walkQueued(d.pos, end, true, func(p, h uint64) {
+		n++
+		if h&flagOversize == 0 {
 			bytes += h & lenMask
-			p += align8(hdrSize + h&lenMask)
+			return
 		}
-	}
+		b.mu.Lock()
+		b.oversizeBytes.Add(-int64(len(b.side[p]))) // atomic, row oversizeBytes
+		bytes += uint64(len(b.side[p]))
+		delete(b.side, p)
+		b.mu.Unlock()
+	})
 	return n, bytes
 }
 

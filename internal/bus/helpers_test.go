@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/asyncbus/asyncbus/internal/ringfile"
+	"github.com/asyncbus/asyncbus/internal/seqnum"
 	"io"
 	"os"
 	"path/filepath"
@@ -501,3 +503,24 @@ func blockedWaits(t *testing.T, b *Bus, w *pacedWriter, producers, size int, unt
 	}
 	return maxWait, counts
 }
+
+// Short names for the numbering the tests use (package seqnum's).
+const (
+	SeqOff         = seqnum.Off
+	SeqJSON        = seqnum.JSON
+	SeqKV          = seqnum.KV
+	SeqEncoded     = seqnum.Encoded
+	SeqRoom        = seqnum.Room
+	RunIDLen       = seqnum.RunIDLen
+	RunEndSentinel = seqnum.RunEndSentinel
+	RunEndRoom     = seqnum.RunEndRoom
+)
+
+// SeqEncode and SeqFormat are seqnum's; RingFileError and OutputPosition
+// ringfile's.
+type (
+	SeqEncode      = seqnum.Encode
+	SeqFormat      = seqnum.Format
+	RingFileError  = ringfile.Error
+	OutputPosition = ringfile.Position
+)

@@ -11,9 +11,10 @@ import (
 // space then comes back a batch of a few milliseconds at a time, as the
 // output takes bytes, not a ring's worth at once, and a moving output's
 // calls stay far below StuckAfter; a fast output's batches are bounded by
-// the record target (Config.maxBatch) and, for a plain writer, cacheBatch.
+// maxBatch records and, for a plain writer, cacheBatch.
 const (
-	batchSpan = 4 * time.Millisecond
+	// batchSpan (derived, 3.125 ms): a batch's call reaches StuckAfter only if the output slows sixteenfold in it.
+	batchSpan = StuckAfter / 16
 	// minBatchBytes: a page, what a pipe takes per reader's read; an
 	// output whose cost is per call (a network round trip) still gets
 	// batches of many records.
@@ -25,8 +26,10 @@ const (
 	// rateWindowBytes how many bytes, whichever comes first (a fast output
 	// takes 256 KiB in well under a millisecond): a pipe takes a batch
 	// at memory speed while its buffer has room and at its reader's pace
-	// once it is full, so single batches say little.
-	rateWindow      = 50 * time.Millisecond
+	// once it is full, so single batches say little. StuckAfter: the
+	// longest a call into a moving output takes, so a sample spans
+	// several calls.
+	rateWindow      = StuckAfter
 	rateWindowBytes = cacheBatch
 )
 

@@ -47,7 +47,7 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 		// since the last Flush) is not this call's result. Its failure,
 		// if any, is counted and reported by OnError, Flush and Close as
 		// for any record.
-		_ = b.waitWritten(doneContext(done), end, b.quietBound())
+		_ = b.waitWritten(doneContext(done), end, b.quietWait)
 	}
 	return nil
 }
@@ -295,17 +295,8 @@ func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
 	if b.overflow == Drop || chanClosed(w.done) {
 		return b.drop(t)
 	}
-	if b.blockTimeout > 0 && w.deadline.IsZero() {
-		w.deadline = time.Now().Add(b.blockTimeout)
-	}
-	if w.me == nil && !w.bypass {
-		if !b.inOutputCall() {
-			b.joinLine(w) // first in line, or behind those who came first
-			return nil
-		}
-		// An output logging through its own handler while the ring is
-		// full: its room is freed only after its own call returns.
-		w.bypass = true
+	if w.me == nil && b.join(w) {
+		return nil // first in line, or behind those who came first
 	}
 	if w.bypass || (!w.deadline.IsZero() && !time.Now().Before(w.deadline)) {
 		return b.drop(t)

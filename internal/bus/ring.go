@@ -8,8 +8,8 @@ import (
 // ring is the byte ring and its cursors: producers reserve space at tail
 // (one CAS), copy their record and commit it with one atomic store of its
 // header word; the drainer collects committed entries from head, and
-// publishes head past what it consumed and zeroed. Its words are in the
-// package documentation's ring table.
+// publishes head past what it consumed and zeroed. Its words are in
+// docs/design.md's protocol table.
 type ring struct {
 	// Read-only after New.
 	mem      []byte

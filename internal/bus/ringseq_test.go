@@ -249,5 +249,5 @@ func TestRingFileVersion1IsReplayedAndUpgraded(t *testing.T) {
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, uint32(ringfile.Version), binary.LittleEndian.Uint32(after[8:]))
-	require.NoError(t, ringfile.Check(after, ringNumbering{}))
+	require.NoError(t, ringfile.Check(after, seqnum.Replay{}))
 }

@@ -14,15 +14,8 @@ type roomWaiter struct {
 // would wait for its own call to return). It reports whether the caller
 // must load the cursors again before reserving.
 func (b *Bus) awaitTurn(w *waitState, t uint64) (bool, error) {
-	if w.me == nil {
-		if w.bypass || b.lineLen.Load() == 0 { // atomic, row lineLen: a non-zero length is a waiter really in line
-			return false, nil
-		}
-		if b.inOutputCall() {
-			w.bypass = true // its room is freed only once its own call returns
-			return false, nil
-		}
-		b.joinLine(w)
+	if w.me == nil && (b.lineLen.Load() == 0 || !b.join(w)) { // atomic, row lineLen: a non-zero length is a waiter really in line
+		return false, nil
 	}
 	if w.front {
 		return false, nil
@@ -30,8 +23,15 @@ func (b *Bus) awaitTurn(w *waitState, t uint64) (bool, error) {
 	return true, b.waitTurn(w, t)
 }
 
-// joinLine puts the producer at the end of the line for room.
-func (b *Bus) joinLine(w *waitState) {
+// join puts the producer at the end of the line for room (its
+// BlockTimeout starts) and reports true, unless it logs from inside a
+// call into the output (bypass: its room is freed only once its own call
+// returns, so it never waits).
+func (b *Bus) join(w *waitState) bool {
+	if w.bypass || b.inOutputCall() {
+		w.bypass = true
+		return false
+	}
 	if b.blockTimeout > 0 && w.deadline.IsZero() {
 		w.deadline = time.Now().Add(b.blockTimeout)
 	}
@@ -43,6 +43,7 @@ func (b *Bus) joinLine(w *waitState) {
 	// non-zero length queues behind a waiter that is really there.
 	b.lineLen.Store(int32(len(b.line))) // atomic, row lineLen
 	b.mu.Unlock()
+	return true
 }
 
 // waitTurn waits until the producer is at the front of the line (its
@@ -94,7 +95,7 @@ func (b *Bus) roomGivesUp(w *waitState) bool {
 	if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
 		return true
 	}
-	call := b.stuckCall()
+	call := b.stuckCall(0)
 	seen := w.stuckCall
 	w.stuckCall = call
 	return call != 0 && call == seen

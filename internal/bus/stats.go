@@ -9,22 +9,22 @@ import (
 // drainerStats is what the drainer publishes for Stats: its counters and
 // its measurements. The drainer is the main writer; a Close that gives up
 // adds to written, writtenBytes, failed and markers too, so those are
-// multi-writer counters (Add). Its words are in the package documentation's
-// drainer statistics table.
+// multi-writer counters (Add). Its words are in docs/design.md's
+// protocol table.
 type drainerStats struct {
-	written      atomic.Uint64 // Stats.Written
-	writtenBytes atomic.Uint64 // Stats.WrittenBytes
-	failed       atomic.Uint64 // Stats.Failed
-	batches      atomic.Uint64 // Stats.Batches
-	writeCalls   atomic.Uint64 // Stats.WriteCalls
-	markers      atomic.Uint64 // Stats.DropMarkers
-	highWater    atomic.Uint64 // Stats.QueueHighWater (Stats raises it too, by CAS)
-	batchTarget  atomic.Uint64 // Stats.BatchTarget
-	entries      atomic.Uint64 // ring entries consumed (records, refs, padding)
-	entryBytes   atomic.Uint64 // ring bytes consumed
+	written      atomic.Uint64 // Stats.Written: Add (the give-up adds too); exact once the ring is empty
+	writtenBytes atomic.Uint64 // Stats.WrittenBytes: as written
+	failed       atomic.Uint64 // Stats.Failed: as written; Flush compares snapshots
+	batches      atomic.Uint64 // Stats.Batches: a count, the drainer its one writer
+	writeCalls   atomic.Uint64 // Stats.WriteCalls: a count, the drainer its one writer
+	markers      atomic.Uint64 // Stats.DropMarkers: as written
+	highWater    atomic.Uint64 // Stats.QueueHighWater: only rises (atomicMax, by the drainer and Stats)
+	lastBatch    atomic.Uint64 // Stats.BatchTarget: the last batch's records, a snapshot (one writer)
+	entries      atomic.Uint64 // ring entries consumed (records, refs, padding): a count, one writer
+	entryBytes   atomic.Uint64 // ring bytes consumed: a count; with entries, a mean that may lag a batch
 }
 
-// Stats is a snapshot of the bus counters. See the package documentation for
+// Stats is a snapshot of the bus counters. docs/design.md (Accounting) says
 // how Enqueued is derived.
 type Stats struct {
 	Enqueued       uint64 // records offered to Enqueue (accepted + dropped); == Written + Dropped + Failed once the ring is empty (after Flush/Close)
@@ -40,7 +40,7 @@ type Stats struct {
 	QueueDepth     uint64 // bytes in the ring now (headers and padding included)
 	QueueHighWater uint64 // highest QueueDepth seen (sampled by the drainer and by Stats)
 	Capacity       uint64 // ring size in bytes
-	BatchTarget    uint64 // current adaptive batch size (records)
+	BatchTarget    uint64 // records in the last batch written
 	Parks          uint64 // times the drainer parked
 	Wakeups        uint64 // times a producer woke a parked/sleeping drainer
 	Recovered      uint64 // records an earlier process had accepted, replayed from Config.RingFile by New (not part of Enqueued/Written)
@@ -49,7 +49,7 @@ type Stats struct {
 }
 
 // Stats returns a snapshot of the counters. It is cheap (a few atomic loads)
-// and callable at any time; see the package documentation for Enqueued.
+// and callable at any time; see docs/design.md (Accounting) for Enqueued.
 func (b *Bus) Stats() Stats {
 	// Before the counts: once final is seen, the give-up's counts are in
 	// them (stored before final; giveup.go).
@@ -67,9 +67,9 @@ func (b *Bus) Stats() Stats {
 		WriteCalls:    b.writeCalls.Load(),    // atomic, row writeCalls
 		DropMarkers:   b.markers.Load(),       // atomic, row markers
 		Capacity:      b.capacity,
-		BatchTarget:   b.batchTarget.Load(), // atomic, row batchTarget
-		Parks:         b.parks.Load(),       // atomic, row parks
-		Wakeups:       b.wakeups.Load(),     // atomic, row wakeups
+		BatchTarget:   b.lastBatch.Load(), // atomic, row lastBatch
+		Parks:         b.parks.Load(),     // atomic, row parks
+		Wakeups:       b.wakeups.Load(),   // atomic, row wakeups
 		Recovered:     b.recovered,
 		Unrecovered:   b.unrecovered,
 		OutputRate:    b.outRate.Load(), // atomic, row outRate
@@ -80,13 +80,8 @@ func (b *Bus) Stats() Stats {
 	if t > h && !final {                                         // after a give-up what is left is counted as failed
 		s.QueueDepth = t - h
 	}
-	for { // atomic max, so a reader never lowers the high-water mark
-		hw := b.highWater.Load()                                                // atomic, row highWater
-		if s.QueueDepth <= hw || b.highWater.CompareAndSwap(hw, s.QueueDepth) { // atomic, row highWater
-			s.QueueHighWater = max(hw, s.QueueDepth)
-			break
-		}
-	}
+	atomicMax(&b.highWater, s.QueueDepth)                    // atomic, row highWater: a reader never lowers it
+	s.QueueHighWater = max(b.highWater.Load(), s.QueueDepth) // atomic, row highWater
 	var inRing uint64
 	if s.QueueDepth > 0 {
 		avg := uint64(hdrSize + 200) // before the drainer has seen anything

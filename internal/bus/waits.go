@@ -11,45 +11,19 @@ import (
 	"time"
 )
 
-// Every wait a caller makes for the output is one rule (waitWritten): wait
-// until ring position P is written (and synced, for the sync waits),
-// within bound B. A log call's wait is skipped at once when the output is
-// stuck (a call into it in flight for over StuckAfter), when the caller is
-// itself inside a call into the output (it would wait for itself), or when
-// the output, at the pace the drainer measured, cannot write the bytes
-// ahead of P within B; while it waits it looks again every StuckAfter/2,
-// and ends when the output got stuck. docs/guarantees.md has the table.
+// Every wait for the output is one rule, waitWritten (docs/design.md, One
+// writer, one rule for waits; docs/guarantees.md has each wait's bound).
 const (
-	// ErrorWaitMax bounds an Error record's wait for its write
-	// (EnqueueWritten). 250 ms: a busy program's Error line before
-	// os.Exit is kept when the output can write the backlog ahead of it
-	// (up to a full 8 MiB ring into a pipe on a loaded 2-core machine; 50
-	// ms lost it in about 1 run of 40 there), while behind an output too
-	// slow for that the wait is skipped at once by its measured pace, so
-	// such an Error call holds its request no longer than an Info call.
+	// ErrorWaitMax bounds an Error record's wait: 250 ms kept 160 of 160 Error lines before os.Exit behind a full ring.
 	ErrorWaitMax = 250 * time.Millisecond
-	// StuckAfter: a call into the output in flight this long makes the
-	// output stuck, and every log call's wait (room in Block included)
-	// is skipped or ends. 50 ms: what keeps a request's worst time behind
-	// a hung output within 100 ms; a batch carries at most batchSpan
-	// (4 ms) of the output's measured pace, so a moving output's calls
-	// stay far below it.
+	// StuckAfter: a call in flight this long (thread blocked) is stuck; 50 ms keeps a request behind a hung output within 100 ms.
 	StuckAfter = 50 * time.Millisecond
-	// SyncWaitMax bounds the wait of a record at or above the root's
-	// SyncLevel and of SyncBounded: a disk's sync may take seconds.
+	// SyncWaitMax bounds a SyncLevel record's wait (SyncBounded): a disk's sync may take seconds.
 	SyncWaitMax = 5 * time.Second
-	// QuietWaitDepth: a record committed behind at most this many bytes
-	// (a quiet program's burst: a few goroutines' lines of the same
-	// moment) waits for its write, at most MaxLatency (the quiet wait),
-	// so that a program that returns without Close keeps it.
+	// QuietWaitDepth: a record behind at most this waits for its write (quiet wait): a few goroutines' lines of a moment.
 	QuietWaitDepth = 8 << 10
-	// QuietWaitBurst and QuietWaitRate limit the quiet wait (a burst,
-	// then a rate a second): a wait costs its caller a drainer round
-	// trip (~10-50 µs), which a busy logger whose queue is often short
-	// must not pay per record; 100 a second costs it under 0.5 % of one
-	// core, and a program's last burst of up to 256 lines is kept.
-	QuietWaitBurst = 256
-	QuietWaitRate  = 100
+	// QuietWaitRate limits quiet waits a second, a burst of as many: at most 1.3 % of a core; a program's last 256 lines kept.
+	QuietWaitRate = 256
 )
 
 // ErrWaitBound is returned by SyncBounded when its wait was skipped or
@@ -57,55 +31,33 @@ const (
 var ErrWaitBound = errors.New("the output did not answer within the wait's bound; the records stay queued")
 
 // outputWatch is what callers read of the output: the drainer's call in
-// flight, its measured pace and the quiet wait's rate limit. Its words
-// are in the package documentation's output watch table.
+// flight, its measured pace and the quiet wait's rate limit (words in
+// docs/design.md's protocol table).
 type outputWatch struct {
-	epoch      time.Time // monotonic origin of the bus's clock (nanotime)
-	stuckAfter int64     // StuckAfter in ns (tests may raise it)
-	// callSince is when the drainer's call into the output in flight
-	// began (ns, nanotime), 0 if none; callTid the drainer's OS thread,
-	// which it keeps (0 where unknown).
-	callSince atomic.Int64
-	callTid   atomic.Int32
-	// failing is set while the drainer's last call into the output
-	// failed (a batch being retried, or the output failing; health.go),
-	// until a call makes progress.
-	failing atomic.Bool
-	// outRate is the output's bytes per second while written to
-	// (outrate.go); 0 until measured.
-	outRate atomic.Uint64
-	// quietTAT is the quiet wait's rate limit (GCRA's theoretical
-	// arrival time, ns on nanotime), advanced by CAS.
-	quietTAT atomic.Int64
+	epoch      time.Time     // monotonic origin of the bus's clock (nanotime)
+	stuckAfter int64         // StuckAfter in ns (tests may raise it)
+	callSince  atomic.Int64  // start of the drainer's call in flight (nanotime), 0 if none: one writer; a stale value is one look late
+	callTid    atomic.Int32  // the drainer's OS thread, which it keeps (0: unknown): stored once, before the first call
+	failing    atomic.Bool   // the last call failed, until one makes progress: a stale value only skips or makes one bounded wait
+	outRate    atomic.Uint64 // the output's measured bytes/s (outrate.go), 0 until measured: a snapshot, as failing
+	quietTAT   atomic.Int64  // the quiet wait's GCRA arrival time (nanotime): advanced by CAS, a loser re-reads
 }
 
 // nanotime is the bus's monotonic clock: ns since New, never 0 after it
 // (callSince uses 0 for "no call in flight").
 func (o *outputWatch) nanotime() int64 { return int64(time.Since(o.epoch)) + 1 }
 
-// stuck reports whether the output is stuck: a call into it in flight for
-// over StuckAfter while the drainer is not merely descheduled inside a
-// call that is progressing (on a CPU-saturated machine the wall clock
-// cannot tell): its thread sleeps or waits for I/O (Linux) and no
-// goroutine of the process waits for a processor; or in flight for over
-// StuckBusyAfter in any case. The slow checks run only once a call has
-// been in flight for StuckAfter.
-func (o *outputWatch) stuck() bool { return o.stuckCall() != 0 }
-
-// stuckCall is stuck's answer as the start of the call that is stuck
-// (callSince), 0 when none is.
-func (o *outputWatch) stuckCall() int64 { return o.stuckCallAfter(o.stuckAfter) }
-
-// stuckWithin is stuck for a wait of bound: a call in flight for less than
-// the wait's own bound is no reason to give up a longer wait (a SyncLevel
-// record behind a 50 ms write still gets its write and sync).
-func (o *outputWatch) stuckWithin(bound time.Duration) bool {
-	return o.stuckCallAfter(max(o.stuckAfter, int64(bound))) != 0
-}
-
-// stuckCallAfter is stuckCall with a call in flight for over after (ns)
-// as the threshold, StuckBusyAfter or after, the longer, in any case.
-func (o *outputWatch) stuckCallAfter(after int64) int64 {
+// stuckCall is the start (callSince) of the call into the output in
+// flight if the output is stuck, else 0. Stuck: in flight for over after
+// (StuckAfter, or a wait's own bound if longer: a SyncLevel record behind
+// a 50 ms write still gets its write and sync) while the drainer is not
+// merely descheduled inside a call that is progressing (on a CPU-saturated
+// machine the wall clock cannot tell): its thread sleeps or waits for I/O
+// (Linux) and no goroutine of the process waits for a processor; or in
+// flight for over StuckBusyAfter in any case. The slow checks run only
+// once a call has been in flight for after.
+func (o *outputWatch) stuckCall(bound time.Duration) int64 {
+	after := max(o.stuckAfter, int64(bound))
 	since := o.callSince.Load() // atomic, row callSince: the drainer's enterCall
 	if since == 0 {
 		return 0
@@ -124,12 +76,7 @@ func (o *outputWatch) stuckCallAfter(after int64) int64 {
 	return 0
 }
 
-// StuckBusyAfter is StuckAfter while goroutines wait for a processor: a
-// process with more runnable goroutines than cores can leave the drainer
-// descheduled for hundreds of milliseconds in the middle of a call that
-// is progressing (64 producers on 2 cores under the race detector: over
-// 100 ms); a second is past that, and still bounds a caller behind a
-// hung output on a saturated machine.
+// StuckBusyAfter is stuck in any case: past the hundreds of ms a saturated process leaves the drainer descheduled.
 const StuckBusyAfter = time.Second
 
 // runnableMetric is the runtime's count of goroutines waiting for a
@@ -145,15 +92,15 @@ func goroutinesRunnable() bool {
 	return s[0].Value.Kind() != metrics.KindUint64 || s[0].Value.Uint64() > 0
 }
 
-// quietAllow spends one of the quiet wait's tokens (GCRA: a burst of
-// QuietWaitBurst, then QuietWaitRate a second); once they are spent it
-// costs a clock read and a load.
+// quietAllow spends one of the quiet wait's tokens (GCRA: QuietWaitRate
+// a second, a burst of as many); once they are spent it costs a clock
+// read and a load.
 func (o *outputWatch) quietAllow() bool {
 	const interval = int64(time.Second / QuietWaitRate)
 	now := o.nanotime()
 	for {
 		tat := o.quietTAT.Load() // atomic, row quietTAT
-		if tat-now > interval*(QuietWaitBurst-1) {
+		if tat-now > interval*(QuietWaitRate-1) {
 			return false
 		}
 		// CAS: two callers allowed from one tat would spend one token.
@@ -224,7 +171,7 @@ type waitSpec struct {
 
 // The waits, one row each of docs/guarantees.md's table.
 var (
-	quietWait = waitSpec{skip: true} // bound: Bus.quietBound
+	quietWait = waitSpec{skip: true} // bound: Bus.quietWait's, MaxLatency at most DefaultMaxLatency (config.go)
 	errorWait = waitSpec{bound: ErrorWaitMax, skip: true}
 	syncWait  = waitSpec{bound: SyncWaitMax, sync: true, skip: true}
 	flushWait = waitSpec{sync: true, mark: true}
@@ -236,7 +183,7 @@ var (
 // into it, or at its measured pace it cannot write the bytes ahead of pos
 // within bound.
 func (b *Bus) hopeless(pos uint64, bound time.Duration) bool {
-	if b.stuckWithin(bound) || b.failing.Load() || b.inOutputCall() { // atomic, row failing
+	if b.stuckCall(bound) != 0 || b.failing.Load() || b.inOutputCall() { // atomic, row failing
 		return true
 	}
 	h := b.head.Load()       // atomic, row head: a snapshot; everything below it is written
@@ -303,7 +250,7 @@ wait:
 			break wait
 		case <-tick:
 			left := time.Duration(deadline - b.nanotime())
-			if (w.bound > 0 && left <= 0) || (w.skip && b.stuckWithin(w.bound)) {
+			if (w.bound > 0 && left <= 0) || (w.skip && b.stuckCall(w.bound) != 0) {
 				err = ErrWaitBound // still queued; the drainer answers into ch's buffer later
 				break wait
 			}
@@ -358,13 +305,4 @@ func (b *Bus) putSlot(s *waitSlot) {
 	b.mu.Lock()
 	b.slots = append(b.slots, s)
 	b.mu.Unlock()
-}
-
-// quietBound is the quiet wait's bound: MaxLatency (the longest a
-// committed record waits before its write starts), at most
-// DefaultMaxLatency.
-func (b *Bus) quietBound() waitSpec {
-	w := quietWait
-	w.bound = min(b.maxLatency, DefaultMaxLatency)
-	return w
 }

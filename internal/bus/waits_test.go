@@ -65,7 +65,7 @@ func TestWaitsSkippedWhenStuck(t *testing.T) {
 	})
 	require.NoError(t, b.Enqueue(payload(0, 40)))
 	<-w.entered
-	waitFor(t, "the output is stuck", b.stuck)
+	waitFor(t, "the output is stuck", func() bool { return b.stuckCall(0) != 0 })
 
 	require.NoError(t, b.EnqueueWritten(payload(1, 40)), "skipped: the record stays queued")
 	require.ErrorIs(t, b.SyncBounded(context.Background()), ErrWaitBound)

@@ -52,7 +52,7 @@ func (d *drainer) writeRound(act batchAction) {
 	if done < len(d.views) && off > 0 {
 		d.tear(off)
 	}
-	written, wbytes, failed, markers := d.tally(done)
+	written, wbytes, failed, _, markers := d.tally(done)
 	// Add: a give-up count may add to the same counters (see the drainer
 	// statistics table).
 	b.written.Add(written)     // atomic, row written
@@ -64,16 +64,17 @@ func (d *drainer) writeRound(act batchAction) {
 	}
 	d.woken = false
 	d.progIdx = 0
-	full := d.nrec >= d.target
+	if done > 0 {
+		b.lastBatch.Store(uint64(d.nrec)) // atomic, row lastBatch
+	}
 	clear(d.views) // drop references to oversize records
 	d.views, d.kinds, d.nrec, d.bytes = d.views[:0], d.kinds[:0], 0, 0
 	d.release()
-	d.adapt(full)
 }
 
 // tally counts the batch in hand whose first done views are in the output:
-// records written (and their bytes), records failed, markers written.
-func (d *drainer) tally(done int) (written, wbytes, failed, markers uint64) {
+// records written and failed (and their bytes), markers written.
+func (d *drainer) tally(done int) (written, wbytes, failed, fbytes, markers uint64) {
 	for i, k := range d.kinds {
 		switch {
 		case k == kMarker:
@@ -85,9 +86,10 @@ func (d *drainer) tally(done int) (written, wbytes, failed, markers uint64) {
 			wbytes += uint64(len(d.views[i]))
 		default:
 			failed++
+			fbytes += uint64(len(d.views[i]))
 		}
 	}
-	return written, wbytes, failed, markers
+	return written, wbytes, failed, fbytes, markers
 }
 
 // release zeroes the consumed space and publishes the new head.
@@ -178,9 +180,9 @@ func (d *drainer) admit(act batchAction) bool {
 		}
 		return false
 	case actProbe:
-		d.on(evProbeDue)
+		d.probing = true
 	}
-	probe := d.health == probing
+	probe := d.probing
 	for attempts := 0; len(d.owed) > 0; {
 		if !d.enterCall() {
 			return false
@@ -192,10 +194,7 @@ func (d *drainer) admit(act batchAction) bool {
 		d.owed = d.owed[n:]
 		if n > 0 {
 			probe = false
-			d.on(evProgress) // the output works again
-		}
-		if len(d.owed) == 0 {
-			d.on(evMended)
+			d.progress() // the output works again
 		}
 		if err == nil {
 			if n > 0 || len(d.owed) == 0 {
@@ -223,7 +222,7 @@ func (d *drainer) afterWriteError(err error, probe bool, attempts int) bool {
 	d.failStreak = min(d.failStreak+1, maxFailShift)
 	backoff := min(b.retryBase<<(d.failStreak-1), b.retryMax)
 	if probe || attempts >= b.retries {
-		d.on(evGiveUp)
+		d.down, d.probing = true, false
 		d.probeAt = d.now().Add(backoff)
 		return false
 	}
@@ -242,7 +241,7 @@ func (d *drainer) afterWriteError(err error, probe bool, attempts int) bool {
 // failures with exponential back-off. It returns how many leading views were
 // written completely (the rest count as failed) and how many bytes of the
 // next one are in the output. While the output is failing (see
-// drainer.health) the first attempt is a probe: if it makes no progress,
+// drainer.down) the first attempt is a probe: if it makes no progress,
 // the batch fails at once.
 func (d *drainer) write() (int, int) {
 	b := d.b
@@ -250,7 +249,7 @@ func (d *drainer) write() (int, int) {
 		d.stage()
 	}
 	idx, off, attempts := 0, 0, 0
-	probe := d.health == probing
+	probe := d.probing
 	for idx < len(d.views) {
 		d.progIdx = idx
 		if !d.enterCall() {
@@ -262,7 +261,7 @@ func (d *drainer) write() (int, int) {
 		idx, off = nidx, noff
 		if progressed {
 			probe = false
-			d.on(evProgress) // the output works again
+			d.progress() // the output works again
 		}
 		if err == nil {
 			if progressed || idx >= len(d.views) {
@@ -306,7 +305,6 @@ func (d *drainer) tear(off int) {
 			d.report("truncate", err)
 		}
 		d.owed = append(d.owed[:0], '\n')
-		d.on(evTear)
 	}
 }
 
@@ -404,6 +402,22 @@ func (d *drainer) stage() {
 		d.ends = append(d.ends, len(d.staging))
 	}
 	d.out = d.staging
+}
+
+// progress ends the output's failing state: a call into it took something.
+func (d *drainer) progress() {
+	d.down, d.probing = false, false
+	d.setFailing(false)
+}
+
+// setFailing publishes whether the drainer's last call into the output
+// failed (retrying or down), for callers' waits (outputWatch.failing):
+// stored only on a change.
+func (d *drainer) setFailing(f bool) {
+	if d.failing != f {
+		d.failing = f
+		d.b.failing.Store(f) // atomic, row failing: a stale value only skips or makes one bounded wait
+	}
 }
 
 // sync syncs the output if it is a Syncer; an output that cannot

@@ -265,7 +265,7 @@ func TestSlowOutputReleasesSpaceAsItGoes(t *testing.T) {
 	maxWait, counts := blockedWaits(t, b, w, producers, size, 2*capacity, measured)
 	closeBus(t, b)
 	requireAccounting(t, b.Stats())
-	// A batch of minBatchBytes (4 ms at ~0.5 MB/s is less), the records
+	// A batch of minBatchBytes (batchSpan at ~0.5 MB/s is less), the records
 	// ahead, one call: well under a quarter of the ring, which was the
 	// batch before.
 	bound := uint64(capacity / 4)
@@ -284,8 +284,8 @@ func TestBatchCapFollowsTheRate(t *testing.T) {
 		want int
 	}{
 		{"not measured", outputWritev, 0, unmeasuredBatchBytes},
-		{"2 MB/s", outputWritev, 2_000_000, 8_000},
-		{"100 MB/s", outputWritev, 100_000_000, 400_000},
+		{"2 MB/s", outputWritev, 2_000_000, 6_250}, // batchSpan: 3.125 ms
+		{"100 MB/s", outputWritev, 100_000_000, 312_500},
 		{"100 MB/s into a plain writer", outputCopy, 100_000_000, cacheBatch},
 		{"slow plain writer", outputCopy, 500_000, minBatchBytes},
 	} {
@@ -361,4 +361,20 @@ func TestRewindNeedsAnEmptyRing(t *testing.T) {
 	closeBus(t, b)
 	close(stop)
 	requireAccounting(t, b.Stats())
+}
+
+// The drainer over a real outage: attempts spent (down), the probe that
+// makes no progress (down again), then one that does (up).
+func TestOutputDownOverAnOutage(t *testing.T) {
+	sink := &switchSink{}
+	b := newTestBus(t, sink, Config{Capacity: 4096, WriteAttempts: 2}, fastRetry)
+	sink.down.Store(true)
+	_ = b.Enqueue(payload(1, 10))
+	assert.Error(t, b.Flush(t.Context()))
+	sink.down.Store(false)
+	_ = b.Enqueue(payload(2, 10))
+	assert.NoError(t, b.Flush(t.Context()), "the Flush's probe writes: healthy again")
+	closeBusFailed(t, b, errDown)
+	assert.False(t, b.d.down)
+	assert.False(t, b.d.probing)
 }

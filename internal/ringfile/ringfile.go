@@ -569,3 +569,18 @@ func openRing(o *Options) (*File, recoveryResult, error) {
 	}
 	return r, res, nil
 }
+
+// OutputHooks returns how recovery finds where the output ends
+// (Options.Position), reads it back (Read) and cuts a torn record off
+// (Cut): f's own for an *os.File on a regular file; by path for a file
+// output known by its path (no cutter: such an output repairs its own
+// tail when it is opened); nils for anything else.
+func OutputHooks(f *os.File, path string) (func() (Position, error), Reader, Cutter) {
+	switch {
+	case f != nil:
+		return FilePosition(f), FileReader(f), FileCutter(f)
+	case path != "":
+		return func() (Position, error) { return PathPosition(path) }, PathReader(path), nil
+	}
+	return nil, nil, nil
+}
