@@ -107,12 +107,9 @@ func (d *drainer) init(b *Bus) {
 // run is the drainer goroutine.
 func (b *Bus) run() {
 	d := &b.d
-	// The drainer keeps one OS thread, so that the thread's state tells
-	// whether a call into the output is blocked or merely descheduled
-	// (outputWatch.stuck): a goroutine that may move between threads
-	// leaves behind a thread that sleeps while it runs elsewhere.
-	runtime.LockOSThread()
-	b.callTid.Store(threadID()) // atomic, row callTid: before any call
+	// The drainer is an ordinary goroutine between calls into the output
+	// (a caller's wake-up hands it the caller's processor, no OS thread
+	// switch); during a call it keeps its OS thread (enterCall).
 	defer close(b.done)
 	// Runs before done is closed: the drainer is the reports' only sender,
 	// and finish has queued its last one.

@@ -57,6 +57,14 @@ func (d *drainer) enterCall() bool {
 		b.call.Store(callNone) // atomic, row call
 		return false
 	}
+	// The call keeps its OS thread, so that the thread's state tells
+	// whether it is blocked or merely descheduled (outputWatch.stuck): a
+	// goroutine that may move between threads leaves behind a thread
+	// that sleeps while it runs elsewhere. Only for the call: a locked
+	// goroutine's every wake-up switches OS threads, which on a loaded
+	// machine costs a quiet caller's round trip milliseconds.
+	runtime.LockOSThread()
+	b.callTid.Store(threadID())     // atomic, row callTid: before callSince, which callers load first and again after it
 	b.callSince.Store(b.nanotime()) // atomic, row callSince: callers read it to see a stuck output
 	return true
 }
@@ -66,7 +74,8 @@ func (d *drainer) enterCall() bool {
 // unmap a ring file, now that the call no longer reads it, and close done).
 func (d *drainer) leaveCall() {
 	b := d.b
-	b.callSince.Store(0)                           // atomic, row callSince: no call in flight
+	b.callSince.Store(0) // atomic, row callSince: no call in flight
+	runtime.UnlockOSThread()
 	if !b.call.CompareAndSwap(callOut, callNone) { // atomic, row call: giveUp may have moved it to callAbandoned
 		runtime.Goexit()
 	}

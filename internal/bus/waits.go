@@ -15,6 +15,7 @@ import (
 // writer, one rule for waits; docs/guarantees.md has each wait's bound).
 const (
 	// ErrorWaitMax bounds an Error record's wait: 250 ms kept 160 of 160 Error lines before os.Exit behind a full ring.
+	// The wait is made only when the output's pace writes the bytes ahead within StuckAfter (errorWait.reach).
 	ErrorWaitMax = 250 * time.Millisecond
 	// StuckAfter: a call in flight this long (thread blocked) is stuck; 50 ms keeps a request behind a hung output within 100 ms.
 	StuckAfter = 50 * time.Millisecond
@@ -69,7 +70,10 @@ func (o *outputWatch) stuckCall(bound time.Duration) int64 {
 	case d > max(after, o.stuckAfter*int64(StuckBusyAfter/StuckAfter)):
 		return since
 	}
-	tid := o.callTid.Load() // atomic, row callTid: stored once, before any call
+	tid := o.callTid.Load()          // atomic, row callTid: stored before callSince by each call
+	if o.callSince.Load() != since { // atomic, row callSince: a later call, maybe on another thread: tid may not be since's
+		return 0
+	}
 	if threadWaits(tid) && !goroutinesRunnable() {
 		return since
 	}
@@ -167,28 +171,33 @@ type waitSpec struct {
 	sync  bool          // sync the output once pos is written (Flush, Sync, SyncLevel)
 	mark  bool          // the answer moves the "failures reported" mark (Flush only)
 	skip  bool          // a log call's wait: skipped or ended when it cannot succeed
+	reach time.Duration // with skip: made only when the pace writes the bytes ahead within reach (0: bound)
 }
 
 // The waits, one row each of docs/guarantees.md's table.
 var (
 	quietWait = waitSpec{skip: true} // bound: Bus.quietWait's, MaxLatency at most DefaultMaxLatency (config.go)
-	errorWait = waitSpec{bound: ErrorWaitMax, skip: true}
+	// An Error wait is made when the output can write what is ahead within
+	// StuckAfter at its pace, so that a request behind an overloaded output
+	// waits about that at most; its bound covers a drainer descheduled on
+	// a busy machine, where a program's Error line before os.Exit needs it.
+	errorWait = waitSpec{bound: ErrorWaitMax, skip: true, reach: StuckAfter}
 	syncWait  = waitSpec{bound: SyncWaitMax, sync: true, skip: true}
 	flushWait = waitSpec{sync: true, mark: true}
 	syncCall  = waitSpec{sync: true}
 )
 
 // hopeless reports whether a log call's wait for pos within bound cannot
-// succeed: the output is stuck or failing, the caller is inside a call
-// into it, or at its measured pace it cannot write the bytes ahead of pos
-// within bound.
-func (b *Bus) hopeless(pos uint64, bound time.Duration) bool {
+// succeed or is not worth making: the output is stuck or failing, the
+// caller is inside a call into it, or at its measured pace it cannot
+// write the bytes ahead of pos within reach.
+func (b *Bus) hopeless(pos uint64, bound, reach time.Duration) bool {
 	if b.stuckCall(bound) != 0 || b.failing.Load() || b.inOutputCall() { // atomic, row failing
 		return true
 	}
 	h := b.head.Load()       // atomic, row head: a snapshot; everything below it is written
 	rate := b.outRate.Load() // atomic, row outRate: a stale pace only skips or makes one bounded wait
-	if bound == 0 || rate == 0 || h >= pos || float64(pos-h)/float64(rate) <= bound.Seconds() {
+	if reach == 0 || rate == 0 || h >= pos || float64(pos-h)/float64(rate) <= reach.Seconds() {
 		return false
 	}
 	// No committed entry at h: the space from h may be a rewind's skipped
@@ -212,7 +221,11 @@ func (b *Bus) waitWritten(ctx context.Context, pos uint64, w waitSpec) error {
 		return b.closeErr // the drainer is done: nobody would take the request
 	default:
 	}
-	if w.skip && b.hopeless(pos, w.bound) {
+	reach := w.reach
+	if reach == 0 {
+		reach = w.bound
+	}
+	if w.skip && b.hopeless(pos, w.bound, reach) {
 		return ErrWaitBound
 	}
 	s := b.takeSlot()

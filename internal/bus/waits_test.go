@@ -102,9 +102,11 @@ func TestWaitSkippedBeyondThePace(t *testing.T) {
 	for i := range 10 {
 		require.NoError(t, b.Enqueue(payload(i+1, 100)))
 	}
-	assert.True(t, b.hopeless(b.tail.Load(), ErrorWaitMax))
-	assert.False(t, b.hopeless(b.tail.Load(), time.Hour), "within a longer bound it can succeed")
-	assert.False(t, b.hopeless(b.tail.Load(), 0), "no bound: no pace test")
+	assert.True(t, b.hopeless(b.tail.Load(), ErrorWaitMax, ErrorWaitMax))
+	assert.False(t, b.hopeless(b.tail.Load(), time.Hour, time.Hour), "within a longer bound it can succeed")
+	assert.False(t, b.hopeless(b.tail.Load(), 0, 0), "no bound: no pace test")
+	err := b.waitWritten(context.Background(), b.tail.Load(), errorWait)
+	assert.ErrorIs(t, err, ErrWaitBound, "an Error wait is skipped at once")
 	close(w.gate)
 	closeBus(t, b)
 }
@@ -172,10 +174,33 @@ func TestWaitNotSkippedBeforeAnUncommittedHead(t *testing.T) {
 	}
 	b.outRate.Store(1000) // 1 kB/s: at this pace the bytes from head take longer than the bound
 	require.Equal(t, t0, b.head.Load(), "the drainer waits at the uncommitted entry")
-	assert.False(t, b.hopeless(b.tail.Load(), ErrorWaitMax))
+	assert.False(t, b.hopeless(b.tail.Load(), ErrorWaitMax, ErrorWaitMax))
 	b.commit(b.offsetOf(t0), first)
 	require.NoError(t, b.Flush(context.Background()))
 	assert.True(t, b.head.Load() > t0)
 	closeBus(t, b)
 	requireAccounting(t, b.Stats())
+}
+
+// An Error wait is made only when the output's pace writes the bytes
+// ahead within StuckAfter, though its bound is longer: behind an output
+// slower than the log rate a request does not wait for long.
+func TestErrorWaitReach(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{}, patient)
+	require.NoError(t, b.Enqueue(payload(0, 40)))
+	<-w.entered
+	for i := range 10 {
+		require.NoError(t, b.Enqueue(payload(i+1, 100)))
+	}
+	ahead := b.tail.Load() - b.head.Load()
+	// A pace at which the bytes ahead take 100 ms: within ErrorWaitMax,
+	// beyond StuckAfter.
+	b.outRate.Store(ahead * uint64(time.Second/(2*StuckAfter)))
+	require.Less(t, 2*StuckAfter, ErrorWaitMax)
+	assert.False(t, b.hopeless(b.tail.Load(), ErrorWaitMax, ErrorWaitMax), "within the bound")
+	assert.True(t, b.hopeless(b.tail.Load(), ErrorWaitMax, errorWait.reach), "beyond the reach")
+	assert.ErrorIs(t, b.waitWritten(context.Background(), b.tail.Load(), errorWait), ErrWaitBound)
+	close(w.gate)
+	closeBus(t, b)
 }
