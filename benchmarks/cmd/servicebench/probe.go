@@ -58,6 +58,10 @@ func (p probeHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (p probeHandler) Handle(ctx context.Context, r slog.Record) error {
+	var before uint64 // the queue depth before the call: what a wait had ahead of it
+	if p.ab != nil && r.Level >= slog.LevelError {
+		before = p.ab.Stats().QueueDepth
+	}
 	t := time.Now()
 	err := p.next.Handle(ctx, r)
 	if d := time.Since(t); d > slowCall {
@@ -66,7 +70,7 @@ func (p probeHandler) Handle(ctx context.Context, r slog.Record) error {
 			st := p.ab.Stats()
 			depth, capacity = st.QueueDepth, st.Capacity
 		}
-		fmt.Fprintf(os.Stderr, "slowcall level=%v dur=%v depth-after=%d capacity=%d err=%v\n", r.Level, d.Round(time.Microsecond), depth, capacity, err)
+		fmt.Fprintf(os.Stderr, "slowcall level=%v dur=%v depth-before=%d depth-after=%d capacity=%d err=%v\n", r.Level, d.Round(time.Microsecond), before, depth, capacity, err)
 	}
 	return err
 }
