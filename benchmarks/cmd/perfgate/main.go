@@ -65,7 +65,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("perfgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	rounds := fs.Int("rounds", 21, "alternating rounds per workload (the median is taken)")
+	rounds := fs.Int("rounds", 31, "alternating rounds per workload (the median is taken)")
 	records := fs.Int("records", 10000, "records per goroutine per run")
 	slack := fs.Float64("slack", 1.20, "the largest ratio allowed, as a multiple of the baseline's")
 	update := fs.String("update", "", "measure with 3× the rounds and write the baseline to this file (cmd/perfgate/baseline.json)")
