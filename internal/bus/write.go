@@ -140,17 +140,18 @@ func (d *drainer) release() {
 // memory once they are rewindAt bytes or more into it, so that a drainer
 // that keeps up keeps producers writing to the ring's first rewindAt
 // bytes and what is queued past them: those pages stay in cache and
-// resident, the rest are never touched (an 8 MiB ring cycled whole costs
-// 2,048 page faults and its working set is out of every cache). The skipped space holds no entry:
-// it was consumed and zeroed, so no header needs writing.
+// resident, the rest are never touched (docs/design.md, Rewound when
+// empty). The skipped space holds no entry: it was consumed and zeroed, so
+// no header needs writing.
 //
 // The CAS succeeds only if tail is still head (nothing reserved, not
 // closed). Between it and the head store a producer may see the new tail
 // with the old head: the skipped bytes then look queued. It still finds
-// room, as offset >= rewindAt >= any entry; a stale view only skips a
-// quiet wait or counts the bytes in a Stats snapshot, as a producer that
-// read head before the drainer moved it does. Not with a ring file, whose
-// recovery reads positions.
+// room, as offset >= rewindAt >= any entry; such a stale view only skips
+// a quiet wait or counts the bytes in a Stats snapshot, as a producer that
+// read head before the drainer moved it does (a pace test reads the zero
+// word at head: hopeless). Not with a ring file, whose recovery reads
+// positions.
 func (d *drainer) rewind() {
 	b := d.b
 	off := uint64(b.offsetOf(d.head))
