@@ -34,7 +34,7 @@ type batchInputs struct {
 	woken         bool // a hold was cut short: the batch is wanted now
 	pastWatermark bool // the ring holds more than the wake backlog
 	blocked       bool // a Block caller waits for room
-	small         bool // fewer than minBatch records
+	small         bool // fewer than minBatch records, and nothing more committed (drainer.small)
 	gather        bool // after an idle sleep or a small round (and no gather yet)
 	aborted       bool // a Close gave up
 }
@@ -67,7 +67,7 @@ func (d *drainer) batchAction(urgent bool, t uint64) batchAction {
 		woken:         d.woken,
 		pastWatermark: (t&^closedBit)-d.head >= b.wakeBytes,
 		blocked:       b.waiters.Load() > 0, // atomic, row waiters: Block callers parked in waitForRoom
-		small:         d.nrec < b.minBatch,
+		small:         d.small(),
 		gather:        d.gather,
 		aborted:       b.aborted.Load(), // atomic, row aborted: set by giveUp
 	})

@@ -19,15 +19,21 @@ type drainer struct {
 	pos   uint64 // scan position: end of the entries collected so far
 	views [][]byte
 	kinds []viewKind
-	nrec  int // ring records (inline + oversize) in views
-	bytes int // record bytes in views (the batch's byte cap, batchCap)
+	nrec  int  // ring records (inline + oversize) in views
+	bytes int  // record bytes in views (the batch's byte cap, batchCap)
+	full  bool // collect stopped at a cap or a gap, not at the queue's end: more is committed
 
 	busyBytes uint64 // the output rate's sample so far (measure): bytes written
-	busyNs    int64  // and the writing time they took
-	rateWarm  bool   // the first sample, taken while a pipe's buffer fills, is dropped
-	batchRate uint64 // the samples' weighted mean, which sizes batches (batchCap)
-	nent      uint64 // ring entries (including padding) between head and pos
-	ovBytes   int64  // oversize bytes in views
+	busyNs    int64  // and the time they took (see behindSince)
+	callMin   int64  // the least time a call took in this sample (measure), 0 before one
+	// behindSince is when the last write ended if the batch after it was
+	// already queued (the last batch was full), else 0: the next sample
+	// starts there.
+	behindSince int64
+	rateWarm    bool   // the first sample, taken while a pipe's buffer fills, is dropped
+	batchRate   uint64 // the samples' weighted mean, which sizes batches (batchCap)
+	nent        uint64 // ring entries (including padding) between head and pos
+	ovBytes     int64  // oversize bytes in views
 
 	// gather is set after an idle sleep and after a round of fewer than
 	// minBatch records: the next batch, if small, waits up to gatherFor for
@@ -188,7 +194,7 @@ func (d *drainer) handleBatch(urgent bool, t uint64) {
 	}
 	// A small round that nothing urgent asked for: gather the next, for
 	// what is left of MaxLatency once this round's write is done.
-	small := d.nrec < b.minBatch && !urgent
+	small := d.small() && !urgent
 	var start time.Time
 	if small {
 		start = d.now()
@@ -209,6 +215,7 @@ func (d *drainer) handleBatch(urgent bool, t uint64) {
 func (d *drainer) collect() {
 	b := d.b
 	limit := d.batchCap()
+	d.full = true // until the loop reaches the queue's end
 	for d.nrec < b.maxBatch && d.bytes < limit {
 		if g := b.gapPos.Load(); g <= d.pos { // atomic, row gapPos
 			if len(d.views) > 0 {
@@ -227,6 +234,7 @@ func (d *drainer) collect() {
 		// flagCommit. Consumed space is zeroed, so no stale word can match.
 		h := atomic.LoadUint64(b.hdr(off)) // atomic, row header word
 		if h&flagCommit == 0 {
+			d.full = false
 			return
 		}
 		switch {
@@ -270,6 +278,12 @@ func (d *drainer) collect() {
 		d.nrec++
 	}
 }
+
+// small reports whether the batch in hand is worth gathering more for:
+// fewer than minBatch records, and collect found the queue's end. A batch
+// cut at its caps is as large as the output's pace makes one: gathering
+// after it would only idle the drainer behind a backlog.
+func (d *drainer) small() bool { return d.nrec < d.b.minBatch && !d.full }
 
 // idle waits for work: one sleep of MaxLatency/2 after work (the wake
 // backlog, Flush, Sync and Close cut it short), then a park.

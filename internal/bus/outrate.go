@@ -37,19 +37,30 @@ const (
 // short writes and retries included) to the current sample; once the
 // sample spans rateWindow of writing or rateWindowBytes it goes into the
 // batches' mean (d.batchRate) and into Bus.outRate (all but the first,
-// which a pipe's empty buffer makes too fast): a slower
-// sample sets it at once, a faster one moves it a quarter of the way. An
+// which a pipe's empty buffer makes too fast): a slower sample sets it at
+// once, a faster one moves it a quarter of the way; and, from the first
+// sample on, the least time a call in it took (Bus.callNs). An
 // Error wait made on a rate that is too high waits in vain; one skipped
 // on a rate too low costs nothing.
-func (d *drainer) measure(elapsed int64) {
+func (d *drainer) measure(elapsed int64, calls uint64) {
 	if d.bytes == 0 {
 		return // a batch of markers only, or of empty records: it says nothing of the rate
 	}
+	elapsed = max(elapsed, 1)
 	d.busyBytes += uint64(d.bytes)
-	d.busyNs += max(elapsed, 0)
-	if (d.busyNs < int64(rateWindow) && d.busyBytes < rateWindowBytes) || d.busyNs == 0 {
+	d.busyNs += elapsed
+	// The call's cost: the least a call took in the sample, published
+	// with it, the first sample's too. A descheduled call does not raise
+	// it: only a sample whose every call was slow does (at least
+	// rateWindow/batchSpan = 16 of them before a quiet wait is skipped).
+	if c := elapsed / int64(max(calls, 1)); d.callMin == 0 || c < d.callMin {
+		d.callMin = c
+	}
+	if d.busyNs < int64(rateWindow) && d.busyBytes < rateWindowBytes {
 		return
 	}
+	d.b.callNs.Store(d.callMin) // atomic, row callNs: the drainer is its only writer
+	d.callMin = 0
 	sample := float64(d.busyBytes) * float64(time.Second) / float64(d.busyNs)
 	d.busyBytes, d.busyNs = 0, 0
 	rate := uint64(max(1, min(sample, math.MaxUint32*float64(1<<20)))) // far above any output; keeps the sums below in range

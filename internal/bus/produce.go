@@ -291,7 +291,10 @@ type waitState struct {
 // the drainer to free space: in line (roomline.go), where only the front
 // yields once, then parks. A nil return means "try again".
 func (b *Bus) waitForRoom(w *waitState, t, h uint64, ob int64) error {
-	b.kick() // a full ring is past any wake backlog: make sure the drainer runs
+	b.kick()                // a full ring is past any wake backlog: make sure the drainer runs
+	if b.head.Load() != h { // atomic, row head: h was stale (the drainer moved on, or rewound: positions jump): look again
+		return nil
+	}
 	if b.overflow == Drop || chanClosed(w.done) {
 		return b.drop(t)
 	}

@@ -41,6 +41,7 @@ type outputWatch struct {
 	callTid    atomic.Int32  // the drainer's OS thread, which it keeps (0: unknown): stored once, before the first call
 	failing    atomic.Bool   // the last call failed, until one makes progress: a stale value only skips or makes one bounded wait
 	outRate    atomic.Uint64 // the output's measured bytes/s (outrate.go), 0 until measured: a snapshot, as failing
+	callNs     atomic.Int64  // the least time a recent call into the output took (outrate.go): a snapshot, as failing
 	quietTAT   atomic.Int64  // the quiet wait's GCRA arrival time (nanotime): advanced by CAS, a loser re-reads
 }
 
@@ -176,7 +177,11 @@ type waitSpec struct {
 
 // The waits, one row each of docs/guarantees.md's table.
 var (
-	quietWait = waitSpec{skip: true} // bound: Bus.quietWait's, MaxLatency at most DefaultMaxLatency (config.go)
+	// A quiet wait is made when the output writes the record within
+	// batchSpan at its pace, about one batch's call: a caller waits for
+	// a write that costs little, never for a slow output's call. Its
+	// bound is Bus.quietWait's, MaxLatency at most DefaultMaxLatency.
+	quietWait = waitSpec{skip: true, reach: batchSpan}
 	// An Error wait is made when the output can write what is ahead within
 	// StuckAfter at its pace, so that a request behind an overloaded output
 	// waits about that at most; its bound covers a drainer descheduled on
@@ -190,14 +195,19 @@ var (
 // hopeless reports whether a log call's wait for pos within bound cannot
 // succeed or is not worth making: the output is stuck or failing, the
 // caller is inside a call into it, or at its measured pace it cannot
-// write the bytes ahead of pos within reach.
+// write the bytes ahead of pos, in one call more, within reach.
 func (b *Bus) hopeless(pos uint64, bound, reach time.Duration) bool {
 	if b.stuckCall(bound) != 0 || b.failing.Load() || b.inOutputCall() { // atomic, row failing
 		return true
 	}
 	h := b.head.Load()       // atomic, row head: a snapshot; everything below it is written
 	rate := b.outRate.Load() // atomic, row outRate: a stale pace only skips or makes one bounded wait
-	if reach == 0 || rate == 0 || h >= pos || float64(pos-h)/float64(rate) <= reach.Seconds() {
+	call := b.callNs.Load()  // atomic, row callNs: as outRate
+	need := time.Duration(call)
+	if rate > 0 {
+		need += time.Duration(float64(pos-h) / float64(rate) * 1e9)
+	}
+	if reach == 0 || h >= pos || need <= reach {
 		return false
 	}
 	// No committed entry at h: the space from h may be a rewind's skipped

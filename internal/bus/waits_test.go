@@ -204,3 +204,33 @@ func TestErrorWaitReach(t *testing.T) {
 	close(w.gate)
 	closeBus(t, b)
 }
+
+// A quiet wait is made only when the output writes the record within
+// batchSpan, one call of its measured mean time included: a caller never
+// waits for a slow output's call (5 ms), only for a cheap one (1 ms).
+func TestQuietWaitReach(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		call time.Duration
+		skip bool
+	}{
+		{"unmeasured", 0, false},
+		{"1 ms a call", time.Millisecond, false},
+		{"5 ms a call", 5 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newHungWriter()
+			b := newTestBus(t, w, Config{}, patient)
+			require.NoError(t, b.Enqueue(payload(0, 40)))
+			<-w.entered // the call in flight holds head: the record below is ahead of nothing else
+			require.NoError(t, b.Enqueue(payload(1, 100)))
+			if tc.call > 0 {
+				b.outRate.Store(1 << 30) // the bytes take nothing: the call's time decides
+				b.callNs.Store(int64(tc.call))
+			}
+			assert.Equal(t, tc.skip, b.hopeless(b.tail.Load(), b.quietWait.bound, quietWait.reach))
+			close(w.gate)
+			closeBus(t, b)
+		})
+	}
+}
