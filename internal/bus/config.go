@@ -121,9 +121,10 @@ type Config struct {
 	// bus; if it panics or returns nothing, OnError is told the count.
 	DropMarker func(dst []byte, dropped uint64) []byte
 	// QuietWait makes a record behind at most QuietWaitDepth bytes wait
-	// for its write (Bus.quietWait, QuietWaitRate), in every overflow mode: a
-	// quiet program that returns without Close keeps its lines. Ignored
-	// with RingFile; the root leaves it off for network outputs.
+	// for its write (Bus.quietWait) while the program is quiet
+	// (QuietWaitRate), in every overflow mode: a quiet program that
+	// returns without Close keeps its lines. Ignored with RingFile; the
+	// root leaves it off for network outputs.
 	QuietWait bool
 	// WriteAttempts is how many times a batch is tried, backing off, before
 	// its records count as failed (<= 0: DefaultWriteAttempts); while the

@@ -26,6 +26,7 @@ type drainer struct {
 	busyBytes uint64 // the output rate's sample so far (measure): bytes written
 	busyNs    int64  // and the time they took (see behindSince)
 	callMin   int64  // the least time a call took in this sample (measure), 0 before one
+	quietTAT  int64  // the count of the program's records (countRecords): GCRA's arrival time
 	// behindSince is when the last write ended if the batch after it was
 	// already queued (the last batch was full), else 0: the next sample
 	// starts there.

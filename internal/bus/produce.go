@@ -42,7 +42,7 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 		if b.file != nil && b.overflow == Block && done == nil {
 			b.waitOversize(end)
 		}
-	case b.quietWaits && ahead <= QuietWaitDepth && b.quietAllow():
+	case b.quietWaits && ahead <= QuietWaitDepth && b.quiet():
 		// The record was accepted: what the drainer answers (failures
 		// since the last Flush) is not this call's result. Its failure,
 		// if any, is counted and reported by OnError, Flush and Close as

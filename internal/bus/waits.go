@@ -23,7 +23,7 @@ const (
 	SyncWaitMax = 5 * time.Second
 	// QuietWaitDepth: a record behind at most this waits for its write (quiet wait): a few goroutines' lines of a moment.
 	QuietWaitDepth = 8 << 10
-	// QuietWaitRate limits quiet waits a second, a burst of as many: at most 1.3 % of a core; a program's last 256 lines kept.
+	// QuietWaitRate: a program logging at most this many records a second, a burst of as many, is quiet; waits cost it 1.3 % of a core at most.
 	QuietWaitRate = 256
 )
 
@@ -42,7 +42,7 @@ type outputWatch struct {
 	failing    atomic.Bool   // the last call failed, until one makes progress: a stale value only skips or makes one bounded wait
 	outRate    atomic.Uint64 // the output's measured bytes/s (outrate.go), 0 until measured: a snapshot, as failing
 	callNs     atomic.Int64  // the least time a recent call into the output took (outrate.go): a snapshot, as failing
-	quietTAT   atomic.Int64  // the quiet wait's GCRA arrival time (nanotime): advanced by CAS, a loser re-reads
+	quietFrom  atomic.Int64  // when the program is quiet again (nanotime; countRecords): a stale value skips or makes one bounded wait
 }
 
 // nanotime is the bus's monotonic clock: ns since New, never 0 after it
@@ -97,22 +97,22 @@ func goroutinesRunnable() bool {
 	return s[0].Value.Kind() != metrics.KindUint64 || s[0].Value.Uint64() > 0
 }
 
-// quietAllow spends one of the quiet wait's tokens (GCRA: QuietWaitRate
-// a second, a burst of as many); once they are spent it costs a clock
-// read and a load.
-func (o *outputWatch) quietAllow() bool {
-	const interval = int64(time.Second / QuietWaitRate)
-	now := o.nanotime()
-	for {
-		tat := o.quietTAT.Load() // atomic, row quietTAT
-		if tat-now > interval*(QuietWaitRate-1) {
-			return false
-		}
-		// CAS: two callers allowed from one tat would spend one token.
-		if o.quietTAT.CompareAndSwap(tat, max(tat, now)+interval) { // atomic, row quietTAT
-			return true
-		}
-	}
+// quiet reports whether the program logs quietly now: at most
+// QuietWaitRate records a second, after a burst of as many (the
+// drainer's count, countRecords). A clock read and a load.
+func (o *outputWatch) quiet() bool {
+	return o.nanotime() >= o.quietFrom.Load() // atomic, row quietFrom
+}
+
+// countRecords adds n records written at now to the drainer's count of
+// the program's records (GCRA: QuietWaitRate a second, a burst of as
+// many) and publishes when the program is quiet again. The count's debt
+// is capped at one burst more, so a program that was busy for hours is
+// quiet again a second after it slows down.
+func (d *drainer) countRecords(n int, now int64) {
+	const interval, burst = int64(time.Second / QuietWaitRate), int64(time.Second)
+	d.quietTAT = min(max(d.quietTAT, now)+int64(n)*interval, now+2*burst)
+	d.b.quietFrom.Store(d.quietTAT - burst) // atomic, row quietFrom: the drainer is its only writer
 }
 
 // inOutputCall reports whether the calling goroutine is inside a call into

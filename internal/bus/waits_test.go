@@ -234,3 +234,25 @@ func TestQuietWaitReach(t *testing.T) {
 		})
 	}
 }
+
+// The program is quiet while it logs at most QuietWaitRate records a
+// second after a burst of as many (the drainer's count); once busy, it is
+// quiet again a second after it slows down, however long it was busy.
+func TestQuietCountsTheProgramsRecords(t *testing.T) {
+	const interval = int64(time.Second / QuietWaitRate)
+	b := &Bus{}
+	b.d.b = b
+	now := int64(time.Hour) // any moment on the bus's clock
+	b.d.countRecords(QuietWaitRate, now)
+	assert.Equal(t, now, b.quietFrom.Load(), "a burst of QuietWaitRate: still quiet")
+	b.d.countRecords(1, now)
+	assert.Equal(t, now+interval, b.quietFrom.Load(), "one more: busy for one record's share of a second")
+	for i := range 10_000 { // 1,000 records a second for 10 s
+		b.d.countRecords(1, now+int64(i)*int64(time.Millisecond))
+	}
+	end := now + 10_000*int64(time.Millisecond)
+	assert.Greater(t, b.quietFrom.Load(), end, "busy")
+	assert.LessOrEqual(t, b.quietFrom.Load(), end+int64(time.Second), "quiet within a second of slowing down")
+	b.d.countRecords(QuietWaitRate/2, end+int64(time.Second)) // half a burst a second after
+	assert.LessOrEqual(t, b.quietFrom.Load(), end+2*int64(time.Second), "quiet again a second later")
+}

@@ -52,6 +52,9 @@ func (d *drainer) writeRound(act batchAction) {
 		if done > 0 {
 			d.qd.Written(d.head, end) // the queue's delay (the queuedelay stage)
 		}
+		if b.quietWaits {
+			d.countRecords(d.nrec, end)
+		}
 		if done == len(d.views) {
 			d.measure(end-start, b.writeCalls.Load()-calls) // atomic, row writeCalls
 			if d.full {
