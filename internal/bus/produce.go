@@ -15,7 +15,7 @@ import (
 // behind a short queue (a quiet program) may wait for its write, at most
 // MaxLatency (the quiet wait; Config.QuietWait); Enqueue's result is the
 // same either way.
-func (b *Bus) Enqueue(p []byte) error { return b.EnqueueUntil(p, nil) }
+func (b *Bus) Enqueue(p []byte) error { return b.EnqueueUntil(context.Background(), p) }
 
 // EnqueueWritten is Enqueue for records that must reach the output before the
 // call returns (the root handler's Error level): it waits until the drainer
@@ -28,11 +28,12 @@ func (b *Bus) EnqueueWritten(p []byte) error {
 	return b.EnqueueWrittenCtx(context.Background(), p)
 }
 
-// EnqueueUntil is Enqueue whose waits end when done is closed: a wait for
-// room then drops the record and counts it, as at a BlockTimeout
-// (ErrDropped); a quiet wait leaves the record queued. A closed done never
-// makes a record wait for room.
-func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
+// EnqueueUntil is Enqueue whose waits end when ctx ends: a wait for room
+// then drops the record and counts it, as at a BlockTimeout (ErrDropped);
+// a quiet wait leaves the record queued. An ended ctx never makes a record
+// wait for room.
+func (b *Bus) EnqueueUntil(ctx context.Context, p []byte) error {
+	done := ctx.Done()
 	end, ahead, err := b.enqueue(p, done)
 	if err != nil {
 		return err
@@ -47,7 +48,7 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 		// since the last Flush) is not this call's result. Its failure,
 		// if any, is counted and reported by OnError, Flush and Close as
 		// for any record.
-		_ = b.waitWritten(doneContext(done), end, b.quietWait)
+		_ = b.waitWritten(ctx, end, b.quietWait)
 	}
 	return nil
 }
@@ -67,20 +68,6 @@ func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
 	}
 	return nil
 }
-
-// doneContext is a context whose Done is done (nil: never done), for a
-// wait that EnqueueUntil's done channel ends. It allocates nothing.
-type doneContext <-chan struct{}
-
-func (c doneContext) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (c doneContext) Done() <-chan struct{}       { return c }
-func (c doneContext) Err() error {
-	if chanClosed(c) {
-		return context.Canceled
-	}
-	return nil
-}
-func (c doneContext) Value(any) any { return nil }
 
 // waitOversize waits, with a ring file in Block mode, until the oversize
 // record ending at end is written: its bytes are on the heap, not in the
@@ -257,7 +244,7 @@ func (b *Bus) kick() {
 
 type waitState struct {
 	deadline time.Time       // BlockTimeout's end; zero: none
-	done     <-chan struct{} // EnqueueUntil, EnqueueWrittenCtx: closed, the wait ends in a drop; nil: never
+	done     <-chan struct{} // the ctx of EnqueueUntil, EnqueueWrittenCtx: closed, the wait ends in a drop; nil: never
 	me       *roomWaiter     // this producer's place in the line for room; nil: not in it
 	front    bool            // me is the line's front: it may reserve
 	bypass   bool            // an output logging through its own handler: never in line
