@@ -217,7 +217,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	b.quietWait.bound = min(b.maxLatency, DefaultMaxLatency)
 	b.epoch = time.Now()
 	b.stuckAfter = int64(StuckAfter)
-	b.kind = detectOutputKind(w)
+	b.kind, b.d.wv = outputKindOf(w)
 	b.output = outputName(w)
 	b.d.init(b)
 	if adjust != nil {

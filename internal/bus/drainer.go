@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus/internal/queuedelay"
+	"github.com/asyncbus/asyncbus/internal/writev"
 )
 
 // maxFailShift caps the back-off's doubling (retryBase<<shift): past it
@@ -70,7 +71,7 @@ type drainer struct {
 	out     []byte // the batch as one Write takes it: staging, or one large record (stage)
 	ends    []int
 	marker  []byte
-	wv      writevState
+	wv      *writev.Writer // outputWritev's (outputKindOf)
 
 	// progIdx is how many leading views of the batch in hand are written:
 	// set before each call into the output, for a Close that gives up
@@ -92,10 +93,7 @@ func (d *drainer) init(b *Bus) {
 	d.now = time.Now
 	d.readyWanted, d.readyHasWork = d.wanted, d.hasWork
 	d.limiter = make(map[string]*limitState)
-	switch b.kind {
-	case outputWritev:
-		d.wv.init(b.w)
-	case outputCopy:
+	if b.kind == outputCopy {
 		// Sized once: a batch carries at most cacheBatch record bytes,
 		// or one record alone (written from its own memory, see stage);
 		// a page more for the drop marker that may open it.
