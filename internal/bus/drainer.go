@@ -142,19 +142,17 @@ func (b *Bus) run() {
 		}
 		d.gather = false
 		d.answerWritten(d.pos)
-		if d.closing {
-			// Anything below the final tail not collected yet is a
-			// reservation not committed yet: wait for it (a Close that
-			// gives up meanwhile ends the wait; the loop's top counts).
-			if d.pos >= t&^closedBit {
-				d.finish()
-				return
-			}
-			d.waitUncommitted()
-			continue
+		if d.closing && d.pos >= t&^closedBit {
+			d.finish()
+			return
 		}
-		if len(d.reqs) > 0 { // a Flush waits on a record being copied
-			d.waitUncommitted()
+		if d.closing || len(d.reqs) > 0 {
+			// Close, or a Flush, waits for a reservation not committed
+			// yet (below the final tail, or a Flush's target): its
+			// producer is between its CAS and its header store, a few
+			// instructions away: yield to it. A Close that gives up
+			// meanwhile is seen at the loop's top.
+			runtime.Gosched()
 			continue
 		}
 		d.idle()
@@ -282,13 +280,6 @@ func (d *drainer) idle() {
 	d.park()
 	d.qd.Woke(b.nanotime()) // the queue's delay (the queuedelay stage)
 	b.slept = false
-}
-
-// waitUncommitted waits, for a Flush or Close, for the reservation at pos,
-// not committed yet: its producer is between its CAS and its header store,
-// a few instructions away: yield to it.
-func (d *drainer) waitUncommitted() {
-	runtime.Gosched()
 }
 
 // wanted reports whether a Flush, Sync or Close wants the drainer now.
