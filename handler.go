@@ -287,7 +287,7 @@ func (h *Handler) enqueueBytes(b *buffer, p []byte, level slog.Level, msg string
 			err = h.tree.bus.EnqueueWritten(p)
 		}
 	case h.bound != nil:
-		err = h.tree.bus.EnqueueUntil(p, h.bound.Done())
+		err = h.tree.bus.EnqueueUntil(h.bound, p)
 	default:
 		err = h.tree.bus.Enqueue(p)
 	}

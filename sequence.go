@@ -115,5 +115,5 @@ func (c *tree) endRun(ctx context.Context) {
 	}
 	p := make([]byte, seqnum.Room+len(seqnum.RunEndSentinel)+seqnum.RunEndRoom)
 	copy(p[seqnum.Room:], seqnum.RunEndSentinel)
-	_ = c.bus.EnqueueUntil(p, ctx.Done()) // ErrClosed, ErrDropped: counted by the bus
+	_ = c.bus.EnqueueUntil(ctx, p) // ErrClosed, ErrDropped: counted by the bus
 }

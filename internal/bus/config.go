@@ -84,7 +84,7 @@ type Config struct {
 	// are not durable.
 	RingFile string
 	// outputPosition, used with RingFile, reports where the output ends
-	// (a test's; default ringfile.OutputHooks's).
+	// (a test's; default what ringfile.Options.SetOutput finds).
 	outputPosition func() (ringfile.Position, error)
 	// maxRecord is the largest record stored inline; longer ones take the
 	// oversize path. Default Capacity/8: a burst of large records cannot
@@ -211,14 +211,14 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 			return nil, err
 		}
 	}
-	settleTornTail(w)              // an output's held torn-tail report is due now that any replay is done (ringfile.go)
+	ringfile.SettleTornTail(w)     // an output's held torn-tail report is due now that any replay is done
 	b.gapPos.Store(math.MaxUint64) // atomic, row gapPos
 	b.quietWaits = cfg.QuietWait && b.file == nil
 	b.quietWait = quietWait
 	b.quietWait.bound = min(b.maxLatency, DefaultMaxLatency)
 	b.epoch = time.Now()
 	b.stuckAfter = int64(StuckAfter)
-	b.kind = detectOutputKind(w)
+	b.kind, b.d.wv = outputKindOf(w)
 	b.output = outputName(w)
 	b.d.init(b)
 	if adjust != nil {

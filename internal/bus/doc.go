@@ -20,12 +20,12 @@
 // written with sync/atomic through an unsafe pointer into the region (hdr);
 // the region's base is 8-byte aligned (64-bit atomics require it on 32-bit
 // platforms, and a header must never straddle a cache line). Package unsafe
-// serves three purposes, each with its reason at the site: the ring's
-// header words (ring.hdr), the ring memory's alignment (ringMemory views a
-// []uint64 as bytes; a ring file's mapping is page-aligned), and, on Linux,
-// the writev system call's iovec array. Space the drainer has consumed is
-// zeroed before it is handed back to producers, so a zero word always means
-// "not committed yet" and stale payload bytes can never look like a header.
+// serves two purposes, each with its reason at the site: the ring's header
+// words (ring.hdr) and the ring memory's alignment (ringMemory views a
+// []uint64 as bytes; a ring file's mapping is page-aligned). Space the
+// drainer has consumed is zeroed before it is handed back to producers, so
+// a zero word always means "not committed yet" and stale payload bytes can
+// never look like a header.
 //
 // # One writer, one rule for waits
 //

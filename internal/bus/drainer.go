@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus/internal/queuedelay"
+	"github.com/asyncbus/asyncbus/internal/writev"
 )
 
 // maxFailShift caps the back-off's doubling (retryBase<<shift): past it
@@ -77,7 +78,7 @@ type drainer struct {
 	out     []byte // the batch as one Write takes it: staging, or one large record (stage)
 	ends    []int
 	marker  []byte
-	wv      writevState
+	wv      *writev.Writer // outputWritev's (outputKindOf)
 
 	// progIdx is how many leading views of the batch in hand are written:
 	// set before each call into the output, for a Close that gives up
@@ -99,10 +100,7 @@ func (d *drainer) init(b *Bus) {
 	d.now = time.Now
 	d.readyWanted, d.readyHasWork = d.wanted, d.hasWork
 	d.limiter = make(map[string]*limitState)
-	switch b.kind {
-	case outputWritev:
-		d.wv.init(b.w)
-	case outputCopy:
+	if b.kind == outputCopy {
 		// Sized once: a batch carries at most cacheBatch record bytes,
 		// or one record alone (written from its own memory, see stage);
 		// a page more for the drop marker that may open it.
@@ -151,19 +149,17 @@ func (b *Bus) run() {
 		}
 		d.gather = false
 		d.answerWritten(d.pos)
-		if d.closing {
-			// Anything below the final tail not collected yet is a
-			// reservation not committed yet: wait for it (a Close that
-			// gives up meanwhile ends the wait; the loop's top counts).
-			if d.pos >= t&^closedBit {
-				d.finish()
-				return
-			}
-			d.waitUncommitted()
-			continue
+		if d.closing && d.pos >= t&^closedBit {
+			d.finish()
+			return
 		}
-		if len(d.reqs) > 0 { // a Flush waits on a record being copied
-			d.waitUncommitted()
+		if d.closing || len(d.reqs) > 0 {
+			// Close, or a Flush, waits for a reservation not committed
+			// yet (below the final tail, or a Flush's target): its
+			// producer is between its CAS and its header store, a few
+			// instructions away: yield to it. A Close that gives up
+			// meanwhile is seen at the loop's top.
+			runtime.Gosched()
 			continue
 		}
 		d.idle()
@@ -299,13 +295,6 @@ func (d *drainer) idle() {
 	d.park()
 	d.qd.Woke(b.nanotime()) // the queue's delay (the queuedelay stage)
 	b.slept = false
-}
-
-// waitUncommitted waits, for a Flush or Close, for the reservation at pos,
-// not committed yet: its producer is between its CAS and its header store,
-// a few instructions away: yield to it.
-func (d *drainer) waitUncommitted() {
-	runtime.Gosched()
 }
 
 // wanted reports whether a Flush, Sync or Close wants the drainer now.

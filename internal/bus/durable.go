@@ -1,20 +1,16 @@
 package bus
 
 // The durable ring (Config.RingFile): the ring in a memory-mapped file that
-// survives kill -9. The file, its format, its cursors and recovery are the
-// ring file package's; this file is what the bus gives it: the header
-// word's layout (Layout.Decode), the numbering (seqnum.Replay), and its
-// guarded output calls.
+// survives kill -9. The file, its format, its cursors, recovery and the
+// replay's guarded output calls are the ring file package's; this file is
+// what the bus gives it: the header word's layout (Layout.Decode) and the
+// numbering (seqnum.Replay).
 
 import (
-	"io"
-	"os"
-	"strings"
 	"unsafe"
 
 	"github.com/asyncbus/asyncbus/internal/ringfile"
 	"github.com/asyncbus/asyncbus/internal/seqnum"
-	"github.com/asyncbus/asyncbus/internal/syncerr"
 )
 
 // ErrRingLocked is returned (wrapped) by New when the ring file is locked by
@@ -69,11 +65,6 @@ func decodeHeader(w uint64) (k ringfile.Kind, n, sum uint64) {
 // to the output (New calls it before the drainer starts, so nothing new can be
 // accepted before the replay is done).
 func (b *Bus) openRing(cfg Config) error {
-	pos, read, cut := ringfile.OutputHooks(outputFile(b.w))
-	if cfg.outputPosition != nil {
-		pos, cut = cfg.outputPosition, nil // a test's: a copy stands for the file that crashed
-	}
-	var buf []byte
 	o := ringfile.Options{
 		Path:      cfg.RingFile,
 		Capacity:  b.capacity,
@@ -81,10 +72,6 @@ func (b *Bus) openRing(cfg Config) error {
 		Layout:    ringLayout,
 		Numbering: seqnum.Replay{Mark: b.dropMarker},
 		Room:      seqnum.Room,
-		Write:     func(recs [][]byte) error { return writeAll(b.w, recs, &buf) },
-		Position:  pos,
-		Cut:       cut,
-		Read:      read, // the output itself, also where a test reports its position
 		Warn: func(err error) {
 			if b.onError == nil {
 				return
@@ -93,19 +80,12 @@ func (b *Bus) openRing(cfg Config) error {
 			b.onError(err)
 		},
 	}
+	o.SetOutput(b.w) // the output's calls, each guarded against a panic
+	if cfg.outputPosition != nil {
+		o.Position, o.Cut = cfg.outputPosition, nil // a test's: a copy stands for the file that crashed
+	}
 	if b.seq.On() {
 		o.Run = ringfile.Run{Format: uint8(b.seq.Format), ID: b.seq.Run}
-	}
-	if s, ok := b.w.(Syncer); ok {
-		o.Sync = func() error {
-			if err := outputSync(s); err != nil && !syncerr.NotSyncable(err) {
-				return err
-			}
-			return nil
-		}
-	}
-	if s, ok := b.w.(tornTailSettler); ok {
-		o.Settle = s.SettleTornTail
 	}
 	r, res, err := ringfile.Open(o)
 	if err != nil {
@@ -116,68 +96,4 @@ func (b *Bus) openRing(cfg Config) error {
 	b.base = unsafe.Pointer(&b.mem[0]) // page-aligned mapping: 8-byte aligned
 	b.recovered, b.unrecovered = res.Recovered, res.Unrecovered
 	return nil
-}
-
-// tornTailSettler is an output that set aside a torn tail when it was opened and
-// holds the report until it knows whether a replay writes that record again
-// (filesink.File). The bus calls SettleTornTail once before its first write:
-// with the record a durable ring's recovery is about to write again, whole,
-// because the crash interrupted its write, or with nil.
-type tornTailSettler interface {
-	SettleTornTail(rec []byte)
-}
-
-// settleTornTail tells an output that holds a torn-tail report that no replay
-// covers it (called by New after any replay; once settled, later calls do
-// nothing).
-func settleTornTail(w io.Writer) {
-	if s, ok := w.(tornTailSettler); ok {
-		s.SettleTornTail(nil)
-	}
-}
-
-// writeAll writes recs to w in order: one WriteBatch loop for a BatchWriter,
-// one Write of the concatenation otherwise.
-func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
-	if bw, ok := w.(BatchWriter); ok {
-		for len(recs) > 0 {
-			n, err := outputWriteBatch(bw, recs)
-			n = max(0, min(n, len(recs)))
-			recs = recs[n:]
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return io.ErrShortWrite
-			}
-		}
-		return nil
-	}
-	b := (*buf)[:0]
-	for _, r := range recs {
-		b = append(b, r...)
-	}
-	*buf = b
-	if len(b) == 0 {
-		return nil
-	}
-	n, err := outputWrite(w, b)
-	if err == nil && n != len(b) {
-		err = io.ErrShortWrite
-	}
-	return err
-}
-
-// outputFile is the output as the ring file's recovery can read it: an
-// *os.File, or the path of a file output (a Path method: filesink.File).
-func outputFile(w io.Writer) (*os.File, string) {
-	if f, ok := w.(*os.File); ok {
-		return f, ""
-	}
-	if o, ok := w.(interface{ Path() string }); ok {
-		if p, ok := outputPath(o); ok && strings.TrimSpace(p) != "" {
-			return nil, p
-		}
-	}
-	return nil, ""
 }

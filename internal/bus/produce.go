@@ -15,7 +15,7 @@ import (
 // behind a short queue (a quiet program) may wait for its write, at most
 // MaxLatency (the quiet wait; Config.QuietWait); Enqueue's result is the
 // same either way.
-func (b *Bus) Enqueue(p []byte) error { return b.EnqueueUntil(p, nil) }
+func (b *Bus) Enqueue(p []byte) error { return b.enqueueUntil(context.Background(), nil, p) }
 
 // EnqueueWritten is Enqueue for records that must reach the output before the
 // call returns (the root handler's Error level): it waits until the drainer
@@ -28,11 +28,17 @@ func (b *Bus) EnqueueWritten(p []byte) error {
 	return b.EnqueueWrittenCtx(context.Background(), p)
 }
 
-// EnqueueUntil is Enqueue whose waits end when done is closed: a wait for
-// room then drops the record and counts it, as at a BlockTimeout
-// (ErrDropped); a quiet wait leaves the record queued. A closed done never
-// makes a record wait for room.
-func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
+// EnqueueUntil is Enqueue whose waits end when ctx ends: a wait for room
+// then drops the record and counts it, as at a BlockTimeout (ErrDropped);
+// a quiet wait leaves the record queued. An ended ctx never makes a record
+// wait for room.
+func (b *Bus) EnqueueUntil(ctx context.Context, p []byte) error {
+	return b.enqueueUntil(ctx, ctx.Done(), p)
+}
+
+// enqueueUntil is EnqueueUntil with done, ctx's Done channel: Enqueue
+// passes nil, which spares the hot path a call through the interface.
+func (b *Bus) enqueueUntil(ctx context.Context, done <-chan struct{}, p []byte) error {
 	end, ahead, err := b.enqueue(p, done)
 	if err != nil {
 		return err
@@ -47,7 +53,7 @@ func (b *Bus) EnqueueUntil(p []byte, done <-chan struct{}) error {
 		// since the last Flush) is not this call's result. Its failure,
 		// if any, is counted and reported by OnError, Flush and Close as
 		// for any record.
-		_ = b.waitWritten(doneContext(done), end, b.quietWait)
+		_ = b.waitWritten(ctx, end, b.quietWait)
 	}
 	return nil
 }
@@ -68,20 +74,6 @@ func (b *Bus) EnqueueWrittenCtx(ctx context.Context, p []byte) error {
 	return nil
 }
 
-// doneContext is a context whose Done is done (nil: never done), for a
-// wait that EnqueueUntil's done channel ends. It allocates nothing.
-type doneContext <-chan struct{}
-
-func (c doneContext) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (c doneContext) Done() <-chan struct{}       { return c }
-func (c doneContext) Err() error {
-	if chanClosed(c) {
-		return context.Canceled
-	}
-	return nil
-}
-func (c doneContext) Value(any) any { return nil }
-
 // waitOversize waits, with a ring file in Block mode, until the oversize
 // record ending at end is written: its bytes are on the heap, not in the
 // file, so only the output keeps it across a kill -9. It is back-pressure
@@ -99,13 +91,16 @@ func (b *Bus) waitOversize(end uint64) {
 // enqueue reserves, copies and commits p. It returns the end of the
 // record's reservation and how many bytes of unconsumed entries were ahead
 // of it at its reservation (MaxUint64 for an oversize record, which never
-// waits quietly).
+// waits quietly). A record up to maxRecord is copied into the ring, with
+// wrap padding before it if it does not fit before the region's end; a
+// larger one goes to the heap side table behind an 8-byte reference entry
+// (commitOversize), so oversize records keep their ring order.
 func (b *Bus) enqueue(p []byte, done <-chan struct{}) (end, ahead uint64, err error) {
-	if len(p) > b.maxRecord {
-		return b.enqueueOversize(p, done)
+	oversize := len(p) > b.maxRecord
+	need := align8(hdrSize + uint64(len(p)))
+	if oversize {
+		need = hdrSize
 	}
-	n := uint64(len(p))
-	need := align8(hdrSize + n)
 	w := waitState{done: done}
 	for {
 		// Head before tail: both only grow and head <= tail at every moment,
@@ -128,10 +123,19 @@ func (b *Bus) enqueue(p []byte, done <-chan struct{}) (end, ahead uint64, err er
 		off := b.offsetOf(t)
 		total := need
 		if room := b.capacity - uint64(off); need > room {
-			total = room + need // padding to the end of the region, record at offset 0
+			// Padding to the end of the region, record at offset 0. Never
+			// for an 8-byte entry: offsets are multiples of 8.
+			total = room + need
 		}
-		if t+total-h > b.capacity {
-			if err := b.waitForRoom(&w, t, h, -1); err != nil {
+		// Outstanding oversize bytes are bounded by capacity; one record is
+		// always admitted when none is outstanding, so any size makes
+		// progress. -1: no budget to check (an inline record).
+		ob := int64(-1)
+		if oversize {
+			ob = b.oversizeBytes.Load() // atomic, row oversizeBytes
+		}
+		if t+total-h > b.capacity || (ob > 0 && ob+int64(len(p)) > int64(b.capacity)) {
+			if err := b.waitForRoom(&w, t, h, ob); err != nil {
 				b.leaveLine(&w)
 				return 0, 0, err
 			}
@@ -150,9 +154,15 @@ func (b *Bus) enqueue(p []byte, done <-chan struct{}) (end, ahead uint64, err er
 			atomic.StoreUint64(b.hdr(off), flagCommit|flagPadding|(b.capacity-uint64(off))) // atomic, row header word
 			off = 0
 		}
-		b.commit(off, p)
+		ahead = t - h // h <= t (loaded before tail)
+		if oversize {
+			b.commitOversize(t, off, p)
+			ahead = math.MaxUint64
+		} else {
+			b.commit(off, p)
+		}
 		b.wakeAfterCommit(t, t+total-h) // t+total-h: the depth, an upper bound (head may have moved on)
-		return t + total, t - h, nil    // h <= t (loaded before tail)
+		return t + total, ahead, nil
 	}
 }
 
@@ -170,6 +180,21 @@ func (b *Bus) commit(off ringOff, rec []byte) {
 	// Release store: the payload written above happens-before the drainer's
 	// atomic load that observes flagCommit.
 	atomic.StoreUint64(b.hdr(off), word) // atomic, row header word
+}
+
+// commitOversize puts p in the heap side table and publishes the 8-byte
+// reference entry reserved at t (ring offset off).
+func (b *Bus) commitOversize(t uint64, off ringOff, p []byte) {
+	b.oversizeBytes.Add(int64(len(p))) // atomic, row oversizeBytes
+	b.oversize.Add(1)                  // atomic, row oversize
+	cp := append([]byte(nil), p...)
+	b.mu.Lock()
+	b.side[t] = cp
+	b.mu.Unlock()
+	// Release store after the map insert (mutex) so the drainer finds the entry.
+	// The length bits carry the record's length (lenMask if larger), which
+	// only ring-file recovery reads: the drainer ignores them.
+	atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize|min(uint64(len(p)), lenMask)) // atomic, row header word
 }
 
 // wakeAfterCommit wakes the drainer if it may be waiting for the record
@@ -193,56 +218,6 @@ func (b *Bus) wakeAfterCommit(t, depth uint64) {
 		if s := b.state.Load(); s != stRunning { // atomic, row state
 			b.wake(s, depth)
 		}
-	}
-}
-
-// enqueueOversize puts p in the heap side table and commits an 8-byte
-// reference entry in the ring, so oversize records keep their ring order.
-func (b *Bus) enqueueOversize(p []byte, done <-chan struct{}) (uint64, uint64, error) {
-	sz := int64(len(p))
-	w := waitState{done: done}
-	for {
-		h := b.head.Load() // atomic, row head: before tail, as in Enqueue, so that h <= t
-		t := b.tail.Load() // atomic, row tail
-		if t&closedBit != 0 {
-			b.leaveLine(&w)
-			return 0, math.MaxUint64, b.dropClosed()
-		}
-		if w.me != nil || b.lineLen.Load() != 0 { // atomic, row lineLen: as in enqueue
-			if again, err := b.awaitTurn(&w, t); err != nil {
-				return 0, math.MaxUint64, err
-			} else if again {
-				continue
-			}
-		}
-		// Outstanding oversize bytes are bounded by capacity; one record is
-		// always admitted when none is outstanding, so any size makes progress.
-		ob := b.oversizeBytes.Load() // atomic, row oversizeBytes
-		if t+hdrSize-h > b.capacity || (ob > 0 && ob+sz > int64(b.capacity)) {
-			if err := b.waitForRoom(&w, t, h, ob); err != nil {
-				b.leaveLine(&w)
-				return 0, math.MaxUint64, err
-			}
-			continue
-		}
-		// An 8-byte entry never needs padding: offsets are multiples of 8.
-		if !b.tail.CompareAndSwap(t, t+hdrSize) { // atomic, row tail
-			continue
-		}
-		b.leaveLine(&w)
-		b.oversizeBytes.Add(sz) // atomic, row oversizeBytes
-		b.oversize.Add(1)       // atomic, row oversize
-		cp := append([]byte(nil), p...)
-		b.mu.Lock()
-		b.side[t] = cp
-		b.mu.Unlock()
-		off := b.offsetOf(t)
-		// Release store after the map insert (mutex) so the drainer finds the entry.
-		// The length bits carry the record's length (lenMask if larger), which
-		// only ring-file recovery reads: the drainer ignores them.
-		atomic.StoreUint64(b.hdr(off), flagCommit|flagOversize|min(uint64(len(p)), lenMask)) // atomic, row header word
-		b.wakeAfterCommit(t, t+hdrSize-h)
-		return t + hdrSize, math.MaxUint64, nil
 	}
 }
 
@@ -274,7 +249,7 @@ func (b *Bus) kick() {
 
 type waitState struct {
 	deadline time.Time       // BlockTimeout's end; zero: none
-	done     <-chan struct{} // EnqueueUntil, EnqueueWrittenCtx: closed, the wait ends in a drop; nil: never
+	done     <-chan struct{} // the ctx of EnqueueUntil, EnqueueWrittenCtx: closed, the wait ends in a drop; nil: never
 	me       *roomWaiter     // this producer's place in the line for room; nil: not in it
 	front    bool            // me is the line's front: it may reserve
 	bypass   bool            // an output logging through its own handler: never in line

@@ -180,34 +180,34 @@ func TestDropModeNeverDropsWithRoom(t *testing.T) {
 	}
 }
 
-// EnqueueUntil's wait for room ends when done is closed: the record is
-// dropped and counted (and marked in the output), and once done is closed
+// EnqueueUntil's wait for room ends when its ctx ends: the record is
+// dropped and counted (and marked in the output), and once ctx has ended
 // a record that finds room is still taken, without waiting.
-func TestEnqueueUntilDropsWhenDoneCloses(t *testing.T) {
+func TestEnqueueUntilDropsWhenCtxEnds(t *testing.T) {
 	s := &batchSink{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
 	b := newTestBus(t, s, Config{Capacity: 4096}, patient)
 	first := make(chan error, 1)
 	go func() { first <- b.Enqueue(payload(0, 200)) }()
 	<-s.entered // the drainer is stuck in the sink with the first record
-	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
 	// Fill the ring while the sink is stuck.
 	n := 1
 	for ; b.Stats().QueueDepth+uint64(align8(hdrSize+200)) <= b.capacity; n++ {
-		require.NoError(t, b.EnqueueUntil(payload(n, 200), done))
+		require.NoError(t, b.EnqueueUntil(ctx, payload(n, 200)))
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- b.EnqueueUntil(payload(n, 200), done) }()
+	go func() { errc <- b.EnqueueUntil(ctx, payload(n, 200)) }()
 	select {
 	case err := <-errc:
-		t.Fatalf("EnqueueUntil returned (%v) with the ring full and done open", err)
+		t.Fatalf("EnqueueUntil returned (%v) with the ring full and ctx live", err)
 	default:
 	}
-	close(done)
+	cancel()
 	require.ErrorIs(t, <-errc, ErrDropped)
 	close(s.gate)
 	require.NoError(t, <-first)
 	require.NoError(t, b.Flush(context.Background()))
-	require.NoError(t, b.EnqueueUntil(payload(n+1, 200), done), "room again: taken although done is closed")
+	require.NoError(t, b.EnqueueUntil(ctx, payload(n+1, 200)), "room again: taken although ctx has ended")
 	closeBus(t, b)
 	st := b.Stats()
 	assert.EqualValues(t, 1, st.Dropped)

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/asyncbus/asyncbus/internal/syncerr"
+	"github.com/asyncbus/asyncbus/internal/writev"
 )
 
 // outputKind is how the drainer hands a batch to the output.
@@ -14,8 +15,39 @@ type outputKind int
 const (
 	outputCopy   outputKind = iota // copy into one staging buffer, one Write
 	outputBatch                    // BatchWriter.WriteBatch(views)
-	outputWritev                   // writev(2) through syscall.RawConn, <= iovMax records per call
+	outputWritev                   // writev(2) through syscall.RawConn, <= writev.Max records per call
 )
+
+// useWritev selects writev(2), where the platform has it, for *os.File and
+// other syscall.Conn outputs (docs/design.md, Batching, says why the
+// defaults are what they are).
+var useWritev = true
+
+// writevRegular selects writev(2) for an *os.File on a regular file too.
+// Off: a regular file is written by copying the batch into one staging
+// buffer and one write(2); pipes, sockets and devices keep writev. Tests
+// set it to exercise writev on files.
+var writevRegular = false
+
+// outputKindOf is how the drainer hands a batch to w, with the writev
+// writer for outputWritev.
+func outputKindOf(w io.Writer) (outputKind, *writev.Writer) {
+	if _, ok := w.(BatchWriter); ok {
+		return outputBatch, nil
+	}
+	if f, ok := w.(*os.File); ok && !writevRegular {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return outputCopy, nil
+		}
+	}
+	if !useWritev {
+		return outputCopy, nil
+	}
+	if wv := writev.New(w); wv != nil {
+		return outputWritev, wv
+	}
+	return outputCopy, nil
+}
 
 // viewKind says what a batch entry is, for the accounting after the write.
 type viewKind uint8
@@ -371,7 +403,11 @@ func (d *drainer) step(idx, off int) (int, int, error) {
 		n = max(0, min(n, len(d.views)-idx))
 		return idx + n, 0, err
 	case outputWritev:
-		return d.wv.step(d, idx, off)
+		idx, off, called, err := d.wv.Write(d.views, idx, off)
+		if called {
+			b.writeCalls.Add(1) // atomic, row writeCalls
+		}
+		return idx, off, err
 	}
 	start := off
 	if idx > 0 {

@@ -19,8 +19,8 @@
 //     dead run's records through it; Room says how much headroom a numbered
 //     record has, which its checksum leaves out.
 //   - Write, Sync, Settle, Position, Cut, Read: the output as recovery uses
-//     it, through the bus's guarded calls (a panicking output fails the
-//     replay with an error, never the process).
+//     it, which SetOutput derives from the output itself, each call guarded
+//     (a panicking output fails the replay with an error, never the process).
 //
 // Passing functions rather than importing the bus keeps the dependency one
 // way (only the bus imports this package) and lets this package's tests

@@ -472,7 +472,7 @@ type Options struct {
 	Room      int
 	Run       Run
 
-	// The output: Write writes records in order (the bus's guarded calls);
+	// The output (SetOutput sets them all): Write writes records in order;
 	// Sync syncs it after a replay (nil, or an answer nil where it cannot
 	// be synced); Settle, if the output set a torn tail aside when it was
 	// opened, is told the record replay writes again first (nil: none).
@@ -570,12 +570,12 @@ func openRing(o *Options) (*File, recoveryResult, error) {
 	return r, res, nil
 }
 
-// OutputHooks returns how recovery finds where the output ends
+// outputHooks returns how recovery finds where the output ends
 // (Options.Position), reads it back (Read) and cuts a torn record off
 // (Cut): f's own for an *os.File on a regular file; by path for a file
 // output known by its path (no cutter: such an output repairs its own
 // tail when it is opened); nils for anything else.
-func OutputHooks(f *os.File, path string) (func() (Position, error), Reader, Cutter) {
+func outputHooks(f *os.File, path string) (func() (Position, error), Reader, Cutter) {
 	switch {
 	case f != nil:
 		return FilePosition(f), FileReader(f), FileCutter(f)
