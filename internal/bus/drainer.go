@@ -24,14 +24,11 @@ type drainer struct {
 	bytes int  // record bytes in views (the batch's byte cap, batchCap)
 	full  bool // collect stopped at a cap or a gap, not at the queue's end: more is committed
 
-	busyBytes uint64 // the output rate's sample so far (measure): bytes written
-	busyNs    int64  // and the time they took (see behindSince)
-	callMin   int64  // the least time a call took in this sample (measure), 0 before one
-	quietTAT  int64  // the count of the program's records (countRecords): GCRA's arrival time
-	// behindSince is when the last write ended if the batch after it was
-	// already queued (the last batch was full), else 0: the next sample
-	// starts there.
-	behindSince int64
+	busyBytes   uint64 // the output rate's sample so far (measure): bytes written
+	busyNs      int64  // and the time they took (see behindSince)
+	callMin     int64  // the least time a call took in this sample (measure), 0 before one
+	quietTAT    int64  // the count of the program's records (countRecords): GCRA's arrival time
+	behindSince int64  // the last write's end if the next batch was queued by then (it was full), else 0
 	rateWarm    bool   // the first sample, taken while a pipe's buffer fills, is dropped
 	batchRate   uint64 // the samples' weighted mean, which sizes batches (batchCap)
 	nent        uint64 // ring entries (including padding) between head and pos
@@ -277,9 +274,7 @@ func (d *drainer) collect() {
 }
 
 // small reports whether the batch in hand is worth gathering more for:
-// fewer than minBatch records, and collect found the queue's end. A batch
-// cut at its caps is as large as the output's pace makes one: gathering
-// after it would only idle the drainer behind a backlog.
+// fewer than minBatch records, and not cut at a cap (docs/design.md).
 func (d *drainer) small() bool { return d.nrec < d.b.minBatch && !d.full }
 
 // idle waits for work: one sleep of MaxLatency/2 after work (the wake

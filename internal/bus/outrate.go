@@ -49,10 +49,7 @@ func (d *drainer) measure(elapsed int64, calls uint64) {
 	elapsed = max(elapsed, 1)
 	d.busyBytes += uint64(d.bytes)
 	d.busyNs += elapsed
-	// The call's cost: the least a call took in the sample, published
-	// with it, the first sample's too. A descheduled call does not raise
-	// it: only a sample whose every call was slow does (at least
-	// rateWindow/batchSpan = 16 of them before a quiet wait is skipped).
+	// A call's cost: the least a call in the sample took (docs/design.md).
 	if c := elapsed / int64(max(calls, 1)); d.callMin == 0 || c < d.callMin {
 		d.callMin = c
 	}

@@ -2,7 +2,6 @@ package bus
 
 import (
 	"context"
-	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -44,7 +43,7 @@ func (b *Bus) enqueueUntil(ctx context.Context, done <-chan struct{}, p []byte) 
 		return err
 	}
 	switch {
-	case ahead == math.MaxUint64:
+	case len(p) > b.maxRecord: // oversize: never a quiet wait
 		if b.file != nil && b.overflow == Block && done == nil {
 			b.waitOversize(end)
 		}
@@ -90,8 +89,7 @@ func (b *Bus) waitOversize(end uint64) {
 
 // enqueue reserves, copies and commits p. It returns the end of the
 // record's reservation and how many bytes of unconsumed entries were ahead
-// of it at its reservation (MaxUint64 for an oversize record, which never
-// waits quietly). A record up to maxRecord is copied into the ring, with
+// of it at its reservation. A record up to maxRecord is copied into the ring, with
 // wrap padding before it if it does not fit before the region's end; a
 // larger one goes to the heap side table behind an 8-byte reference entry
 // (commitOversize), so oversize records keep their ring order.
@@ -154,15 +152,13 @@ func (b *Bus) enqueue(p []byte, done <-chan struct{}) (end, ahead uint64, err er
 			atomic.StoreUint64(b.hdr(off), flagCommit|flagPadding|(b.capacity-uint64(off))) // atomic, row header word
 			off = 0
 		}
-		ahead = t - h // h <= t (loaded before tail)
 		if oversize {
 			b.commitOversize(t, off, p)
-			ahead = math.MaxUint64
 		} else {
 			b.commit(off, p)
 		}
 		b.wakeAfterCommit(t, t+total-h) // t+total-h: the depth, an upper bound (head may have moved on)
-		return t + total, ahead, nil
+		return t + total, t - h, nil    // h <= t (loaded before tail)
 	}
 }
 

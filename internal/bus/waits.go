@@ -106,9 +106,8 @@ func (o *outputWatch) quiet() bool {
 
 // countRecords adds n records written at now to the drainer's count of
 // the program's records (GCRA: QuietWaitRate a second, a burst of as
-// many) and publishes when the program is quiet again. The count's debt
-// is capped at one burst more, so a program that was busy for hours is
-// quiet again a second after it slows down.
+// many, its debt capped at one burst more) and publishes when the program
+// is quiet again.
 func (d *drainer) countRecords(n int, now int64) {
 	const interval, burst = int64(time.Second / QuietWaitRate), int64(time.Second)
 	d.quietTAT = min(max(d.quietTAT, now)+int64(n)*interval, now+2*burst)
