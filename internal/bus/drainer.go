@@ -24,15 +24,14 @@ type drainer struct {
 	bytes int  // record bytes in views (the batch's byte cap, batchCap)
 	full  bool // collect stopped at a cap or a gap, not at the queue's end: more is committed
 
-	busyBytes   uint64 // the output rate's sample so far (measure): bytes written
-	busyNs      int64  // and the time they took (see behindSince)
-	callMin     int64  // the least time a call took in this sample (measure), 0 before one
-	quietTAT    int64  // the count of the program's records (countRecords): GCRA's arrival time
-	behindSince int64  // the last write's end if the next batch was queued by then (it was full), else 0
-	rateWarm    bool   // the first sample, taken while a pipe's buffer fills, is dropped
-	batchRate   uint64 // the samples' weighted mean, which sizes batches (batchCap)
-	nent        uint64 // ring entries (including padding) between head and pos
-	ovBytes     int64  // oversize bytes in views
+	busyBytes uint64 // the output rate's sample so far (measure): bytes written
+	busyNs    int64  // and the time their calls took
+	callMin   int64  // the least time a call took in this sample (measure), 0 before one
+	quietTAT  int64  // the count of the program's records (countRecords): GCRA's arrival time
+	lastRate  uint64 // the last sample's rate, 0 before one (measure)
+	batchRate uint64 // the samples' weighted mean, which sizes batches (batchCap)
+	nent      uint64 // ring entries (including padding) between head and pos
+	ovBytes   int64  // oversize bytes in views
 
 	// gather is set after an idle sleep and after a round of fewer than
 	// minBatch records: the next batch, if small, waits up to gatherFor for

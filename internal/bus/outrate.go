@@ -36,10 +36,12 @@ const (
 // measure adds a batch that was written whole in elapsed ns (its calls,
 // short writes and retries included) to the current sample; once the
 // sample spans rateWindow of writing or rateWindowBytes it goes into the
-// batches' mean (d.batchRate) and into Bus.outRate (all but the first,
-// which a pipe's empty buffer makes too fast): a slower sample sets it at
-// once, a faster one moves it a quarter of the way; and, from the first
-// sample on, the least time a call in it took (Bus.callNs). An
+// batches' mean (d.batchRate), and Bus.outRate becomes the slower of it
+// and the last sample: one fast sample (a pipe's buffer filling, its
+// reader catching up) never raises the waits' pace, and the first one,
+// too fast if anything, only skips waits that an unmeasured pace would
+// make. Each sample also
+// publishes the least time a call in it took (Bus.callNs). An
 // Error wait made on a rate that is too high waits in vain; one skipped
 // on a rate too low costs nothing.
 func (d *drainer) measure(elapsed int64, calls uint64) {
@@ -70,14 +72,12 @@ func (d *drainer) measure(elapsed int64, calls uint64) {
 	} else {
 		d.batchRate = (3*d.batchRate + rate) / 4
 	}
-	if !d.rateWarm {
-		d.rateWarm = true // the waits skip the first sample: a pipe's empty buffer took its start at memory speed
-		return
+	pace := rate
+	if d.lastRate != 0 {
+		pace = min(rate, d.lastRate)
 	}
-	if old := d.b.outRate.Load(); old != 0 && rate > old { // atomic, row outRate: the drainer is its only writer
-		rate = (3*old + rate) / 4
-	}
-	d.b.outRate.Store(rate) // atomic, row outRate: waits read it (hopeless)
+	d.lastRate = rate
+	d.b.outRate.Store(pace) // atomic, row outRate: the drainer is its only writer; waits read it (hopeless)
 }
 
 // batchCap is how many record bytes the next batch may carry: batchSpan

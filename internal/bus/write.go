@@ -72,12 +72,6 @@ func (d *drainer) writeRound(act batchAction) {
 	}
 	if admitted {
 		start := b.nanotime()
-		if d.behindSince != 0 {
-			// The batch was queued when the last write ended: the pace
-			// counts the time since, so that it is what a backlog gets
-			// (the drainer waiting for a processor included).
-			start = d.behindSince
-		}
 		calls := b.writeCalls.Load() // atomic, row writeCalls: the drainer is its only writer
 		done, off = d.write()
 		end := b.nanotime()
@@ -89,16 +83,10 @@ func (d *drainer) writeRound(act batchAction) {
 		}
 		if done == len(d.views) {
 			d.measure(end-start, b.writeCalls.Load()-calls) // atomic, row writeCalls
-			if d.full {
-				d.behindSince = end
-			}
 		}
 	}
 	if done < len(d.views) && off > 0 {
 		d.tear(off)
-	}
-	if !admitted || done < len(d.views) || !d.full {
-		d.behindSince = 0
 	}
 	written, wbytes, failed, _, markers := d.tally(done)
 	// Add: a give-up count may add to the same counters (see the drainer
