@@ -17,7 +17,7 @@ import (
 )
 
 // stdLogProgram is a program set up with asyncbus.SetDefault that never
-// calls Close: 8 goroutines log 2,500 lines each, then it ends on one of
+// calls Close: 8 goroutines log 500 lines each, then it ends on one of
 // Go's exit paths: log.Fatal, log.Panic, os.Exit(1) after slog.Error, or
 // an unrecovered panic in another goroutine (after an Error record, or,
 // with the durable ring, after the busy lines alone). "replay" starts
@@ -55,7 +55,7 @@ func main() {
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
-			for i := range 2500 {
+			for i := range 500 {
 				slog.Info("busy", "g", g, "i", i)
 			}
 		})
@@ -85,6 +85,11 @@ func main() {
 // unrecovered panic keeps what an Error record waited for; with the
 // durable ring the next start writes everything the panicking run
 // accepted.
+//
+// The backlog stays within what the Error wait covers: 8 × 2,500 lines
+// (1.3–1.5 MB queued at the exit) measured 15–25 MB/s on a 2-core
+// machine under load with the race detector, past the wait's 50 ms
+// reach, where docs/guarantees.md says the wait is skipped.
 func TestExitPathsKeepTheirLines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a program 120 times")
@@ -129,11 +134,11 @@ func TestExitPathsKeepTheirLines(t *testing.T) {
 	}
 }
 
-// checkBusyLines checks that lines are the 8 goroutines' 2,500 lines each,
+// checkBusyLines checks that lines are the 8 goroutines' 500 lines each,
 // every one once and each goroutine's in order.
 func checkBusyLines(t *testing.T, lines []string, run int) {
 	t.Helper()
-	require.Len(t, lines, 8*2500, "run %d of 20: every busy line is kept", run+1)
+	require.Len(t, lines, 8*500, "run %d of 20: every busy line is kept", run+1)
 	next := make([]int, 8) // the next i expected from each goroutine
 	for _, line := range lines {
 		var g, i int
