@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/asyncbus/asyncbus/internal/outputcall"
 	"github.com/asyncbus/asyncbus/internal/reporter"
 	"github.com/asyncbus/asyncbus/internal/ringfile"
 	"github.com/asyncbus/asyncbus/internal/seqnum"
@@ -124,7 +125,7 @@ type Bus struct {
 func outputName(w io.Writer) string {
 	switch o := w.(type) {
 	case interface{ Path() string }:
-		if p, ok := outputPath(o); ok {
+		if p, ok := outputcall.Path(o); ok {
 			return p
 		}
 	case interface{ Name() string }:

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/asyncbus/asyncbus/internal/outputcall"
 )
 
 // Every wait for the output is one rule, waitWritten (docs/design.md, One
@@ -140,15 +142,15 @@ func (o *outputWatch) inOutputCall() bool {
 }
 
 // outputCallSites are the return addresses of the output wrappers' calls
-// into the output (outputcall.go), as they appear on the stack of a
+// into the output (package outputcall), as they appear on the stack of a
 // goroutine inside such a call: each wrapper has one call site, and its
 // deferred recover keeps it from being inlined. Found once, by calling
 // each wrapper with a probe that records its caller's return address.
 var outputCallSites = sync.OnceValue(func() [3]uintptr {
 	var p siteProbe
-	_, _ = outputWrite(&p, nil)
-	_, _ = outputWriteBatch(&p, nil)
-	_ = outputSync(&p)
+	_, _ = outputcall.Write(&p, nil)
+	_, _ = outputcall.WriteBatch(&p, nil)
+	_ = outputcall.Sync(&p)
 	return p.sites
 })
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/asyncbus/asyncbus/internal/outputcall"
 	"github.com/asyncbus/asyncbus/internal/syncerr"
 	"github.com/asyncbus/asyncbus/internal/writev"
 )
@@ -224,7 +225,7 @@ func (d *drainer) admit(act batchAction) bool {
 		if !d.enterCall() {
 			return false
 		}
-		n, err := outputWrite(b.w, d.owed)
+		n, err := outputcall.Write(b.w, d.owed)
 		d.leaveCall()
 		b.writeCalls.Add(1) // atomic, row writeCalls
 		n = max(0, min(n, len(d.owed)))
@@ -386,7 +387,7 @@ func (d *drainer) step(idx, off int) (int, int, error) {
 	b := d.b
 	switch b.kind {
 	case outputBatch:
-		n, err := outputWriteBatch(b.w.(BatchWriter), d.views[idx:])
+		n, err := outputcall.WriteBatch(b.w.(BatchWriter), d.views[idx:])
 		b.writeCalls.Add(1) // atomic, row writeCalls
 		n = max(0, min(n, len(d.views)-idx))
 		return idx + n, 0, err
@@ -404,7 +405,7 @@ func (d *drainer) step(idx, off int) (int, int, error) {
 	if start >= len(d.out) {
 		return len(d.views), 0, nil // only empty records remain
 	}
-	n, err := outputWrite(b.w, d.out[start:])
+	n, err := outputcall.Write(b.w, d.out[start:])
 	b.writeCalls.Add(1) // atomic, row writeCalls
 	n = max(0, min(n, len(d.out)-start))
 	idx, off = advance(d.ends, idx, start+n)
@@ -468,7 +469,7 @@ func (d *drainer) sync() error {
 	if !ok || !d.enterCall() { // enterCall refuses once Close gave up
 		return nil
 	}
-	err := outputSync(s)
+	err := outputcall.Sync(s)
 	d.leaveCall()
 	if syncerr.NotSyncable(err) {
 		return nil // pipes, terminals, sockets: nothing to make durable

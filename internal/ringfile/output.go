@@ -1,11 +1,11 @@
 package ringfile
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/asyncbus/asyncbus/internal/outputcall"
 	"github.com/asyncbus/asyncbus/internal/syncerr"
 )
 
@@ -18,7 +18,7 @@ func (o *Options) SetOutput(w io.Writer) {
 	o.Sync = nil
 	if s, ok := w.(interface{ Sync() error }); ok {
 		o.Sync = func() error {
-			_, err := guard("sync", func() (int, error) { return 0, s.Sync() })
+			err := outputcall.Sync(s)
 			if syncerr.NotSyncable(err) {
 				return nil // a pipe, a terminal: nothing to make durable
 			}
@@ -54,11 +54,9 @@ func SettleTornTail(w io.Writer) {
 // with a WriteBatch method (the bus's BatchWriter), one Write of the
 // concatenation otherwise.
 func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
-	if bw, ok := w.(interface {
-		WriteBatch([][]byte) (int, error)
-	}); ok {
+	if bw, ok := w.(outputcall.Batcher); ok {
 		for len(recs) > 0 {
-			n, err := guard("write", func() (int, error) { return bw.WriteBatch(recs) })
+			n, err := outputcall.WriteBatch(bw, recs)
 			recs = recs[max(0, min(n, len(recs))):]
 			if err != nil {
 				return err
@@ -77,22 +75,11 @@ func writeAll(w io.Writer, recs [][]byte, buf *[]byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	n, err := guard("write", func() (int, error) { return w.Write(b) })
+	n, err := outputcall.Write(w, b)
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
 	}
 	return err
-}
-
-// guard makes the output's call op, a panic turned into an error with
-// nothing written.
-func guard(op string, call func() (int, error)) (n int, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			n, err = 0, fmt.Errorf("the output's %s panicked: %v", op, r)
-		}
-	}()
-	return call()
 }
 
 // outputFile is the output as recovery can read it: an *os.File, or the
@@ -102,15 +89,9 @@ func outputFile(w io.Writer) (*os.File, string) {
 		return f, ""
 	}
 	if o, ok := w.(interface{ Path() string }); ok {
-		if p := outputPath(o); strings.TrimSpace(p) != "" {
+		if p, ok := outputcall.Path(o); ok && strings.TrimSpace(p) != "" {
 			return nil, p
 		}
 	}
 	return nil, ""
-}
-
-// outputPath is o.Path(), "" if it panicked.
-func outputPath(o interface{ Path() string }) (p string) {
-	defer func() { _ = recover() }()
-	return o.Path()
 }
