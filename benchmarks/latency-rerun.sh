@@ -72,10 +72,10 @@ def compare(name):
     t = read(name)
     rs = {}
     for l in t.splitlines():
-        m = re.match(r'\| \*{0,2}(asyncbus, Block|phuslu/log `AsyncWriter`|`slog.JSONHandler` on the file)\*{0,2}[^|]*\| \*{0,2}([0-9.]+) k', l)
+        m = re.match(r'\| \*{0,2}(asyncbus, Block|phuslu/log `AsyncWriter`|`slog.JSONHandler` on the file)\*{0,2}[^|]*\| \*{0,2}([0-9.]+) [kM]', l)
         if m:
-            cells = re.findall(r'([0-9.]+) k', l)
-            rs[m.group(1)] = (float(cells[0]), float(cells[1]))
+            cells = [float(v) * (1000 if u == 'M' else 1) for v, u in re.findall(r'([0-9.]+) ([kM]) \(', l)]
+            rs[m.group(1)] = (cells[0], cells[1])
     print(f'\n== End to end, {name} (records/s, k) --', loads(t))
     try:
         a, p, s = rs['asyncbus, Block'], rs['phuslu/log `AsyncWriter`'], rs['`slog.JSONHandler` on the file']
