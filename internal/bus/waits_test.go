@@ -182,9 +182,10 @@ func TestWaitNotSkippedBeforeAnUncommittedHead(t *testing.T) {
 	requireAccounting(t, b.Stats())
 }
 
-// heldBacklog makes a bus whose output holds its first call, with ten
-// records queued behind it, and returns the bytes queued.
-func heldBacklog(t *testing.T) (*Bus, *hungWriter, uint64) {
+// An Error wait is made only when the output's pace writes the bytes
+// ahead within StuckAfter, though its bound is longer: behind an output
+// slower than the log rate a request does not wait for long.
+func TestErrorWaitReach(t *testing.T) {
 	w := newHungWriter()
 	b := newTestBus(t, w, Config{}, patient)
 	require.NoError(t, b.Enqueue(payload(0, 40)))
@@ -192,14 +193,7 @@ func heldBacklog(t *testing.T) (*Bus, *hungWriter, uint64) {
 	for i := range 10 {
 		require.NoError(t, b.Enqueue(payload(i+1, 100)))
 	}
-	return b, w, b.tail.Load() - b.head.Load()
-}
-
-// An Error wait is made only when the output's pace writes the bytes
-// ahead within StuckAfter, though its bound is longer: behind an output
-// slower than the log rate a request does not wait for long.
-func TestErrorWaitReach(t *testing.T) {
-	b, w, ahead := heldBacklog(t)
+	ahead := b.tail.Load() - b.head.Load()
 	// A pace at which the bytes ahead take 100 ms: within ErrorWaitMax,
 	// beyond StuckAfter.
 	b.outRate.Store(ahead * uint64(time.Second/(2*StuckAfter)))
@@ -209,29 +203,6 @@ func TestErrorWaitReach(t *testing.T) {
 	assert.ErrorIs(t, b.waitWritten(context.Background(), b.tail.Load(), errorWait), ErrWaitBound)
 	close(w.gate)
 	closeBus(t, b)
-}
-
-// A log call's wait looks at the pace again while it waits: one made on a
-// fast sample (a pipe's empty buffer) ends once a slower sample says the
-// bytes still ahead take longer than its reach. The wait here has no
-// bound, so only that look can end it.
-func TestWaitEndsWhenThePaceSlows(t *testing.T) {
-	b, w, ahead := heldBacklog(t)
-	b.outRate.Store(ahead * uint64(time.Second/time.Millisecond)) // the bytes ahead take 1 ms
-	spec := waitSpec{skip: true, reach: StuckAfter}
-	done := make(chan error, 1)
-	go func() { done <- b.waitWritten(context.Background(), b.tail.Load(), spec) }()
-	waitFor(t, "the wait made", b.flushPending.Load)
-	b.outRate.Store(ahead * uint64(time.Second/(2*StuckAfter))) // a new sample: they take 100 ms
-	select {
-	case err := <-done:
-		assert.ErrorIs(t, err, ErrWaitBound)
-	case <-time.After(time.Minute):
-		t.Fatal("the wait did not end on the slower pace")
-	}
-	close(w.gate)
-	closeBus(t, b)
-	requireAccounting(t, b.Stats())
 }
 
 // A quiet wait is made only when the output writes the record within
