@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/asyncbus/asyncbus/internal/outputcall"
 	"github.com/asyncbus/asyncbus/internal/ringfile"
 	"github.com/asyncbus/asyncbus/internal/seqnum"
 )
@@ -40,10 +41,9 @@ func (o Overflow) String() string {
 // the producer's bytes, typically '\n'); the slices alias the ring and are
 // valid only during the call. It returns how many leading records were written
 // completely; on a short/partial write the output must either complete the record
-// or cut back to the last whole record, and report err.
-type BatchWriter interface {
-	WriteBatch(records [][]byte) (written int, err error)
-}
+// or cut back to the last whole record, and report err. It is the
+// interface the drainer's guarded call takes (outputcall.WriteBatch).
+type BatchWriter = outputcall.Batcher
 
 // Syncer is implemented by outputs that can flush to stable storage (*os.File
 // does). Flush and Close call it.
