@@ -113,11 +113,10 @@ func exitLoggers(w *logwriter.Writer) map[string]func() exitLogger {
 //
 // The busy backlog stays within what the Error wait covers, as in the
 // root's exit tests: goroutines that logged without end queued up to a
-// full ring ahead of the Error line, which a pipe read by this test
-// process on a loaded 2-core machine takes longer than the wait's 50 ms
-// reach to drain, where docs/guarantees.md says the wait is skipped. The
-// line was lost in 1 of 24 subtests on the landed tree, more as the
-// producers got faster (benchmarks/results/faults-2026-12-06.md).
+// full ring ahead of the Error line, more than a pipe read by this test
+// on a loaded 2-core machine drains within the wait's 50 ms reach, where
+// docs/guarantees.md says the wait is skipped (the runs are in
+// benchmarks/results/faults-2026-12-06.md).
 func logwriterExitChild(spec string) {
 	var logger, idiom, load, output, path string
 	if _, err := fmt.Sscan(spec, &logger, &idiom, &load, &output, &path); err != nil {
