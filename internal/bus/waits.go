@@ -221,8 +221,10 @@ func (b *Bus) hopeless(pos uint64, bound, reach time.Duration) bool {
 // everything below pos (and synced the output with w.sync), with the
 // drainer's answer (see Flush); ctx.Err() when ctx ends first;
 // ErrWaitBound when w.bound passes first, or, for a log call's wait
-// (w.skip), when the wait cannot succeed (hopeless, at once) or the output
-// got stuck during it. The records stay queued either way.
+// (w.skip), when the wait cannot succeed (hopeless): at once, or at a
+// look during it, with the head and pace of then (a pace measured on a
+// pipe's empty buffer is corrected by the next sample). The records stay
+// queued either way.
 //
 // It allocates nothing once warm (an Error record's promise): its answer
 // channel and timer come from the bus's free slots (waitSlot).
@@ -248,7 +250,7 @@ func (b *Bus) waitWritten(ctx context.Context, pos uint64, w waitSpec) error {
 		deadline = b.nanotime() + int64(w.bound)
 	}
 	if w.skip {
-		step = StuckAfter / 2 // look for a stuck output this often
+		step = StuckAfter / 2 // look again (hopeless) this often
 		if w.bound > 0 {
 			step = min(step, w.bound)
 		}
@@ -274,7 +276,7 @@ wait:
 			break wait
 		case <-tick:
 			left := time.Duration(deadline - b.nanotime())
-			if (w.bound > 0 && left <= 0) || (w.skip && b.stuckCall(w.bound) != 0) {
+			if (w.bound > 0 && left <= 0) || (w.skip && b.hopeless(pos, w.bound, reach)) {
 				err = ErrWaitBound // still queued; the drainer answers into ch's buffer later
 				break wait
 			}

@@ -205,6 +205,36 @@ func TestErrorWaitReach(t *testing.T) {
 	closeBus(t, b)
 }
 
+// A log call's wait looks at the pace again while it waits: one made on a
+// fast sample (a pipe's empty buffer) ends once a slower sample says the
+// bytes still ahead take longer than its reach. The wait here has no
+// bound, so only that look can end it.
+func TestWaitEndsWhenThePaceSlows(t *testing.T) {
+	w := newHungWriter()
+	b := newTestBus(t, w, Config{}, patient)
+	require.NoError(t, b.Enqueue(payload(0, 40)))
+	<-w.entered
+	for i := range 10 {
+		require.NoError(t, b.Enqueue(payload(i+1, 100)))
+	}
+	ahead := b.tail.Load() - b.head.Load()
+	b.outRate.Store(ahead * uint64(time.Second/time.Millisecond)) // the bytes ahead take 1 ms
+	spec := waitSpec{skip: true, reach: StuckAfter}
+	done := make(chan error, 1)
+	go func() { done <- b.waitWritten(context.Background(), b.tail.Load(), spec) }()
+	waitFor(t, "the wait made", b.flushPending.Load)
+	b.outRate.Store(ahead * uint64(time.Second/(2*StuckAfter))) // a new sample: they take 100 ms
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrWaitBound)
+	case <-time.After(time.Minute):
+		t.Fatal("the wait did not end on the slower pace")
+	}
+	close(w.gate)
+	closeBus(t, b)
+	requireAccounting(t, b.Stats())
+}
+
 // A quiet wait is made only when the output writes the record within
 // batchSpan, one call of its measured mean time included: a caller never
 // waits for a slow output's call (5 ms), only for a cheap one (1 ms).
