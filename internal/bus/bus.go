@@ -57,6 +57,7 @@ type Bus struct {
 	output       string // the output's name in error reports (see outputName)
 	kind         outputKind
 	file         *ringfile.File // non-nil for a file-backed ring: producers add checksums, the drainer persists its cursors
+	mapped       *mapping       // non-nil when the ring is a mapping outside the heap (mapRing): released by the drainer at its end
 	recovered    uint64         // Stats.Recovered, set before the drainer starts
 	unrecovered  uint64         // Stats.Unrecovered, likewise
 	quietWaits   bool           // Config.QuietWait, without a ring file: records behind a short queue wait for their write

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"strconv"
 	"time"
 	"unsafe"
@@ -174,7 +175,7 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 		panic("bus: Config.DropMarker is required")
 	}
 	capacity := ringCapacity(cfg)
-	mem := ringMemory(cfg, capacity)
+	mem, mapped := ringMemory(cfg, capacity)
 	b := &Bus{
 		w:            w,
 		ring:         ring{mem: mem, base: unsafe.Pointer(&mem[0]), capacity: capacity, mask: capacity - 1},
@@ -224,21 +225,31 @@ func newBus(w io.Writer, cfg Config, adjust func(*Bus)) (*Bus, error) {
 	if adjust != nil {
 		adjust(b)
 	}
+	if mapped != nil {
+		b.mapped = mapped
+		// The mapping goes once nothing reaches the Bus (mapped does
+		// not): every reader of the ring reads it through the Bus.
+		runtime.AddCleanup(b, (*mapping).unmap, mapped)
+	}
 	go b.run()
 	return b, nil
 }
 
 // ringMemory returns the ring's memory: a fresh 8-byte-aligned region,
-// or, with a ring file, a placeholder that openRing replaces with the
+// a mapping where the platform has one (mapRing, returned too), or, with
+// a ring file, a placeholder that openRing replaces with the file's
 // mapping once the rest of the configuration is known valid.
-func ringMemory(cfg Config, capacity uint64) []byte {
+func ringMemory(cfg Config, capacity uint64) ([]byte, *mapping) {
 	if cfg.RingFile != "" {
-		return make([]byte, 8) // keeps the Bus literal uniform
+		return make([]byte, 8), nil // keeps the Bus literal uniform
+	}
+	if m := mapRing(capacity); m != nil {
+		return m.ring, m // page-aligned: 8-byte aligned
 	}
 	// Allocate as []uint64 so the base is guaranteed 8-byte aligned, then
 	// view it as bytes; the backing array contains no pointers.
 	words := make([]uint64, capacity/8)
-	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), capacity)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), capacity), nil
 }
 
 func ringCapacity(cfg Config) uint64 {

@@ -112,6 +112,12 @@ func (b *Bus) run() {
 	// (a caller's wake-up hands it the caller's processor, no OS thread
 	// switch); during a call it keeps its OS thread (enterCall).
 	defer close(b.done)
+	if b.mapped != nil {
+		// Runs before done is closed, after every other use of the ring:
+		// every reservation below the final tail was committed and
+		// consumed, and Enqueue after Close never touches the ring.
+		defer b.mapped.release()
+	}
 	// Runs before done is closed: the drainer is the reports' only sender,
 	// and finish has queued its last one.
 	defer b.rep.Stop()
