@@ -37,12 +37,9 @@ const (
 // short writes and retries included) to the current sample; once the
 // sample spans rateWindow of writing or rateWindowBytes it goes into the
 // batches' mean (d.batchRate), and Bus.outRate becomes the slower of it
-// and the last sample: one fast sample (a pipe's buffer filling, its
-// reader catching up) never raises the waits' pace, and the first one,
-// too fast if anything, only skips waits that an unmeasured pace would
-// make. Each sample also publishes the least time a call in it took
-// (Bus.callNs). An Error wait made on a rate that is too high waits in
-// vain; one skipped on a rate too low costs nothing.
+// and the last sample, so that one fast sample (a pipe's buffer filling)
+// never raises the waits' pace (docs/design.md, One writer). Each sample
+// also publishes the least time a call in it took (Bus.callNs).
 func (d *drainer) measure(elapsed int64, calls uint64) {
 	if d.bytes == 0 {
 		return // a batch of markers only, or of empty records: it says nothing of the rate

@@ -6,8 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hugePage is the transparent huge page's size on linux/amd64 and on
-// linux/arm64 with 4 KiB pages.
+// hugePage is a transparent huge page on linux/amd64 and linux/arm64 (4 KiB pages).
 const hugePage = 2 << 20
 
 // mapping is ring memory outside the Go heap: an anonymous private

@@ -52,14 +52,11 @@ type outputWatch struct {
 func (o *outputWatch) nanotime() int64 { return int64(time.Since(o.epoch)) + 1 }
 
 // stuckCall is the start (callSince) of the call into the output in
-// flight if the output is stuck, else 0. Stuck: in flight for over after
-// (StuckAfter, or a wait's own bound if longer: a SyncLevel record behind
-// a 50 ms write still gets its write and sync) while the drainer is not
-// merely descheduled inside a call that is progressing (on a CPU-saturated
-// machine the wall clock cannot tell): its thread sleeps or waits for I/O
-// (Linux) and no goroutine of the process waits for a processor; or in
-// flight for over StuckBusyAfter in any case. The slow checks run only
-// once a call has been in flight for after.
+// flight if the output is stuck, else 0: in flight for over after
+// (StuckAfter, or a longer wait's own bound: a SyncLevel record behind a
+// 50 ms write still gets its sync) while its thread sleeps or waits for
+// I/O and no goroutine waits for a processor, both read only then
+// (docs/design.md, One writer); or for over StuckBusyAfter in any case.
 func (o *outputWatch) stuckCall(bound time.Duration) int64 {
 	after := max(o.stuckAfter, int64(bound))
 	since := o.callSince.Load() // atomic, row callSince: the drainer's enterCall
