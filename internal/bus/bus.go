@@ -67,11 +67,12 @@ type Bus struct {
 	// The ring: its memory and the cursors tail and head, each on its own
 	// cache line (see ring).
 	ring
-	// lineLen is how many Block producers are in line for room (Bus.line):
-	// every producer loads it before reserving, and it is stored only
-	// when the ring was full, so it shares head's read-mostly line.
-	lineLen atomic.Int32
-	_       pad
+	// lineBytes is the room the Block producers in line for room need
+	// (Bus.line, their entries): every producer loads it before reserving,
+	// and it is stored only when the ring was full, so it shares head's
+	// read-mostly line.
+	lineBytes atomic.Uint64
+	_         pad
 	// The drainer's idle strategy: its state word, written on every idle
 	// transition, has its own line (see idleStrategy).
 	idleStrategy

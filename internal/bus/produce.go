@@ -99,7 +99,7 @@ func (b *Bus) enqueue(p []byte, done <-chan struct{}) (end, ahead uint64, err er
 	if oversize {
 		need = hdrSize
 	}
-	w := waitState{done: done}
+	w := waitState{done: done, need: need}
 	for {
 		// Head before tail: both only grow and head <= tail at every moment,
 		// so h <= t. Read the other way round, a producer paused between the
@@ -111,19 +111,19 @@ func (b *Bus) enqueue(p []byte, done <-chan struct{}) (end, ahead uint64, err er
 			b.leaveLine(&w)
 			return 0, 0, b.dropClosed()
 		}
-		if w.me != nil || b.lineLen.Load() != 0 { // atomic, row lineLen: producers in line for room (see awaitTurn)
-			if again, err := b.awaitTurn(&w, t); err != nil {
-				return 0, 0, err
-			} else if again {
-				continue
-			}
-		}
 		off := b.offsetOf(t)
 		total := need
 		if room := b.capacity - uint64(off); need > room {
 			// Padding to the end of the region, record at offset 0. Never
 			// for an 8-byte entry: offsets are multiples of 8.
 			total = room + need
+		}
+		if w.me != nil || b.lineBytes.Load() != 0 { // atomic, row lineBytes: producers in line for room (see awaitTurn)
+			if again, err := b.awaitTurn(&w, t, h, total); err != nil {
+				return 0, 0, err
+			} else if again {
+				continue
+			}
 		}
 		// Outstanding oversize bytes are bounded by capacity; one record is
 		// always admitted when none is outstanding, so any size makes
@@ -246,6 +246,7 @@ func (b *Bus) kick() {
 type waitState struct {
 	deadline time.Time       // BlockTimeout's end; zero: none
 	done     <-chan struct{} // the ctx of EnqueueUntil, EnqueueWrittenCtx: closed, the wait ends in a drop; nil: never
+	need     uint64          // the record's entry in the ring (a waiter's share of Bus.lineBytes)
 	me       *roomWaiter     // this producer's place in the line for room; nil: not in it
 	front    bool            // me is the line's front: it may reserve
 	bypass   bool            // an output logging through its own handler: never in line

@@ -25,7 +25,7 @@ type ring struct {
 	_    pad
 	// head is written by the drainer once per round; every producer reads
 	// it, before the reservation and after the commit, so it has a
-	// read-mostly line (with Bus.lineLen).
+	// read-mostly line (with Bus.lineBytes).
 	head atomic.Uint64 // everything below head is consumed and zeroed
 }
 

@@ -5,17 +5,23 @@ import "time"
 // roomWaiter is a Block producer in line for room in the ring (Bus.line).
 type roomWaiter struct {
 	turn chan struct{} // buffered 1: a token when it reaches the front, and at Close
+	need uint64        // its entry's bytes
 }
 
 // awaitTurn makes a producer that is not at the front of the line for room
 // wait its turn. A producer that finds others in line joins it behind them
-// even when the ring has room: the room freed is theirs first (no
-// barging). An output logging through its own handler never joins (it
-// would wait for its own call to return). It reports whether the caller
-// must load the cursors again before reserving.
-func (b *Bus) awaitTurn(w *waitState, t uint64) (bool, error) {
-	if w.me == nil && (b.lineLen.Load() == 0 || !b.join(w)) { // atomic, row lineLen: a non-zero length is a waiter really in line
-		return false, nil
+// unless the ring, at tail t and head h, has room for its entry (total
+// bytes) beyond what theirs need: the room freed is theirs first, and a
+// line of producers that log without pause dissolves once room is back.
+// An output logging through its own handler never joins (it would wait
+// for its own call to return). It reports whether the caller must load
+// the cursors again before reserving.
+func (b *Bus) awaitTurn(w *waitState, t, h, total uint64) (bool, error) {
+	if w.me == nil {
+		line := b.lineBytes.Load() // atomic, row lineBytes: non-zero is a waiter really in line
+		if line == 0 || t+total-h+line <= b.capacity || !b.join(w) {
+			return false, nil
+		}
 	}
 	if w.front {
 		return false, nil
@@ -35,13 +41,13 @@ func (b *Bus) join(w *waitState) bool {
 	if b.blockTimeout > 0 && w.deadline.IsZero() {
 		w.deadline = time.Now().Add(b.blockTimeout)
 	}
-	w.me = &roomWaiter{turn: make(chan struct{}, 1)}
+	w.me = &roomWaiter{turn: make(chan struct{}, 1), need: w.need}
 	b.mu.Lock()
 	b.line = append(b.line, w.me)
 	w.front = len(b.line) == 1
 	// Stored under mu, after the append: a newcomer that loads a
-	// non-zero length queues behind a waiter that is really there.
-	b.lineLen.Store(int32(len(b.line))) // atomic, row lineLen
+	// non-zero sum queues behind a waiter that is really there.
+	b.lineBytes.Store(b.lineBytes.Load() + w.me.need) // atomic, row lineBytes: written under mu only
 	b.mu.Unlock()
 	return true
 }
@@ -115,6 +121,7 @@ func (b *Bus) leaveLine(w *waitState) {
 		copy(b.line[i:], b.line[i+1:])
 		b.line[len(b.line)-1] = nil
 		b.line = b.line[:len(b.line)-1]
+		b.lineBytes.Store(b.lineBytes.Load() - r.need) // atomic, row lineBytes: written under mu only
 		if i == 0 && len(b.line) > 0 {
 			select {
 			case b.line[0].turn <- struct{}{}: // buffered 1: the new front's turn
@@ -123,7 +130,6 @@ func (b *Bus) leaveLine(w *waitState) {
 		}
 		break
 	}
-	b.lineLen.Store(int32(len(b.line))) // atomic, row lineLen: stored under mu after the change
 	b.mu.Unlock()
 	w.me, w.front = nil, false
 }
