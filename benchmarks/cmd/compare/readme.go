@@ -20,7 +20,7 @@ const (
 var readmeRows = []struct{ name, label string }{
 	{contestants.AsyncbusBlock, "**asyncbus, Block** (default)"},
 	{contestants.AsyncbusDrop, "asyncbus, Drop"},
-	{contestants.AsyncbusDurable, "asyncbus, durable ring (`RingFile`)"},
+	{contestants.AsyncbusDurable, "asyncbus, durable ring (`Ring.File`)"},
 	{contestants.Phuslu, "phuslu/log `AsyncWriter`"},
 	{contestants.Zerolog, "zerolog `diode`"},
 	{contestants.Zap, "zap `BufferedWriteSyncer`"},
