@@ -16,16 +16,13 @@
 //	bits 0..31   payload length (padding: the whole span including the header;
 //	             oversize reference: the heap record's length)
 //
-// followed by the payload, padded to a multiple of 8. Header words are read and
-// written with sync/atomic through an unsafe pointer into the region (hdr);
-// the region's base is 8-byte aligned (64-bit atomics require it on 32-bit
-// platforms, and a header must never straddle a cache line). Package unsafe
-// serves two purposes, each with its reason at the site: the ring's header
-// words (ring.hdr) and the ring memory's alignment (ringMemory views a
-// []uint64 as bytes; a ring file's mapping is page-aligned). Space the
-// drainer has consumed is zeroed before it is handed back to producers, so
-// a zero word always means "not committed yet" and stale payload bytes can
-// never look like a header.
+// followed by the payload, padded to a multiple of 8. Header words are read
+// and written with sync/atomic through an unsafe pointer into the region
+// (ring.hdr), whose base is 8-byte aligned (64-bit atomics on 32-bit
+// platforms need it; a header never straddles a cache line). Unsafe serves
+// only those words and that alignment, with its reason at each site.
+// Consumed space is zeroed before producers get it back: a zero word is
+// "not committed yet", and stale payload never looks like a header.
 //
 // # One writer, one rule for waits
 //
@@ -46,9 +43,8 @@
 // # Protocol
 //
 // Every cross-goroutine word has a row in docs/design.md's protocol
-// table (who stores it, who loads it, what the order guarantees), and a
+// table (who stores it, who loads it, what the order guarantees) and a
 // one-line comment at its declaration; each atomic site names its row
 // ("row tail"). All are sync/atomic, sequentially consistent in Go's
-// memory model. Stats.Enqueued is derived, not counted on the producer
-// path: docs/design.md, Accounting.
+// memory model.
 package bus

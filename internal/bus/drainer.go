@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asyncbus/asyncbus/internal/queuedelay"
+	"github.com/asyncbus/asyncbus/internal/writeback"
 	"github.com/asyncbus/asyncbus/internal/writev"
 )
 
@@ -70,8 +71,9 @@ type drainer struct {
 	limiter        map[string]*limitState
 	closing        bool
 
-	staging []byte // outputCopy's buffer, sized once (init)
-	out     []byte // the batch as one Write takes it: staging, or one large record (stage)
+	staging []byte           // outputCopy's buffer, sized once (init)
+	wb      *writeback.Pacer // a regular file's write-back, started every ring of bytes: a sync has about that to write at most (nil: none)
+	out     []byte           // the batch as one Write takes it: staging, or one large record (stage)
 	ends    []int
 	marker  []byte
 	wv      *writev.Writer // outputWritev's (outputKindOf)
@@ -101,6 +103,7 @@ func (d *drainer) init(b *Bus) {
 		// or one record alone (written from its own memory, see stage);
 		// a page more for the drop marker that may open it.
 		d.staging = make([]byte, 0, cacheBatch+4<<10)
+		d.wb = writeback.New(b.w, b.capacity)
 	}
 	b.rep.Init(b.onError)
 }

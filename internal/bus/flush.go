@@ -17,16 +17,15 @@ type flushReq struct {
 }
 
 // Flush returns once every record committed before the call has been handed
-// to the output (or counted as failed), and the output has been Sync()ed if it is
-// a Syncer. It returns ctx.Err() if ctx ends first, a *OutputError if the sync
-// failed or if records failed since the previous Flush was answered (so a
-// failure is always reported to the next Flush, even one called after the
-// failure), and nil after Close has drained. With Config.WriteAttempts
-// above the default, a Flush waiting for a batch that is still being
-// retried is answered once the default attempts are spent, with a
+// to the output (or counted as failed), and the output Sync()ed if it is a
+// Syncer: ctx.Err() if ctx ends first, a *OutputError if the sync failed or
+// records failed since the previous Flush was answered (the next Flush
+// always hears of a failure), and nil after Close has drained. With
+// Config.WriteAttempts above the default, a Flush waiting for a batch still
+// being retried is answered once the default attempts are spent, with a
 // *OutputError marked Retrying (errors.Is ErrRetrying), the records queued.
-// It is the one wait (waitWritten) bounded by ctx alone: it is not skipped
-// when the output is stuck.
+// It is the one wait (waitWritten) bounded by ctx alone, not skipped when
+// the output is stuck.
 func (b *Bus) Flush(ctx context.Context) error {
 	return b.waitWritten(ctx, b.tail.Load()&^closedBit, flushWait) // atomic, row tail: every record committed before now lies below
 }

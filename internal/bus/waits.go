@@ -219,9 +219,7 @@ func (b *Bus) hopeless(pos uint64, bound, reach time.Duration) bool {
 // drainer's answer (see Flush); ctx.Err() when ctx ends first;
 // ErrWaitBound when w.bound passes first, or, for a log call's wait
 // (w.skip), when the wait cannot succeed (hopeless): at once, or at a
-// look during it, with the head and pace of then (a pace measured on a
-// pipe's empty buffer is corrected by the next sample). The records stay
-// queued either way.
+// look during it, with the head and pace of then. The records stay queued.
 //
 // It allocates nothing once warm (an Error record's promise): its answer
 // channel and timer come from the bus's free slots (waitSlot).

@@ -324,6 +324,10 @@ func (d *drainer) write() (int, int) {
 			break
 		}
 	}
+	if d.wb != nil && idx == len(d.views) && d.wb.Due(d.bytes) && d.enterCall() {
+		_ = d.wb.Start() // a hint: an error leaves the pages to the next sync
+		d.leaveCall()
+	}
 	return idx, off
 }
 
