@@ -182,10 +182,9 @@ func TestWaitNotSkippedBeforeAnUncommittedHead(t *testing.T) {
 	requireAccounting(t, b.Stats())
 }
 
-// An Error wait is made only when the output's pace writes the bytes
-// ahead within StuckAfter, though its bound is longer: behind an output
-// slower than the log rate a request does not wait for long.
-func TestErrorWaitReach(t *testing.T) {
+// heldBacklog makes a bus whose output holds its first call, with ten
+// records queued behind it, and returns the bytes queued.
+func heldBacklog(t *testing.T) (*Bus, *hungWriter, uint64) {
 	w := newHungWriter()
 	b := newTestBus(t, w, Config{}, patient)
 	require.NoError(t, b.Enqueue(payload(0, 40)))
@@ -193,7 +192,14 @@ func TestErrorWaitReach(t *testing.T) {
 	for i := range 10 {
 		require.NoError(t, b.Enqueue(payload(i+1, 100)))
 	}
-	ahead := b.tail.Load() - b.head.Load()
+	return b, w, b.tail.Load() - b.head.Load()
+}
+
+// An Error wait is made only when the output's pace writes the bytes
+// ahead within StuckAfter, though its bound is longer: behind an output
+// slower than the log rate a request does not wait for long.
+func TestErrorWaitReach(t *testing.T) {
+	b, w, ahead := heldBacklog(t)
 	// A pace at which the bytes ahead take 100 ms: within ErrorWaitMax,
 	// beyond StuckAfter.
 	b.outRate.Store(ahead * uint64(time.Second/(2*StuckAfter)))
@@ -210,14 +216,7 @@ func TestErrorWaitReach(t *testing.T) {
 // bytes still ahead take longer than its reach. The wait here has no
 // bound, so only that look can end it.
 func TestWaitEndsWhenThePaceSlows(t *testing.T) {
-	w := newHungWriter()
-	b := newTestBus(t, w, Config{}, patient)
-	require.NoError(t, b.Enqueue(payload(0, 40)))
-	<-w.entered
-	for i := range 10 {
-		require.NoError(t, b.Enqueue(payload(i+1, 100)))
-	}
-	ahead := b.tail.Load() - b.head.Load()
+	b, w, ahead := heldBacklog(t)
 	b.outRate.Store(ahead * uint64(time.Second/time.Millisecond)) // the bytes ahead take 1 ms
 	spec := waitSpec{skip: true, reach: StuckAfter}
 	done := make(chan error, 1)
