@@ -5,7 +5,6 @@ import "time"
 // roomWaiter is a Block producer in line for room in the ring (Bus.line).
 type roomWaiter struct {
 	turn chan struct{} // buffered 1: a token when it reaches the front, and at Close
-	need uint64        // its entry's bytes
 }
 
 // awaitTurn makes a producer that is not at the front of the line for room
@@ -41,13 +40,13 @@ func (b *Bus) join(w *waitState) bool {
 	if b.blockTimeout > 0 && w.deadline.IsZero() {
 		w.deadline = time.Now().Add(b.blockTimeout)
 	}
-	w.me = &roomWaiter{turn: make(chan struct{}, 1), need: w.need}
+	w.me = &roomWaiter{turn: make(chan struct{}, 1)}
 	b.mu.Lock()
 	b.line = append(b.line, w.me)
 	w.front = len(b.line) == 1
 	// Stored under mu, after the append: a newcomer that loads a
 	// non-zero sum queues behind a waiter that is really there.
-	b.lineBytes.Store(b.lineBytes.Load() + w.me.need) // atomic, row lineBytes: written under mu only
+	b.lineBytes.Store(b.lineBytes.Load() + w.need) // atomic, row lineBytes: written under mu only
 	b.mu.Unlock()
 	return true
 }
@@ -121,7 +120,7 @@ func (b *Bus) leaveLine(w *waitState) {
 		copy(b.line[i:], b.line[i+1:])
 		b.line[len(b.line)-1] = nil
 		b.line = b.line[:len(b.line)-1]
-		b.lineBytes.Store(b.lineBytes.Load() - r.need) // atomic, row lineBytes: written under mu only
+		b.lineBytes.Store(b.lineBytes.Load() - w.need) // atomic, row lineBytes: written under mu only; r is w.me, added with w.need
 		if i == 0 && len(b.line) > 0 {
 			select {
 			case b.line[0].turn <- struct{}{}: // buffered 1: the new front's turn
