@@ -286,11 +286,12 @@ func (d *drainer) collect() {
 func (d *drainer) small() bool { return d.nrec < d.b.minBatch && !d.full }
 
 // idle waits for work: one sleep of MaxLatency/2 after work (the wake
-// backlog, Flush, Sync and Close cut it short), then a park.
+// backlog, Flush, Sync and Close cut it short), then a park; at once a park
+// while quiet waits are on and the program is quiet (its next record wakes it).
 func (d *drainer) idle() {
 	b := d.b
 	d.gather, d.gatherFor = true, b.maxLatency/2
-	if !b.slept {
+	if !b.slept && !(b.quietWaits && b.quiet()) {
 		b.slept = true
 		d.sleepFor(max(b.maxLatency/2, time.Microsecond), true)
 		return

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -77,6 +78,44 @@ func TestGatherAfterSlowWriteKeepsMaxLatency(t *testing.T) {
 			// (the first one's may have come after an idle sleep).
 			require.Equal(t, tc.want, b.d.lastGather)
 			requireAccounting(t, b.Stats())
+		})
+	}
+}
+
+// After its work the drainer of a quiet program (with quiet waits on)
+// parks at once, since the program's next record wakes a parked drainer;
+// a busy program's drainer first sleeps MaxLatency/2, gathering the next
+// batch, and so does one without quiet waits.
+func TestIdleParksAtOnceWhileQuiet(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		records int
+		waits   bool
+		want    uint32
+	}{
+		{"quiet: one record", 1, true, stParked},
+		{"busy: a burst of four seconds' quiet rate", 4 * QuietWaitRate, true, stSleeping},
+		{"without quiet waits", 1, false, stSleeping},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The output holds its first call until every record is
+			// queued, so that they are written at once; a sleep of a
+			// second, long enough to be seen. An ended ctx: no quiet wait.
+			w := newHungWriter()
+			b := newTestBus(t, w, Config{Capacity: 1 << 20, MaxLatency: 2 * time.Second, QuietWait: tc.waits}, patient)
+			defer closeBus(t, b)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			require.NoError(t, b.EnqueueUntil(ctx, payload(0, 10)))
+			<-w.entered
+			for i := 1; i < tc.records; i++ {
+				require.NoError(t, b.EnqueueUntil(ctx, payload(i, 10)))
+			}
+			close(w.gate)
+			waitFor(t, "records written", func() bool { return b.Stats().Written == uint64(tc.records) })
+			waitFor(t, "drainer idle", func() bool { return b.state.Load() != stRunning })
+			require.Equal(t, tc.records == 1, b.quiet()) // the drainer counts records only with quiet waits on
+			assert.Equal(t, tc.want, b.state.Load())
 		})
 	}
 }
