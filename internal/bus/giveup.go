@@ -14,7 +14,7 @@ import (
 // stuck in a call into the output (a hung pipe, a dead collector) and
 // never return; then Close does the final count itself, from the drainer's
 // state, which the drainer does not touch while it is in such a call, and
-// the drainer exits as soon as the call returns, touching nothing.
+// the drainer exits once the call returns and the count is done.
 //
 // The handshake is one word, Bus.call:
 //
@@ -69,14 +69,14 @@ func (d *drainer) enterCall() bool {
 	return true
 }
 
-// leaveCall is called after the call. If a Close gave up meanwhile and did
-// the final count, the drainer goroutine exits here (run's deferred calls
-// unmap a ring file, now that the call no longer reads it, and close done).
+// leaveCall is called after the call. If a Close gave up meanwhile, the
+// drainer goroutine exits here once that Close has made the books final.
 func (d *drainer) leaveCall() {
 	b := d.b
 	b.callSince.Store(0) // atomic, row callSince: no call in flight
 	runtime.UnlockOSThread()
 	if !b.call.CompareAndSwap(callOut, callNone) { // atomic, row call: giveUp may have moved it to callAbandoned
+		<-b.stopped // the give-up's count may still read the ring, which run's deferred calls release
 		runtime.Goexit()
 	}
 }

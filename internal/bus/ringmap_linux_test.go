@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -105,4 +106,50 @@ func TestSmallRingOnTheHeap(t *testing.T) {
 	b := newTestBus(t, io.Discard, Config{Capacity: hugePage / 2}, nil)
 	assert.Nil(t, b.mapped)
 	closeBus(t, b)
+}
+
+// abandonedWriter's calls return once a Close that gave up has taken the
+// call over (callAbandoned), so that the drainer leaves its call while
+// that Close is still counting the ring.
+type abandonedWriter struct{ b atomic.Pointer[Bus] }
+
+func (w *abandonedWriter) Write(p []byte) (int, error) {
+	for w.b.Load().call.Load() != callAbandoned { // atomic, row call
+		runtime.Gosched()
+	}
+	return len(p), nil
+}
+
+// A drainer whose call returns after a Close gave up keeps its ring until
+// that Close has counted what is left in it: released under the count,
+// the ring reads as zeros, and the count waited for ever for a commit.
+// The drainer's exit must fall within the count, which scheduling decides,
+// so the test makes five tries.
+func TestAbandonedDrainerKeepsTheRingForTheCount(t *testing.T) {
+	for range 5 {
+		w := &abandonedWriter{}
+		b := newTestBus(t, w, Config{Capacity: 8 << 20}, patient)
+		w.b.Store(b)
+		require.NotNil(t, b.mapped, "a ring of 8 MiB is a mapping of its own")
+		require.NoError(t, b.Enqueue(payload(0, 100)))
+		waitFor(t, "the first write in flight", func() bool { return b.callSince.Load() != 0 })
+		const queued = 300_000 // 24-byte entries, 7.2 MB: a count that takes a while
+		for i := 1; i <= queued; i++ {
+			require.NoError(t, b.Enqueue(payload(i, 10)))
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		done := make(chan error, 1)
+		go func() { done <- b.Close(ctx) }()
+		select {
+		case err := <-done:
+			var gu *GiveUpError
+			require.ErrorAs(t, err, &gu)
+		case <-time.After(time.Minute): // a deadlock guard, not a timing assertion
+			t.Fatal("Close never returned: its count read a released ring")
+		}
+		st := b.Stats()
+		assert.EqualValues(t, queued+1, st.Failed, "the record in flight and every queued one")
+		assert.Zero(t, st.Written)
+	}
 }
