@@ -20,10 +20,14 @@ echo "# $REPO at $(git rev-parse --short HEAD), $(go version | cut -d' ' -f3), $
 
 # Builds first, so that no compiler runs beside a measurement.
 go test -c -o "$OUT/root.test" . || exit 1
-(cd benchmarks && go build -o "$OUT/servicebench" ./cmd/servicebench && go build -o "$OUT/compare" ./cmd/compare) || exit 1
+(cd benchmarks && go build -o "$OUT/servicebench" ./cmd/servicebench && go build -o "$OUT/compare" ./cmd/compare &&
+	go test -c -o "$OUT/benchmarks.test" .) || exit 1
 
-# 1. Caller latency: 1/5/50 ms and hung outputs, and a quiet program (~1 min).
+# 1. Caller latency: 1/5/50 ms and hung outputs, and a quiet program (~1.5 min).
 { la before; "$OUT/root.test" -test.run XXX -test.bench CallerLatency -test.benchtime=1000x -test.count 3; la after; } > "$OUT/caller.txt" 2>&1
+# The quiet program's floor on this machine: a line written directly, and
+# a bare hand-off to a goroutine that writes it, one every 10 ms (~30 s).
+{ la before; (cd benchmarks && "$OUT/benchmarks.test" -test.run XXX -test.bench 'HandOff/(direct|plain)' -test.benchtime=500x -test.count 3); la after; } > "$OUT/handoff.txt" 2>&1
 
 # 2. End to end through slog into a file, without and with two busy loops (~2 min).
 CONT=asyncbus-block,phuslu-async,slog-file
@@ -62,6 +66,14 @@ for case, fs in runs.items():
     line = f'  {case:11s} p50 {med["p50-µs"]:.0f}  p99 {med["p99-µs"]:.0f} (runs: {", ".join("%.0f" % f["p99-µs"] for f in fs)})  max {worst["max-µs"]:.0f}'
     if case.startswith('quiet'):
         line += f'   target p99 <= 100 µs: {ok(med["p99-µs"] <= 100)}'
+        floor = {}
+        for l in read('handoff.txt').splitlines():
+            m = re.match(r'BenchmarkHandOff/(\w+)-\d+\s.*?([0-9.]+) p99-µs', l)
+            if m:
+                floor.setdefault(m.group(1), []).append(float(m.group(2)))
+        if floor:
+            line += '\n' + ' ' * 14 + 'floor in the same run, p99: ' + ', '.join(
+                f'{k} {statistics.median(v):.0f} µs (runs: {", ".join("%.0f" % x for x in v)})' for k, v in floor.items())
     else:
         line += f'   target p99 <= 2000 µs: {ok(med["p99-µs"] <= 2000)}'
     if case == 'write=hung':
