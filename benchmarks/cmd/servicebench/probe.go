@@ -21,10 +21,23 @@ import (
 // which wait held a slow call, without touching the library.
 const probeEnv = "SERVICEBENCH_PROBE"
 
-// slowCall is the time from which a log call is reported: above the quiet
-// wait's 20 ms bound, so each one is the Error wait, a wait for room, or
-// a goroutine that did not get a processor.
-const slowCall = 25 * time.Millisecond
+// slowCall is the time from which a log call is reported: by default
+// above the quiet wait's 20 ms bound, so each one is the Error wait, a
+// wait for room, or a goroutine that did not get a processor.
+// SERVICEBENCH_PROBE_SLOW (a duration) lowers it, to see quiet waits too.
+var slowCall = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(probeSlowEnv)); err == nil && d > 0 {
+		return d
+	}
+	return 25 * time.Millisecond
+}()
+
+// probeSlowEnv names slowCall's override.
+const probeSlowEnv = "SERVICEBENCH_PROBE_SLOW"
+
+// probeStart is when the server process started: slow calls report the
+// time since, so that a start-up episode shows as such.
+var probeStart = time.Now()
 
 // startProbe turns the block profile on when the probe is asked for and
 // returns the function that writes it (nil when it is not).
@@ -74,7 +87,8 @@ func (p probeHandler) Handle(ctx context.Context, r slog.Record) error {
 		if r.Level >= slog.LevelError {
 			ahead = fmt.Sprintf(" depth-before=%d", before)
 		}
-		fmt.Fprintf(os.Stderr, "slowcall level=%v dur=%v%s depth-after=%d capacity=%d err=%v\n", r.Level, d.Round(time.Microsecond), ahead, depth, capacity, err)
+		fmt.Fprintf(os.Stderr, "slowcall level=%v dur=%v since-start=%v%s depth-after=%d capacity=%d err=%v\n",
+			r.Level, d.Round(time.Microsecond), time.Since(probeStart).Round(time.Millisecond), ahead, depth, capacity, err)
 	}
 	return err
 }
